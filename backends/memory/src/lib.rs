@@ -1,0 +1,1 @@
+//! The reference in-memory checkpointer (placeholder; see issue 2).

@@ -1,0 +1,1 @@
+//! The reference SQLite checkpointer (placeholder; see issue 2).

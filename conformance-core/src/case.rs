@@ -1,0 +1,115 @@
+//! A spec case as the runner sees it: a capability, a name, and an async function over a
+//! [`TestContext`]. The catalog of cases lives in `conformance-spec`; core knows none.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::registration::ReopenFn;
+use crate::{BoxError, Capability, CheckpointSaver};
+
+/// The future a case returns.
+pub type CaseFuture = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'static>>;
+
+/// The function behind a case: gets a fresh context, returns `Ok(())` or a [`Failure`].
+pub type CaseFn = fn(TestContext) -> CaseFuture;
+
+/// One spec test.
+#[derive(Clone, Copy)]
+pub struct SpecCase {
+    /// The capability this case checks; it counts towards that capability's result.
+    pub capability: Capability,
+    /// The rule it checks, in snake_case (`regular_write_first_wins`). Unique within its
+    /// capability; the trial name is `{registration}::{capability}::{name}`.
+    pub name: &'static str,
+    /// The upstream Python test names (`test_put_roundtrip`, ...) this case is the
+    /// counterpart of; empty for the kit's own cases.
+    pub upstream: &'static [&'static str],
+    /// Run on a multi-thread runtime (for cases that need real parallelism) instead of
+    /// the default current-thread runtime.
+    pub multi_thread: bool,
+    /// The test itself.
+    pub run: CaseFn,
+}
+
+impl SpecCase {
+    /// `capability::name`, the id used in reports.
+    pub fn id(&self) -> String {
+        format!("{}::{}", self.capability, self.name)
+    }
+}
+
+impl fmt::Debug for SpecCase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpecCase").field("capability", &self.capability).field("name", &self.name).finish()
+    }
+}
+
+/// Why a case failed: one message that says which call, which checkpoint, what was expected
+/// and what came back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The message.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into() }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+static UNIQUE: AtomicU64 = AtomicU64::new(0);
+
+/// What a case gets: a fresh saver from the registration's factory and helpers for
+/// unique ids.
+#[derive(Clone)]
+pub struct TestContext {
+    /// The saver under test, fresh for this case.
+    pub saver: Arc<dyn CheckpointSaver>,
+    reopen: Option<ReopenFn>,
+    prefix: String,
+}
+
+impl TestContext {
+    /// A context over `saver`. `reopen`, when given, opens another instance on the same
+    /// storage (used by the durability and two-instance cases).
+    pub fn new(saver: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>) -> Self {
+        let prefix = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+        Self { saver, reopen, prefix }
+    }
+
+    /// A thread id unique to this case and `label`, e.g. `t-3f2a9c1b0d4e-main-7`. Cases
+    /// use fresh thread ids so a saver shared between cases (a lifespan-owned server)
+    /// cannot leak state from one case into another.
+    pub fn thread(&self, label: &str) -> String {
+        format!("t-{}-{}-{}", self.prefix, label, UNIQUE.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// True when the registration can open a second instance on the same storage.
+    pub fn can_reopen(&self) -> bool {
+        self.reopen.is_some()
+    }
+
+    /// Opens another instance on the same storage as [`TestContext::saver`].
+    ///
+    /// # Errors
+    /// A [`Failure`] when the registration has no reopen function or it failed.
+    pub async fn reopen(&self) -> Result<Arc<dyn CheckpointSaver>, Failure> {
+        let Some(reopen) = &self.reopen else {
+            return Err(Failure::new("this registration cannot open a second instance on the same storage"));
+        };
+        reopen().await.map_err(|e: BoxError| Failure::new(format!("opening a second instance failed: {e}")))
+    }
+}

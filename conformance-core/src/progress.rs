@@ -1,0 +1,94 @@
+//! Progress while a run goes: dots (the upstream default), verbose lines, or nothing.
+//! Written to stdout, coloured only when stdout supports it and `NO_COLOR` is unset.
+
+use std::io::Write;
+
+use owo_colors::{OwoColorize, Stream};
+
+use crate::report::{CaseResult, Outcome};
+use crate::run::Planned;
+use crate::Capability;
+
+/// The progress style.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Progress {
+    /// `  put: .....F..` one line per capability.
+    Dots,
+    /// One line per case, `✓ name` or `✗ name` with the message below.
+    Verbose,
+    /// Nothing.
+    #[default]
+    Quiet,
+}
+
+impl std::str::FromStr for Progress {
+    type Err = String;
+
+    /// `dots`, `verbose` or `quiet`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "dots" => Ok(Self::Dots),
+            "verbose" => Ok(Self::Verbose),
+            "quiet" => Ok(Self::Quiet),
+            other => Err(format!("unknown progress style `{other}`; valid styles are: dots, verbose, quiet")),
+        }
+    }
+}
+
+impl Progress {
+    pub(crate) fn capability_start(&self, cap: Capability, planned: &Planned) {
+        if *self == Self::Quiet {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        match planned {
+            Planned::Run => {
+                if *self == Self::Dots {
+                    let _ = write!(out, "  {cap}: ");
+                } else {
+                    let _ = writeln!(out, "  {cap}:");
+                }
+            }
+            Planned::NotImplemented => {
+                let _ = writeln!(out, "  ⊘ {cap} (not implemented)");
+            }
+            Planned::Skipped(reason) => {
+                let _ = writeln!(out, "  ⏭ {cap} (skipped: {reason})");
+            }
+            Planned::NotSelected => {}
+        }
+        let _ = out.flush();
+    }
+
+    pub(crate) fn case_done(&self, r: &CaseResult) {
+        let mut out = std::io::stdout().lock();
+        let ok = r.outcome == Outcome::Passed;
+        match self {
+            Self::Quiet => return,
+            Self::Dots => {
+                if ok {
+                    let _ = write!(out, "{}", ".".if_supports_color(Stream::Stdout, |t| t.green()));
+                } else {
+                    let _ = write!(out, "{}", "F".if_supports_color(Stream::Stdout, |t| t.red()));
+                }
+            }
+            Self::Verbose => {
+                if ok {
+                    let _ = writeln!(out, "    {} {}", "✓".if_supports_color(Stream::Stdout, |t| t.green()), r.name);
+                } else {
+                    let _ = writeln!(out, "    {} {}", "✗".if_supports_color(Stream::Stdout, |t| t.red()), r.name);
+                    for line in r.message.as_deref().unwrap_or("").lines() {
+                        let _ = writeln!(out, "      {line}");
+                    }
+                }
+            }
+        }
+        let _ = out.flush();
+    }
+
+    pub(crate) fn capability_end(&self, _cap: Capability) {
+        if *self == Self::Dots {
+            println!();
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! How a user describes a saver to the kit: a name, a factory that gives a fresh saver for
+//! every case (with a cleanup that always runs), an optional lifespan, skips and a timeout.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+
+use crate::capability::UnknownCapability;
+use crate::{BoxError, Capability, CheckpointSaver};
+
+/// Opens another saver instance on the same storage as the fixture's saver.
+pub type ReopenFn = Arc<dyn Fn() -> BoxFuture<'static, Result<Arc<dyn CheckpointSaver>, BoxError>> + Send + Sync>;
+
+/// A cleanup, run once after the case whatever its outcome.
+pub type CleanupFn = Box<dyn FnOnce() -> BoxFuture<'static, Result<(), BoxError>> + Send>;
+
+type FactoryFn = Arc<dyn Fn() -> BoxFuture<'static, Result<Fixture, BoxError>> + Send + Sync>;
+type HookFn = Arc<dyn Fn() -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;
+
+/// What the factory gives for one case: the saver, and optionally a cleanup and a way to
+/// open a second instance on the same storage.
+pub struct Fixture {
+    pub(crate) saver: Arc<dyn CheckpointSaver>,
+    pub(crate) cleanup: Option<CleanupFn>,
+    pub(crate) reopen: Option<ReopenFn>,
+}
+
+impl Fixture {
+    /// A fixture around `saver`.
+    pub fn new(saver: impl CheckpointSaver + 'static) -> Self {
+        Self::from_arc(Arc::new(saver))
+    }
+
+    /// A fixture around a shared saver.
+    pub fn from_arc(saver: Arc<dyn CheckpointSaver>) -> Self {
+        Self { saver, cleanup: None, reopen: None }
+    }
+
+    /// Runs `cleanup` after the case, whether it passed, failed, panicked or timed out
+    /// (after a timeout only if the runtime still answers). A cleanup error is reported
+    /// with the case.
+    pub fn with_cleanup<F, Fut>(mut self, cleanup: F) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+    {
+        self.cleanup = Some(Box::new(move || Box::pin(cleanup())));
+        self
+    }
+
+    /// Declares that another instance can be opened on the same storage, which enables
+    /// the `durability` capability and the two-instance cases (CONTRACT §4).
+    pub fn with_reopen<F, Fut, S>(mut self, reopen: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<S, BoxError>> + Send + 'static,
+        S: CheckpointSaver + 'static,
+    {
+        let reopen = Arc::new(reopen);
+        self.reopen = Some(Arc::new(move || {
+            let fut = reopen();
+            Box::pin(async move { fut.await.map(|s| Arc::new(s) as Arc<dyn CheckpointSaver>) })
+        }));
+        self
+    }
+
+    /// The saver.
+    pub fn saver(&self) -> &Arc<dyn CheckpointSaver> {
+        &self.saver
+    }
+}
+
+/// The default per-case timeout: 30 seconds.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A saver registered with the kit.
+///
+/// ```
+/// # use conformance_core::{Registration, Fixture, CheckpointSaver};
+/// struct Nothing;
+/// impl CheckpointSaver for Nothing {}
+/// let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
+/// assert_eq!(reg.name(), "nothing");
+/// ```
+#[derive(Clone)]
+pub struct Registration {
+    pub(crate) name: String,
+    pub(crate) factory: FactoryFn,
+    pub(crate) setup: Option<HookFn>,
+    pub(crate) teardown: Option<HookFn>,
+    pub(crate) skips: BTreeMap<Capability, String>,
+    pub(crate) timeout: Duration,
+}
+
+impl Registration {
+    /// A registration named `name` (used in reports and trial names) whose `factory` gives
+    /// a fresh [`Fixture`] for every case. The factory runs inside the case's runtime, so
+    /// runtime-bound clients (connection tasks, pools) may be created in it.
+    pub fn new<F, Fut>(name: impl Into<String>, factory: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Fixture, BoxError>> + Send + 'static,
+    {
+        Self {
+            name: name.into(),
+            factory: Arc::new(move || Box::pin(factory())),
+            setup: None,
+            teardown: None,
+            skips: BTreeMap::new(),
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// A lifespan: `setup` runs once before any case, `teardown` once after all of them,
+    /// also after failures and when setup failed. A failing setup ends the run: no case
+    /// runs and the report says why.
+    pub fn lifespan<S, SFut, T, TFut>(mut self, setup: S, teardown: T) -> Self
+    where
+        S: Fn() -> SFut + Send + Sync + 'static,
+        SFut: Future<Output = Result<(), BoxError>> + Send + 'static,
+        T: Fn() -> TFut + Send + Sync + 'static,
+        TFut: Future<Output = Result<(), BoxError>> + Send + 'static,
+    {
+        self.setup = Some(Arc::new(move || Box::pin(setup())));
+        self.teardown = Some(Arc::new(move || Box::pin(teardown())));
+        self
+    }
+
+    /// Skips `capability` with `reason`; it is reported as skipped with the reason, never as
+    /// "not implemented" (CONTRACT §5).
+    pub fn skip(mut self, capability: Capability, reason: impl Into<String>) -> Self {
+        self.skips.insert(capability, reason.into());
+        self
+    }
+
+    /// Skips the capability named `name` (an upstream name such as `"prune"`).
+    ///
+    /// # Errors
+    /// [`UnknownCapability`], whose message lists the valid names.
+    pub fn skip_named(self, name: &str, reason: impl Into<String>) -> Result<Self, UnknownCapability> {
+        let cap: Capability = name.parse()?;
+        Ok(self.skip(cap, reason))
+    }
+
+    /// The time one case may take, factory and cleanup included (default 30 s). A case
+    /// that takes longer fails with a timeout message and the run goes on.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The registration's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The skipped capabilities and their reasons.
+    pub fn skips(&self) -> &BTreeMap<Capability, String> {
+        &self.skips
+    }
+
+    /// The per-case timeout.
+    pub fn case_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Makes a fixture (the factory's result).
+    pub(crate) async fn make_fixture(&self) -> Result<Fixture, BoxError> {
+        (self.factory)().await
+    }
+}

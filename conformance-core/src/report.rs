@@ -1,0 +1,284 @@
+//! The report of a run: per-case results, per-capability totals and the conformance level
+//! (CONTRACT §5), serialisable to the JSON schema documented in `docs/report-schema.md`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::capability::CapabilityKind;
+use crate::Capability;
+
+/// The version of the JSON report's schema; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The kit's version, as in its Cargo.toml.
+pub const KIT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The conformance level (CONTRACT §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Level {
+    /// Every base capability passed and every detected extended capability passed.
+    #[serde(rename = "FULL")]
+    Full,
+    /// Every base capability passed; some detected extended capability failed.
+    #[serde(rename = "BASE+PARTIAL")]
+    BasePartial,
+    /// Some base capability passed, not all.
+    #[serde(rename = "BASE")]
+    Base,
+    /// No base capability passed.
+    #[serde(rename = "NONE")]
+    None,
+}
+
+impl Level {
+    /// `FULL`, `BASE+PARTIAL`, `BASE` or `NONE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "FULL",
+            Self::BasePartial => "BASE+PARTIAL",
+            Self::Base => "BASE",
+            Self::None => "NONE",
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How one case ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// It ran and passed.
+    Passed,
+    /// It ran and failed (assertion, error, panic, timeout, factory failure).
+    Failed,
+    /// Not run: the capability was skipped by the user or not selected.
+    Skipped,
+    /// Not run: the capability's method answered `Unsupported` to the probe.
+    NotImplemented,
+}
+
+/// The state of a capability in a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapabilityStatus {
+    /// Detected and every case passed.
+    Passed,
+    /// Detected and some case failed.
+    Failed,
+    /// The probe answered `Unsupported`.
+    NotImplemented,
+    /// Skipped by the registration, with a reason.
+    Skipped,
+    /// Left out of the run by a capability selection (`--capabilities`).
+    NotSelected,
+}
+
+/// The result of one case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// `capability::name`.
+    pub id: String,
+    /// The capability.
+    pub capability: Capability,
+    /// The rule name.
+    pub name: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The failure message, or the skip reason; `None` on a pass.
+    pub message: Option<String>,
+    /// Wall time in milliseconds (factory and cleanup included); 0 when not run.
+    pub duration_ms: f64,
+}
+
+/// The totals of one capability. The first six fields are the upstream kit's
+/// (`CapabilityResult.to_dict()`), the rest are ours.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapabilityResult {
+    /// The probe did not answer `Unsupported`.
+    pub detected: bool,
+    /// `true`/`false` when it ran; `null` when not detected, skipped or not selected.
+    pub passed: Option<bool>,
+    /// Cases that passed.
+    pub tests_passed: usize,
+    /// Cases that failed.
+    pub tests_failed: usize,
+    /// Cases not run (skipped, not selected or not implemented).
+    pub tests_skipped: usize,
+    /// `"name: message"` for each failed case.
+    pub failures: Vec<String>,
+    /// Base or extended.
+    pub kind: CapabilityKind,
+    /// What happened to the capability.
+    pub status: CapabilityStatus,
+    /// The skip reason, when skipped.
+    pub skip_reason: Option<String>,
+    /// Summed wall time of its cases in milliseconds.
+    pub duration_ms: f64,
+}
+
+/// The whole report of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// [`KIT_VERSION`].
+    pub kit_version: String,
+    /// The registration's name.
+    pub checkpointer_name: String,
+    /// The level by CONTRACT §5.
+    pub conformance_level: Level,
+    /// Capability name -> totals, in run order.
+    pub results: BTreeMap<Capability, CapabilityResult>,
+    /// Every case, in run order.
+    pub tests: Vec<CaseResult>,
+    /// Detected capabilities that passed.
+    pub capabilities_passed: usize,
+    /// Detected capabilities.
+    pub capabilities_detected: usize,
+    /// Wall time of the whole run in milliseconds.
+    pub duration_ms: f64,
+    /// Why the run could not start (lifespan setup failed), if it could not.
+    pub setup_error: Option<String>,
+    /// Problems outside any case: a failed lifespan teardown, a failed detection probe.
+    pub warnings: Vec<String>,
+    /// Extra facts a capability reports (e.g. `durability.kills`), keyed `capability.key`.
+    #[serde(default)]
+    pub facts: BTreeMap<String, serde_json::Value>,
+}
+
+/// The conformance level of a set of capability results (CONTRACT §5).
+///
+/// `FULL` needs every base capability passed (a missing base result is not a pass, so a
+/// saver that implements nothing is `NONE`, never the upstream kit's vacuous `FULL (0/0)`)
+/// and every detected extended capability passed.
+pub fn conformance_level(results: &BTreeMap<Capability, CapabilityResult>) -> Level {
+    let base_passed =
+        Capability::BASE.iter().filter(|c| results.get(c).is_some_and(|r| r.passed == Some(true))).count();
+    let extended_ok = results.iter().filter(|(c, r)| !c.is_base() && r.detected).all(|(_, r)| r.passed != Some(false));
+    match base_passed {
+        5 if extended_ok => Level::Full,
+        5 => Level::BasePartial,
+        0 => Level::None,
+        _ => Level::Base,
+    }
+}
+
+impl Report {
+    /// True when every base capability passed and no detected capability failed: the
+    /// condition for exit code 0 in `cargo xtask conformance`.
+    pub fn is_success(&self) -> bool {
+        self.setup_error.is_none() && self.conformance_level == Level::Full
+    }
+
+    /// The report as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// Counts of cases by outcome: (passed, failed, skipped or not implemented).
+    pub fn case_counts(&self) -> (usize, usize, usize) {
+        let passed = self.tests.iter().filter(|t| t.outcome == Outcome::Passed).count();
+        let failed = self.tests.iter().filter(|t| t.outcome == Outcome::Failed).count();
+        (passed, failed, self.tests.len() - passed - failed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(detected: bool, passed: Option<bool>) -> CapabilityResult {
+        CapabilityResult {
+            detected,
+            passed,
+            tests_passed: 0,
+            tests_failed: 0,
+            tests_skipped: 0,
+            failures: vec![],
+            kind: CapabilityKind::Base,
+            status: CapabilityStatus::Passed,
+            skip_reason: None,
+            duration_ms: 0.0,
+        }
+    }
+
+    fn all(base: Option<bool>, ext: &[(Capability, bool, Option<bool>)]) -> BTreeMap<Capability, CapabilityResult> {
+        let mut m = BTreeMap::new();
+        for c in Capability::BASE {
+            m.insert(c, result(base.is_some(), base));
+        }
+        for (c, d, p) in ext {
+            m.insert(*c, result(*d, *p));
+        }
+        m
+    }
+
+    #[test]
+    fn nothing_implemented_is_none() {
+        assert_eq!(conformance_level(&all(None, &[])), Level::None);
+        assert_eq!(conformance_level(&BTreeMap::new()), Level::None);
+    }
+
+    #[test]
+    fn all_base_and_no_extended_is_full() {
+        assert_eq!(conformance_level(&all(Some(true), &[(Capability::Prune, false, None)])), Level::Full);
+    }
+
+    #[test]
+    fn failed_extended_is_base_partial() {
+        let r = all(Some(true), &[(Capability::Prune, true, Some(false)), (Capability::CopyThread, true, Some(true))]);
+        assert_eq!(conformance_level(&r), Level::BasePartial);
+    }
+
+    #[test]
+    fn skipped_extended_does_not_lower_full() {
+        assert_eq!(conformance_level(&all(Some(true), &[(Capability::Prune, true, None)])), Level::Full);
+    }
+
+    #[test]
+    fn some_base_is_base() {
+        let mut r = all(Some(true), &[]);
+        r.get_mut(&Capability::List).unwrap().passed = Some(false);
+        assert_eq!(conformance_level(&r), Level::Base);
+        r.get_mut(&Capability::Put).unwrap().passed = None;
+        assert_eq!(conformance_level(&r), Level::Base);
+    }
+
+    #[test]
+    fn only_extended_selected_is_not_full() {
+        let r: BTreeMap<_, _> = [(Capability::DeltaChannelHistory, result(true, Some(true)))].into();
+        assert_eq!(conformance_level(&r), Level::None);
+    }
+
+    #[test]
+    fn report_json_uses_upstream_keys() {
+        let r = Report {
+            schema_version: SCHEMA_VERSION,
+            kit_version: KIT_VERSION.into(),
+            checkpointer_name: "x".into(),
+            conformance_level: Level::BasePartial,
+            results: all(Some(true), &[]),
+            tests: vec![],
+            capabilities_passed: 5,
+            capabilities_detected: 5,
+            duration_ms: 1.0,
+            setup_error: None,
+            warnings: vec![],
+            facts: BTreeMap::new(),
+        };
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(v["conformance_level"], "BASE+PARTIAL");
+        assert_eq!(v["results"]["put_writes"]["tests_passed"], 0);
+        for key in ["detected", "passed", "tests_passed", "tests_failed", "tests_skipped", "failures"] {
+            assert!(v["results"]["put"].get(key).is_some(), "missing {key}");
+        }
+        let back: Report = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+    }
+}

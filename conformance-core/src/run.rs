@@ -1,0 +1,486 @@
+//! The one execution path behind every front end: detect -> plan -> execute each case
+//! (fresh fixture, timeout, panic caught, cleanup always) -> report.
+//!
+//! `validate()` in `conformance-spec`, the `checkpointer_test!` trials and
+//! `cargo xtask conformance` all call [`detect`], [`plan`], [`execute_case`] and
+//! [`build_report`]; [`run`] strings them together.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+
+use crate::progress::Progress;
+use crate::report::{
+    conformance_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Report, KIT_VERSION, SCHEMA_VERSION,
+};
+use crate::{
+    Capability, Checkpoint, CheckpointConfig, CheckpointError, CheckpointSaver, ListOptions, PruneStrategy,
+    Registration, SpecCase, TestContext, TypedValue,
+};
+
+/// How long a probe call may take before the capability is counted as detected (and its
+/// cases left to fail with their own timeouts).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Grace time after a case's timeout for its thread to report before it is abandoned.
+const ABANDON_GRACE: Duration = Duration::from_secs(2);
+
+/// Which capabilities the saver implements.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Detection {
+    /// Capability -> detected.
+    pub detected: BTreeMap<Capability, bool>,
+    /// Problems met while probing (factory failure, probe panic); the capabilities
+    /// concerned count as detected so that their cases run and report the cause.
+    pub warnings: Vec<String>,
+}
+
+impl Detection {
+    /// True when `capability` was detected.
+    pub fn is_detected(&self, capability: Capability) -> bool {
+        self.detected.get(&capability).copied().unwrap_or(false)
+    }
+}
+
+/// What the plan says about a case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Planned {
+    /// Run it.
+    Run,
+    /// Its capability answered `Unsupported`.
+    NotImplemented,
+    /// Its capability was skipped by the registration, with this reason.
+    Skipped(String),
+    /// Its capability is not in the selection.
+    NotSelected,
+}
+
+/// The options of a run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Only these capabilities (`None`: all).
+    pub capabilities: Option<BTreeSet<Capability>>,
+    /// Progress output while running.
+    pub progress: Progress,
+    /// Cases run at once (at least 1).
+    pub jobs: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            capabilities: None,
+            progress: Progress::Quiet,
+            jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        }
+    }
+}
+
+/// Runs `fut` on a fresh runtime on its own thread and waits at most `limit` (plus a
+/// short grace) for it. A panic becomes `Err("panicked: ...")`; a hang becomes
+/// `Err("timed out ...")` and the thread is abandoned, so the run goes on even if the
+/// saver blocks its thread forever.
+fn run_isolated<T, F, Fut>(multi_thread: bool, limit: Duration, make: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = T> + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new().name("conformance-case".into()).spawn(move || {
+        let rt = if multi_thread {
+            tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build()
+        } else {
+            tokio::runtime::Builder::new_current_thread().enable_all().build()
+        };
+        let out = match rt {
+            Ok(rt) => {
+                let r = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
+                // A runtime whose tasks are stuck in blocking code must not block this
+                // thread on drop.
+                rt.shutdown_timeout(Duration::from_millis(100));
+                r.map_err(|p| format!("panicked: {}", panic_message(&*p)))
+            }
+            Err(e) => Err(format!("could not build a tokio runtime: {e}")),
+        };
+        let _ = tx.send(out);
+    });
+    if let Err(e) = spawned {
+        return Err(format!("could not spawn a thread: {e}"));
+    }
+    match rx.recv_timeout(limit + ABANDON_GRACE) {
+        Ok(r) => r,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+            "timed out after {:.1} s and did not yield (a blocking call in an async method?); its thread was abandoned",
+            limit.as_secs_f64()
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err("the case's thread died without a result".into()),
+    }
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_owned()
+    }
+}
+
+/// Awaits `fut`, turning a panic into `Err`.
+async fn catch<T>(fut: impl Future<Output = T>) -> Result<T, String> {
+    AssertUnwindSafe(fut).catch_unwind().await.map_err(|p| format!("panicked: {}", panic_message(&*p)))
+}
+
+fn probe_checkpoint() -> Checkpoint {
+    Checkpoint { v: 1, id: "00000000-0000-7000-8000-000000000001".into(), ..Checkpoint::default() }
+}
+
+/// Probes a fresh saver from the registration's factory: each capability's method is
+/// called once with harmless input, and an `Unsupported` answer means "not implemented"
+/// (CONTRACT §5). `concurrency` is detected with `put`; `durability` when the fixture can
+/// reopen its storage.
+pub fn detect(registration: &Registration) -> Detection {
+    let reg = registration.clone();
+    let limit = PROBE_TIMEOUT * 2;
+    let outcome = run_isolated(false, limit, move || async move {
+        let fixture = match catch(reg.make_fixture()).await {
+            Ok(Ok(f)) => f,
+            Ok(Err(e)) => return Err(format!("the factory failed while probing capabilities: {e}")),
+            Err(p) => return Err(format!("the factory {p} while probing capabilities")),
+        };
+        let saver = fixture.saver.clone();
+        let mut detected = BTreeMap::new();
+        let mut warnings = Vec::new();
+        for cap in Capability::ALL {
+            let d = match cap {
+                Capability::Concurrency => continue,
+                Capability::Durability => fixture.reopen.is_some(),
+                _ => match tokio::time::timeout(PROBE_TIMEOUT, catch(probe(&*saver, cap))).await {
+                    Ok(Ok(Err(CheckpointError::Unsupported(_)))) => false,
+                    Ok(Ok(_)) => true,
+                    Ok(Err(p)) => {
+                        warnings.push(format!("probing {cap}: the saver {p}"));
+                        true
+                    }
+                    Err(_) => {
+                        warnings.push(format!("probing {cap}: no answer within {} s", PROBE_TIMEOUT.as_secs()));
+                        true
+                    }
+                },
+            };
+            detected.insert(cap, d);
+        }
+        let put = detected.get(&Capability::Put).copied().unwrap_or(false);
+        detected.insert(Capability::Concurrency, put);
+        drop(saver);
+        if let Some(cleanup) = fixture.cleanup {
+            if let Ok(Err(e)) | Err(e) = catch(cleanup()).await.map(|r| r.map_err(|e| e.to_string())) {
+                warnings.push(format!("the cleanup after probing failed: {e}"));
+            }
+        }
+        Ok(Detection { detected, warnings })
+    });
+    match outcome {
+        Ok(Ok(d)) => d,
+        Ok(Err(e)) | Err(e) => Detection {
+            detected: Capability::ALL.iter().map(|c| (*c, true)).collect(),
+            warnings: vec![format!("{e}; every capability is treated as detected so its cases report the cause")],
+        },
+    }
+}
+
+async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), CheckpointError> {
+    let thread = format!("conformance-probe-{}", uuid::Uuid::new_v4().simple());
+    let config = CheckpointConfig::new(thread.clone());
+    let cp = probe_checkpoint();
+    let with_id = config.clone().with_id(cp.id.clone());
+    match cap {
+        Capability::Put => {
+            let r = saver.put(&config, cp, Default::default(), Default::default()).await.map(|_| ());
+            let _ = saver.delete_thread(&thread).await;
+            r
+        }
+        Capability::PutWrites => {
+            let r =
+                saver.put_writes(&with_id, vec![("probe".into(), TypedValue::json(&1.into()))], "probe-task", "").await;
+            let _ = saver.delete_thread(&thread).await;
+            r
+        }
+        Capability::GetTuple => saver.get_tuple(&config).await.map(|_| ()),
+        Capability::List => saver.list(&thread, &ListOptions::all()).await.map(|_| ()),
+        Capability::DeleteThread => saver.delete_thread(&thread).await,
+        Capability::DeleteForRuns => saver.delete_for_runs(&[format!("{thread}-run")]).await,
+        Capability::CopyThread => saver.copy_thread(&thread, &format!("{thread}-copy")).await,
+        Capability::Prune => saver.prune(&[thread.clone()], PruneStrategy::KeepLatest).await,
+        Capability::DeltaChannelHistory => saver.delta_channel_history(&with_id, &[]).await.map(|_| ()),
+        Capability::Concurrency | Capability::Durability => Ok(()),
+    }
+}
+
+/// The plan for one case given the detection, the registration's skips and the selection.
+pub fn plan_case(
+    case: &SpecCase,
+    registration: &Registration,
+    detection: &Detection,
+    selection: Option<&BTreeSet<Capability>>,
+) -> Planned {
+    if selection.is_some_and(|s| !s.contains(&case.capability)) {
+        return Planned::NotSelected;
+    }
+    if let Some(reason) = registration.skips.get(&case.capability) {
+        return Planned::Skipped(reason.clone());
+    }
+    if !detection.is_detected(case.capability) {
+        return Planned::NotImplemented;
+    }
+    Planned::Run
+}
+
+/// Runs one case: a fresh fixture from the factory, the case with the registration's
+/// timeout, panics caught, the cleanup always run (CONTRACT-independent harness rules).
+pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult {
+    let start = Instant::now();
+    let reg = registration.clone();
+    let run = case.run;
+    let limit = registration.timeout;
+    let outcome = run_isolated(case.multi_thread, limit, move || async move {
+        let fixture = match catch(tokio::time::timeout(limit, reg.make_fixture())).await {
+            Ok(Ok(Ok(f))) => f,
+            Ok(Ok(Err(e))) => return Err(format!("the factory failed: {e}")),
+            Ok(Err(_)) => return Err(format!("the factory did not finish within {:.1} s", limit.as_secs_f64())),
+            Err(p) => return Err(format!("the factory {p}")),
+        };
+        let ctx = TestContext::new(fixture.saver.clone(), fixture.reopen.clone());
+        let remaining = limit.saturating_sub(start.elapsed());
+        let result = match tokio::time::timeout(remaining, catch(run(ctx))).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(f))) => Err(f.message),
+            Ok(Err(p)) => Err(format!("the saver {p}")),
+            Err(_) => Err(format!("timed out after {:.1} s", limit.as_secs_f64())),
+        };
+        drop(fixture.saver);
+        let cleanup = match fixture.cleanup {
+            None => Ok(()),
+            Some(c) => match tokio::time::timeout(Duration::from_secs(10), catch(c())).await {
+                Ok(Ok(Ok(()))) => Ok(()),
+                Ok(Ok(Err(e))) => Err(format!("the cleanup failed: {e}")),
+                Ok(Err(p)) => Err(format!("the cleanup {p}")),
+                Err(_) => Err("the cleanup did not finish within 10 s".to_owned()),
+            },
+        };
+        match (result, cleanup) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(m), Ok(())) => Err(m),
+            (Ok(()), Err(c)) => Err(c),
+            (Err(m), Err(c)) => Err(format!("{m}; and {c}")),
+        }
+    });
+    let (outcome, message) = match outcome {
+        Ok(Ok(())) => (Outcome::Passed, None),
+        Ok(Err(m)) => (Outcome::Failed, Some(m)),
+        Err(m) => (Outcome::Failed, Some(format!("the case {m}"))),
+    };
+    CaseResult {
+        id: case.id(),
+        capability: case.capability,
+        name: case.name.to_owned(),
+        outcome,
+        message,
+        duration_ms: start.elapsed().as_secs_f64() * 1e3,
+    }
+}
+
+/// A result for a case that was not run.
+pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
+    let (outcome, message) = match planned {
+        Planned::NotImplemented => (Outcome::NotImplemented, Some(format!("{} is not implemented", case.capability))),
+        Planned::Skipped(r) => (Outcome::Skipped, Some(r.clone())),
+        Planned::NotSelected | Planned::Run => (Outcome::Skipped, Some("not selected".to_owned())),
+    };
+    CaseResult {
+        id: case.id(),
+        capability: case.capability,
+        name: case.name.to_owned(),
+        outcome,
+        message,
+        duration_ms: 0.0,
+    }
+}
+
+/// Runs the lifespan's setup hook, if any.
+///
+/// # Errors
+/// The hook's error or panic, as a message.
+pub fn lifespan_setup(registration: &Registration) -> Result<(), String> {
+    let Some(setup) = registration.setup.clone() else { return Ok(()) };
+    match run_isolated(false, registration.timeout * 4, move || async move { catch(setup()).await }) {
+        Ok(Ok(Ok(()))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(format!("the lifespan setup failed: {e}")),
+        Ok(Err(p)) | Err(p) => Err(format!("the lifespan setup {p}")),
+    }
+}
+
+/// Runs the lifespan's teardown hook, if any.
+///
+/// # Errors
+/// The hook's error or panic, as a message.
+pub fn lifespan_teardown(registration: &Registration) -> Result<(), String> {
+    let Some(teardown) = registration.teardown.clone() else { return Ok(()) };
+    match run_isolated(false, registration.timeout * 4, move || async move { catch(teardown()).await }) {
+        Ok(Ok(Ok(()))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(format!("the lifespan teardown failed: {e}")),
+        Ok(Err(p)) | Err(p) => Err(format!("the lifespan teardown {p}")),
+    }
+}
+
+/// Builds the report from case results (in run order) and what happened to each
+/// capability.
+pub fn build_report(
+    registration: &Registration,
+    detection: &Detection,
+    selection: Option<&BTreeSet<Capability>>,
+    tests: Vec<CaseResult>,
+    duration: Duration,
+) -> Report {
+    let mut results = BTreeMap::new();
+    for cap in Capability::ALL {
+        let cases: Vec<&CaseResult> = tests.iter().filter(|t| t.capability == cap).collect();
+        let passed = cases.iter().filter(|t| t.outcome == Outcome::Passed).count();
+        let failed = cases.iter().filter(|t| t.outcome == Outcome::Failed).count();
+        let skip_reason = registration.skips.get(&cap).cloned();
+        let status = if selection.is_some_and(|s| !s.contains(&cap)) {
+            CapabilityStatus::NotSelected
+        } else if skip_reason.is_some() {
+            CapabilityStatus::Skipped
+        } else if !detection.is_detected(cap) {
+            CapabilityStatus::NotImplemented
+        } else if failed > 0 || (passed == 0 && !cases.is_empty()) {
+            CapabilityStatus::Failed
+        } else {
+            CapabilityStatus::Passed
+        };
+        let ran = matches!(status, CapabilityStatus::Passed | CapabilityStatus::Failed);
+        // A detected capability with no case in the catalog yet is reported as passed only
+        // if it has cases; with none it is left out of the level (passed: null).
+        let passed_flag = if ran && !cases.is_empty() { Some(status == CapabilityStatus::Passed) } else { None };
+        results.insert(
+            cap,
+            CapabilityResult {
+                detected: detection.is_detected(cap) && !matches!(status, CapabilityStatus::NotSelected),
+                passed: passed_flag,
+                tests_passed: passed,
+                tests_failed: failed,
+                tests_skipped: cases.len() - passed - failed,
+                failures: cases
+                    .iter()
+                    .filter(|t| t.outcome == Outcome::Failed)
+                    .map(|t| format!("{}: {}", t.name, t.message.as_deref().unwrap_or("")))
+                    .collect(),
+                kind: cap.kind(),
+                status,
+                skip_reason,
+                duration_ms: cases.iter().map(|t| t.duration_ms).sum(),
+            },
+        );
+    }
+    let capabilities_detected = results.values().filter(|r| r.passed.is_some()).count();
+    let capabilities_passed = results.values().filter(|r| r.passed == Some(true)).count();
+    Report {
+        schema_version: SCHEMA_VERSION,
+        kit_version: KIT_VERSION.to_owned(),
+        checkpointer_name: registration.name.clone(),
+        conformance_level: conformance_level(&results),
+        results,
+        tests,
+        capabilities_passed,
+        capabilities_detected,
+        duration_ms: duration.as_secs_f64() * 1e3,
+        setup_error: None,
+        warnings: detection.warnings.clone(),
+        facts: BTreeMap::new(),
+    }
+}
+
+/// Runs `cases` against `registration`: lifespan setup, detection, every planned case
+/// (capability by capability, `options.jobs` at once), lifespan teardown, report.
+pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions) -> Report {
+    let start = Instant::now();
+    let selection = options.capabilities.as_ref();
+    if let Err(e) = lifespan_setup(registration) {
+        let teardown = lifespan_teardown(registration).err();
+        let detection = Detection::default();
+        let tests = cases.iter().map(|c| not_run(c, &Planned::Skipped(format!("not run: {e}")))).collect();
+        let mut report = build_report(registration, &detection, selection, tests, start.elapsed());
+        report.setup_error = Some(e);
+        report.warnings.extend(teardown);
+        return report;
+    }
+    let detection = detect(registration);
+    let mut tests = Vec::with_capacity(cases.len());
+    for cap in Capability::ALL {
+        let caps: Vec<&SpecCase> = cases.iter().filter(|c| c.capability == cap).collect();
+        if caps.is_empty() {
+            continue;
+        }
+        let planned: Vec<Planned> = caps.iter().map(|c| plan_case(c, registration, &detection, selection)).collect();
+        let to_run: Vec<&SpecCase> =
+            caps.iter().zip(&planned).filter(|(_, p)| **p == Planned::Run).map(|(c, _)| *c).collect();
+        options.progress.capability_start(cap, &planned[0]);
+        let ran = run_parallel(registration, &to_run, options);
+        let mut ran = ran.into_iter();
+        for (case, p) in caps.iter().zip(&planned) {
+            if *p == Planned::Run {
+                if let Some(r) = ran.next() {
+                    tests.push(r);
+                }
+            } else {
+                tests.push(not_run(case, p));
+            }
+        }
+        if planned[0] == Planned::Run || planned.iter().any(|p| *p == Planned::Run) {
+            options.progress.capability_end(cap);
+        }
+    }
+    let teardown = lifespan_teardown(registration).err();
+    let mut report = build_report(registration, &detection, selection, tests, start.elapsed());
+    report.warnings.extend(teardown);
+    report
+}
+
+/// Runs `cases` with up to `options.jobs` at once and returns their results in input order.
+fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunOptions) -> Vec<CaseResult> {
+    let jobs = options.jobs.max(1).min(cases.len().max(1));
+    let next = Arc::new(Mutex::new(0usize));
+    let results: Arc<Mutex<Vec<Option<CaseResult>>>> = Arc::new(Mutex::new(vec![None; cases.len()]));
+    let owned: Arc<Vec<SpecCase>> = Arc::new(cases.iter().map(|c| **c).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let next = next.clone();
+            let results = results.clone();
+            let owned = owned.clone();
+            let progress = &options.progress;
+            scope.spawn(move || loop {
+                let i = {
+                    let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
+                    let i = *n;
+                    *n += 1;
+                    i
+                };
+                let Some(case) = owned.get(i) else { break };
+                let r = execute_case(registration, case);
+                progress.case_done(&r);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
+    results.drain(..).flatten().collect()
+}

@@ -1,0 +1,149 @@
+//! Builders for the data the cases put: time-ordered checkpoint ids, checkpoints with
+//! values and versions ([`Step`]), metadata, typed values.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use conformance_core::{ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, TypedValue};
+use serde_json::{json, Value};
+
+static LAST_ID: Mutex<Option<uuid::Uuid>> = Mutex::new(None);
+
+/// A fresh checkpoint id: a hyphenated lowercase UUIDv7 string, strictly greater (as a
+/// string) than every id this process made before, like LangGraph's uuid6 ids.
+pub fn new_id() -> String {
+    let mut last = LAST_ID.lock().unwrap_or_else(|e| e.into_inner());
+    let mut id = uuid::Uuid::now_v7();
+    if let Some(prev) = *last {
+        if id <= prev {
+            // Same millisecond and a smaller random part: bump the previous id by one.
+            id = uuid::Uuid::from_u128(prev.as_u128() + 1);
+        }
+    }
+    *last = Some(id);
+    id.hyphenated().to_string()
+}
+
+/// `n` fresh ids in increasing order.
+pub fn new_ids(n: usize) -> Vec<String> {
+    (0..n).map(|_| new_id()).collect()
+}
+
+/// A JSON value as a typed value (tag `"json"`).
+pub fn jv(value: Value) -> TypedValue {
+    TypedValue::json(&value)
+}
+
+/// The metadata the upstream generator uses: `{source: "loop", step: 0, parents: {}}`.
+pub fn default_metadata() -> CheckpointMetadata {
+    match json!({"source": "loop", "step": 0, "parents": {}}) {
+        Value::Object(m) => m,
+        _ => CheckpointMetadata::new(),
+    }
+}
+
+/// A JSON object literal as metadata; anything but an object gives empty metadata.
+pub fn metadata(value: Value) -> CheckpointMetadata {
+    match value {
+        Value::Object(m) => m,
+        _ => CheckpointMetadata::new(),
+    }
+}
+
+/// One `put`: the checkpoint, its metadata and its `new_versions`, built fluently.
+///
+/// ```
+/// # use conformance_spec::fixtures::*;
+/// # use serde_json::json;
+/// let s = Step::new(&new_id()).value("a", json!("v1"), 1).keep("b", 1).meta("step", json!(2));
+/// assert!(s.new_versions.contains_key("a") && !s.new_versions.contains_key("b"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// The checkpoint.
+    pub checkpoint: Checkpoint,
+    /// Its metadata (default [`default_metadata`]).
+    pub metadata: CheckpointMetadata,
+    /// Its `new_versions`.
+    pub new_versions: ChannelVersions,
+}
+
+impl Step {
+    /// A checkpoint `id` with `v = 1`, a fixed ISO-8601 `ts`, no channels, default metadata.
+    pub fn new(id: &str) -> Self {
+        Self {
+            checkpoint: Checkpoint {
+                v: 1,
+                id: id.to_owned(),
+                ts: "2026-11-29T21:03:59.727899+00:00".to_owned(),
+                ..Checkpoint::default()
+            },
+            metadata: default_metadata(),
+            new_versions: BTreeMap::new(),
+        }
+    }
+
+    /// A step with a fresh id.
+    pub fn fresh() -> Self {
+        Self::new(&new_id())
+    }
+
+    /// The checkpoint id.
+    pub fn id(&self) -> &str {
+        &self.checkpoint.id
+    }
+
+    /// Channel `ch` changes in this step to the JSON `value` at integer `version`
+    /// (value, version and new_versions all set).
+    pub fn value(self, ch: &str, value: Value, version: i64) -> Self {
+        self.typed(ch, jv(value), ChannelVersion::Int(version))
+    }
+
+    /// Channel `ch` changes to a typed `value` at `version`.
+    pub fn typed(mut self, ch: &str, value: TypedValue, version: impl Into<ChannelVersion>) -> Self {
+        let version = version.into();
+        self.checkpoint.channel_values.insert(ch.to_owned(), value);
+        self.checkpoint.channel_versions.insert(ch.to_owned(), version.clone());
+        self.new_versions.insert(ch.to_owned(), version);
+        self
+    }
+
+    /// Channel `ch` is unchanged at `version`: it is in `channel_versions` only (no value
+    /// carried, not in `new_versions`), so the saver must find the value stored earlier.
+    pub fn keep(mut self, ch: &str, version: impl Into<ChannelVersion>) -> Self {
+        self.checkpoint.channel_versions.insert(ch.to_owned(), version.into());
+        self
+    }
+
+    /// Channel `ch` is unchanged at `version` but its value is carried anyway (as LangGraph
+    /// does): in `channel_versions` and `channel_values`, not in `new_versions`.
+    pub fn carry(mut self, ch: &str, value: Value, version: i64) -> Self {
+        self.checkpoint.channel_values.insert(ch.to_owned(), jv(value));
+        self.checkpoint.channel_versions.insert(ch.to_owned(), ChannelVersion::Int(version));
+        self
+    }
+
+    /// Sets metadata `key` to `value`.
+    pub fn meta(mut self, key: &str, value: Value) -> Self {
+        self.metadata.insert(key.to_owned(), value);
+        self
+    }
+
+    /// Replaces the whole metadata.
+    pub fn metadata(mut self, metadata: CheckpointMetadata) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// Records that `node` has seen `ch` at `version`.
+    pub fn seen(mut self, node: &str, ch: &str, version: impl Into<ChannelVersion>) -> Self {
+        self.checkpoint.versions_seen.entry(node.to_owned()).or_default().insert(ch.to_owned(), version.into());
+        self
+    }
+
+    /// Applies `f` to the checkpoint (for fields without a builder method).
+    pub fn with(mut self, f: impl FnOnce(&mut Checkpoint)) -> Self {
+        f(&mut self.checkpoint);
+        self
+    }
+}

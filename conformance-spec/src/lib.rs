@@ -1,0 +1,87 @@
+//! # conformance-spec
+//!
+//! The checkpointer conformance spec: one module per capability, each a list of small async
+//! cases named after the rule of shared/CONTRACT.md they check; [`catalog`] gathers them;
+//! [`validate`] runs them against a [`Registration`]. `docs/upstream-mapping.md` maps every
+//! upstream Python test to its counterpart here.
+//!
+//! A case is an `async fn(Cx) -> CaseResult`: it gets a fresh saver (through [`Cx`]) and
+//! fails with a message naming the call, the checkpoint, what was expected and what came
+//! back.
+
+#![warn(missing_docs)]
+
+pub mod cx;
+pub mod fixtures;
+
+pub mod delete_thread;
+pub mod get_tuple;
+pub mod list;
+pub mod put;
+pub mod put_writes;
+
+pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
+pub use cx::{CaseResult, Cx};
+
+/// Builds a module's case list: `spec_cases!(Capability::Put => [roundtrip ["test_put_roundtrip"], other])`.
+/// Each entry is an `async fn(Cx) -> CaseResult` in scope, optionally followed by the
+/// upstream test names it is the counterpart of.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! spec_cases {
+    ($cap:expr => [ $( $f:ident $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
+        vec![ $( $crate::SpecCase {
+            capability: $cap,
+            name: stringify!($f),
+            upstream: &[$($($u),*)?],
+            multi_thread: false,
+            run: |ctx| Box::pin($f($crate::Cx::new(ctx))),
+        } ),* ]
+    };
+}
+
+/// Every case of every capability, in run order (capability order, then module order).
+pub fn catalog() -> Vec<SpecCase> {
+    let mut all = Vec::new();
+    all.extend(put::cases());
+    all.extend(put_writes::cases());
+    all.extend(get_tuple::cases());
+    all.extend(list::cases());
+    all.extend(delete_thread::cases());
+    all
+}
+
+/// Runs the whole catalog against `registration` and returns the report (the programmatic
+/// front end; `cargo xtask conformance` and `checkpointer_test!` use the same path).
+///
+/// ```no_run
+/// use conformance_spec::{validate, Registration, RunOptions};
+/// # use conformance_core::{Fixture, CheckpointSaver};
+/// # struct MySaver; impl CheckpointSaver for MySaver {}
+/// let reg = Registration::new("mine", || async { Ok(Fixture::new(MySaver)) });
+/// let report = validate(&reg, &RunOptions::default());
+/// println!("{}", conformance_core::render::render_terminal(&report));
+/// assert_eq!(report.conformance_level.as_str(), "NONE");
+/// ```
+pub fn validate(registration: &Registration, options: &RunOptions) -> Report {
+    conformance_core::run::run(registration, &catalog(), options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn case_names_are_unique_and_snake_case() {
+        let mut seen = BTreeSet::new();
+        for c in catalog() {
+            assert!(seen.insert(c.id()), "duplicate case {}", c.id());
+            assert!(
+                c.name.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_'),
+                "case name {} is not snake_case",
+                c.id()
+            );
+        }
+    }
+}
