@@ -1,0 +1,130 @@
+//! The kit's self-test: the reference saver passes every spec case, every mutant is caught
+//! by a case of the capability it breaks, and every spec case that no mutant makes fail
+//! is explained.
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use conformance_core::{Level, Outcome, RunOptions};
+use conformance_selftest::{
+    analyze, Analysis, AnalysisOptions, Cover, CONTRACT_RULES, GAPS, MUTANTS, RULES_WITHOUT_MUTANT, SCENARIOS,
+    SCENARIOS_WITHOUT_MUTANT,
+};
+
+/// The analysis, run once and shared by the tests of this binary.
+fn analysis() -> &'static Analysis {
+    static ANALYSIS: OnceLock<Analysis> = OnceLock::new();
+    ANALYSIS.get_or_init(|| analyze(&AnalysisOptions::default()))
+}
+
+#[test]
+fn memory_saver_passes_every_case() {
+    let report = conformance_spec::validate(&checkpoint_memory::registration(), &RunOptions::default());
+    let failures: Vec<String> = report
+        .tests
+        .iter()
+        .filter(|t| t.outcome == Outcome::Failed)
+        .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
+        .collect();
+    assert!(failures.is_empty(), "{} case(s) failed on the memory saver:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!(report.conformance_level, Level::Full);
+}
+
+#[test]
+fn catalog_is_well_formed() {
+    assert!(MUTANTS.len() >= 60, "only {} mutants", MUTANTS.len());
+    let mut names = BTreeSet::new();
+    let mut bugs = BTreeSet::new();
+    for m in MUTANTS {
+        assert!(names.insert(m.name), "duplicate mutant name {}", m.name);
+        assert!(bugs.insert(format!("{:?}", m.bug)), "bug {:?} used by two mutants", m.bug);
+        assert!(
+            m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "mutant name {} is not snake_case",
+            m.name
+        );
+        assert!(!m.breaks.is_empty(), "{} declares no capability", m.name);
+        assert!(!m.covers.is_empty(), "{} covers nothing", m.name);
+        assert!(!m.description.is_empty() && !m.description.contains('\n'), "{}: one-line description", m.name);
+        for c in m.covers {
+            match c {
+                Cover::Rule(r) => {
+                    assert!(CONTRACT_RULES.iter().any(|(id, ..)| id == r), "{}: unknown rule {r}", m.name)
+                }
+                Cover::Scenario(s) => {
+                    assert!(SCENARIOS.iter().any(|(id, _)| id == s), "{}: unknown scenario {s}", m.name)
+                }
+                Cover::Gap(g) => assert!(GAPS.iter().any(|(id, _)| id == g), "{}: unknown gap {g}", m.name),
+            }
+        }
+    }
+}
+
+#[test]
+fn every_rule_scenario_and_gap_has_a_mutant() {
+    let covered: BTreeSet<Cover> = MUTANTS.iter().flat_map(|m| m.covers.iter().copied()).collect();
+    let mut missing = Vec::new();
+    for (id, ..) in CONTRACT_RULES {
+        let explained = RULES_WITHOUT_MUTANT.iter().any(|(r, _)| r == id);
+        if covered.contains(&Cover::Rule(id)) == explained {
+            missing.push(format!("rule {id} (covered: {}, explained: {explained})", !explained));
+        }
+    }
+    for (id, _) in SCENARIOS {
+        let explained = SCENARIOS_WITHOUT_MUTANT.iter().any(|(s, _)| s == id);
+        if covered.contains(&Cover::Scenario(id)) == explained {
+            missing.push(format!("scenario {id} (explained: {explained})"));
+        }
+    }
+    for (id, _) in GAPS {
+        if !covered.contains(&Cover::Gap(id)) {
+            missing.push(format!("gap {id}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "covered by no mutant and not explained, or explained but covered:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn memory_saver_is_the_baseline() {
+    let a = analysis();
+    assert!(a.baseline_failures.is_empty(), "the memory saver fails: {:?}", a.baseline_failures);
+}
+
+#[test]
+fn every_mutant_is_caught_by_its_capability() {
+    let a = analysis();
+    let mut problems = Vec::new();
+    for r in &a.results {
+        let declared = r.caught_in_declared();
+        let outside = r.caught_outside();
+        if declared.is_empty() {
+            problems.push(format!(
+                "{} ({}) survived in its capabilities {:?}{}",
+                r.mutant.name,
+                r.mutant.description,
+                r.mutant.breaks.iter().map(|c| c.name()).collect::<Vec<_>>(),
+                if outside.is_empty() { String::new() } else { format!("; caught only by {}", outside.join(", ")) }
+            ));
+        } else if !outside.is_empty() {
+            problems.push(format!(
+                "{} breaks more than it declares {:?}: caught by {}",
+                r.mutant.name,
+                r.mutant.breaks.iter().map(|c| c.name()).collect::<Vec<_>>(),
+                outside.join(", ")
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}\n\n{}", problems.join("\n"), a.render());
+}
+
+#[test]
+fn every_never_failing_case_is_explained() {
+    let a = analysis();
+    let unexplained = a.unexplained();
+    assert!(unexplained.is_empty(), "spec cases no mutant makes fail, unexplained:\n{}", unexplained.join("\n"));
+    assert!(a.stale_explanations.is_empty(), "stale NEVER_FAILING_EXPLAINED entries: {:?}", a.stale_explanations);
+}
