@@ -237,12 +237,12 @@ async fn threads_sharing_a_prefix_untouched(cx: Cx) -> CaseResult {
     )
 }
 
-/// A thread id with pattern characters (`_`, `%`, `*`) is matched literally: deleting it
-/// leaves the threads such a pattern would match.
+/// A thread id with SQL pattern characters (`T_%`) is matched literally: deleting it leaves
+/// the threads such a pattern would match (`Tx`, `Tab`) and one that extends it (`T_%0`).
 async fn thread_id_pattern_characters_match_literally(cx: Cx) -> CaseResult {
     let base = cx.thread("w");
-    let deleted = format!("{base}_%*");
-    let others = [format!("{base}x"), format!("{base}ab"), format!("{base}_%*0")];
+    let deleted = format!("{base}_%");
+    let others = [format!("{base}x"), format!("{base}ab"), format!("{base}_%0")];
     let ids = Ids::new(&["c0", "c1", "k0"]);
     populate(&cx, &ids, &deleted).await?;
     let mut kept = Vec::new();
