@@ -18,6 +18,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         write_value_roundtrips_byte_for_byte ["test_put_writes_preserves_channel_and_value"],
         large_write_value_roundtrips,
         task_path_roundtrips ["test_put_writes_task_path"],
+        task_path_is_not_part_of_the_write_key,
         regular_write_first_wins ["test_put_writes_idempotent"],
         regular_write_redelivery_keeps_first_value,
         special_channel_writes_roundtrip ["test_put_writes_special_channels"],
@@ -121,6 +122,18 @@ async fn task_path_roundtrips(cx: Cx) -> CaseResult {
     cx.put_writes(&at, vec![("ch", jv(json!(1)))], "task-a", "a:b:c").await?;
     cx.put_writes(&at, vec![("ch", jv(json!(2)))], "task-b", path).await?;
     let want = [pending("task-a", "a:b:c", "ch", jv(json!(1))), pending("task-b", path, "ch", jv(json!(2)))];
+    ensure_pending(&cx, &at, &want).await
+}
+
+/// CONTRACT §2 put_writes: the key of a write is (thread, namespace, checkpoint id, task
+/// id, index); the task path is not part of it, so a repeat of a task's write under another
+/// path is still a repeat (first wins for a regular channel, last wins for a special one).
+async fn task_path_is_not_part_of_the_write_key(cx: Cx) -> CaseResult {
+    let at = one_checkpoint(&cx).await?;
+    cx.put_writes(&at, vec![(ERROR, jv(json!("e1"))), ("ch", jv(json!(1)))], "task-1", "p1").await?;
+    cx.put_writes(&at, vec![(ERROR, jv(json!("e2"))), ("ch", jv(json!(2)))], "task-1", "p2").await?;
+    // The winning special write is the whole last write, path included; "p1" sorts first.
+    let want = [pending("task-1", "p1", "ch", jv(json!(1))), pending("task-1", "p2", ERROR, jv(json!("e2")))];
     ensure_pending(&cx, &at, &want).await
 }
 
