@@ -158,7 +158,6 @@ async fn config_names_thread_namespace_and_id(cx: Cx) -> CaseResult {
 /// CONTRACT §1 "Checkpoint": every field round-trips exactly: `v`, `id`, `ts` (also an
 /// empty one), `channel_values`, `channel_versions`, `versions_seen`, `updated_channels`.
 async fn checkpoint_fields_roundtrip_exactly(cx: Cx) -> CaseResult {
-    let cfg = cx.config("main");
     let full = Step::fresh()
         .value("k", json!("v"), 1)
         .typed("s", jv(json!([1, 2])), "00000000000000000000000000000001.0.5")
@@ -170,9 +169,11 @@ async fn checkpoint_fields_roundtrip_exactly(cx: Cx) -> CaseResult {
             c.updated_channels = Some(vec!["k".into(), "s".into()]);
         });
     let bare = Step::fresh().value("k", json!(null), 1).with(|c| c.ts = String::new());
+    // One thread each: both put `k` at version 1 with different values, and a saver may
+    // skip a value already stored at that version in the thread (CONTRACT §2 put).
     for step in [full, bare] {
         let want = step.checkpoint.clone();
-        let at = cx.put(&cfg, step).await?;
+        let at = cx.put(&cx.config("main"), step).await?;
         let t = cx.get_some(&at).await?;
         ensure_checkpoint_eq(format!("get_tuple({at}): checkpoint"), &want, &t.checkpoint)?;
     }

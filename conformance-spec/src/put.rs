@@ -407,9 +407,13 @@ async fn kept_channel_reads_its_own_thread_and_namespace(cx: Cx) -> CaseResult {
         (CheckpointConfig::new(&t1).with_ns("child:1"), "one-child"),
         (CheckpointConfig::new(&t2), "two-root"),
     ];
+    // Every value first, then every child: a saver that looks values up by (channel,
+    // version) alone would now find the last one stored.
     for (cfg, label) in &scopes {
-        let c1 = cx.put(cfg, Step::new(&id1).value("a", json!(label), 1)).await?;
-        cx.put(&c1, Step::new(&id2).keep("a", 1)).await?;
+        cx.put(cfg, Step::new(&id1).value("a", json!(label), 1)).await?;
+    }
+    for (cfg, _) in &scopes {
+        cx.put(&cfg.clone().with_id(&id1), Step::new(&id2).keep("a", 1)).await?;
     }
     for (cfg, label) in &scopes {
         let at = cfg.clone().with_id(&id2);
