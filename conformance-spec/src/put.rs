@@ -46,7 +46,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
     ])
 }
 
-/// The values `t` reads, for comparisons.
+/// A channel -> value map built from `(channel, value)` pairs, for comparisons.
 fn values(pairs: &[(&str, TypedValue)]) -> BTreeMap<String, TypedValue> {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
 }
@@ -307,13 +307,18 @@ async fn threads_are_isolated(cx: Cx) -> CaseResult {
     let two = cx.config("two");
     cx.put(&one, Step::new(&id).value("x", json!("thread1"), 1).meta("owner", json!("one"))).await?;
     cx.put(&two, Step::new(&id).value("x", json!("thread2"), 1).meta("owner", json!("two"))).await?;
-    for (cfg, label) in [(&one, "thread1"), (&two, "thread2")] {
+    for (cfg, label, owner) in [(&one, "thread1", "one"), (&two, "thread2", "two")] {
         for read in [cfg.clone(), cfg.clone().with_id(&id)] {
             let t = cx.get_some(&read).await?;
             ensure_eq(
                 format!("get_tuple({read}): channel_values[\"x\"]"),
                 &Some(&jv(json!(label))),
                 &t.checkpoint.channel_values.get("x"),
+            )?;
+            ensure_eq(
+                format!("get_tuple({read}): metadata[\"owner\"]"),
+                &Some(&json!(owner)),
+                &t.metadata.get("owner"),
             )?;
             ensure_eq(format!("get_tuple({read}): config.thread_id"), &cfg.thread_id, &t.config.thread_id)?;
         }
