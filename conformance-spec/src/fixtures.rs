@@ -43,8 +43,24 @@ pub fn pending(task_id: &str, task_path: &str, channel: &str, value: TypedValue)
 pub const LARGE_VALUE_LEN: usize = 16 * 1024 * 1024;
 
 /// `len` deterministic bytes that are not UTF-8 and contain NULs, tagged `"bytes"`.
+///
+/// Built from one 64 KiB block copied over and over, each copy starting with its block
+/// number (so a saver that reorders or repeats chunks still gets caught): fast even in
+/// unoptimised builds, where the self-test runs it once per mutant.
 pub fn large_value(len: usize) -> TypedValue {
-    TypedValue::bytes((0..len).map(|i| ((i * 31 + i / 251) % 256) as u8).collect::<Vec<u8>>())
+    const BLOCK: usize = 64 * 1024;
+    let block: Vec<u8> = (0..BLOCK).map(|i| ((i * 31 + i / 251) % 256) as u8).collect();
+    let mut data = Vec::with_capacity(len);
+    let mut n: u64 = 0;
+    while data.len() < len {
+        let start = data.len();
+        data.extend_from_slice(&block[..(len - start).min(BLOCK)]);
+        let tag = n.to_le_bytes();
+        let end = data.len().min(start + tag.len());
+        data[start..end].copy_from_slice(&tag[..end - start]);
+        n += 1;
+    }
+    TypedValue::bytes(data)
 }
 
 /// Values a saver must keep byte for byte with their type tag (CONTRACT §1 "Typed value"),
