@@ -1,12 +1,12 @@
 //! Prints the mutation table, the spec cases no mutant makes fail, and the kill rate.
 //!
-//! `cargo run -p conformance-selftest --example mutants [--declared-only] [NAME-FILTER]`
+//! `cargo run -p conformance-selftest --example mutants [--all-capabilities] [NAME-FILTER]`
 
 fn main() {
     let mut options = conformance_selftest::AnalysisOptions::default();
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
-            "--declared-only" => options.all_capabilities = false,
+            "--all-capabilities" => options.all_capabilities = true,
             other => options.only = Some(other.to_owned()),
         }
     }

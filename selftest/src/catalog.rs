@@ -252,7 +252,7 @@ pub const MUTANTS: &[Mutant] = &[
     mutant!(
         "type_tag_dropped",
         TypeTagDropped,
-        &[P],
+        &[P, GT],
         [R("value.bytes"), G("7.2-value-fidelity")],
         "channel values are stored without their type tag"
     ),
@@ -287,14 +287,14 @@ pub const MUTANTS: &[Mutant] = &[
     mutant!(
         "int_version_read_as_string",
         IntVersionReadAsString,
-        &[P],
+        &[P, GT],
         [R("version.kind"), G("7.2-string-versions")],
         "integer channel versions come back as strings (1 -> \"1\")"
     ),
     mutant!(
         "versions_seen_dropped",
         VersionsSeenDropped,
-        &[P],
+        &[P, GT],
         [R("checkpoint.fields"), G("7.2-versions-seen")],
         "versions_seen is not stored"
     ),
@@ -308,14 +308,14 @@ pub const MUTANTS: &[Mutant] = &[
     mutant!(
         "ts_overwritten",
         TsOverwritten,
-        &[P],
+        &[P, GT],
         [R("checkpoint.fields"), G("7.2-ts")],
         "ts is overwritten with the saver's own clock"
     ),
     mutant!(
         "format_version_forced",
         FormatVersionForced,
-        &[P],
+        &[P, GT],
         [R("checkpoint.fields"), G("7.2-v")],
         "v is always stored as 1"
     ),
@@ -336,7 +336,7 @@ pub const MUTANTS: &[Mutant] = &[
     mutant!(
         "metadata_nested_stringified",
         MetadataNestedStringified,
-        &[P],
+        &[P, GT],
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "nested metadata objects and arrays are stored as JSON text"
     ),
@@ -357,7 +357,7 @@ pub const MUTANTS: &[Mutant] = &[
     mutant!(
         "metadata_parents_dropped",
         MetadataParentsDropped,
-        &[P],
+        &[P, GT],
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "the parents metadata key is not stored"
     ),
@@ -588,6 +588,34 @@ pub const MUTANTS: &[Mutant] = &[
         "the write key ignores the task id: two tasks collide on the same index"
     ),
     mutant!(
+        "writes_sorted_by_channel",
+        WritesSortedByChannel,
+        &[PW],
+        [R("put_writes.index")],
+        "the regular writes of one call get their indexes in channel order, not call order"
+    ),
+    mutant!(
+        "write_key_ignores_checkpoint",
+        WriteKeyIgnoresCheckpoint,
+        &[PW],
+        [R("put_writes.key"), R("put_writes.belongs")],
+        "the write key leaves out the checkpoint id: every checkpoint of the namespace shows the same writes"
+    ),
+    mutant!(
+        "write_type_tag_dropped",
+        WriteTypeTagDropped,
+        &[PW, GT],
+        [R("value.bytes"), G("7.2-value-fidelity")],
+        "written values are stored without their type tag"
+    ),
+    mutant!(
+        "write_value_truncated",
+        WriteValueTruncated,
+        &[PW],
+        [R("value.bytes"), G("7.2-value-fidelity")],
+        "written values are truncated to 1 MiB"
+    ),
+    mutant!(
         "regular_writes_duplicated",
         RegularWritesDuplicated,
         &[PW],
@@ -622,6 +650,27 @@ pub const MUTANTS: &[Mutant] = &[
         &[GT],
         [R("get_tuple.by_id")],
         "get_tuple of an id that is not stored returns the latest checkpoint"
+    ),
+    mutant!(
+        "get_tuple_ignores_thread",
+        GetTupleIgnoresThread,
+        &[GT],
+        [R("get_tuple.by_id"), R("get_tuple.latest")],
+        "get_tuple ignores the thread: an id is found in any thread, the latest is over every thread"
+    ),
+    mutant!(
+        "get_tuple_missing_gives_empty",
+        GetTupleMissingGivesEmpty,
+        &[GT],
+        [R("get_tuple.by_id"), R("get_tuple.latest")],
+        "get_tuple of a checkpoint that is not stored returns an empty tuple instead of none"
+    ),
+    mutant!(
+        "get_tuple_returns_caller_config",
+        GetTupleReturnsCallerConfig,
+        &[GT],
+        [R("get_tuple.latest")],
+        "the tuple's config is the caller's as given, with no id when the latest was asked for (upstream quirk)"
     ),
     mutant!(
         "pending_writes_reversed",
@@ -1100,9 +1149,4 @@ pub fn mutant(name: &str) -> Option<&'static Mutant> {
 /// `(case id, reason)`. A case no bug can fail is suspect; an entry here says why this one
 /// is not. The self-test fails on a never-failing case missing from this table, and on an
 /// entry whose case does fail on some mutant (a stale explanation).
-pub const NEVER_FAILING_EXPLAINED: &[(&str, &str)] = &[(
-    "put::saver_owns_what_it_stored",
-    "put takes ownership of what it stores and returned tuples share an Arc, so a caller changing a returned tuple \
-     gets a copy (Arc::make_mut); no safe Rust saver can fail it, it guards savers that cache returned tuples \
-     through interior mutability",
-)];
+pub const NEVER_FAILING_EXPLAINED: &[(&str, &str)] = &[];

@@ -132,6 +132,15 @@ pub enum Bug {
     WriteKeyIgnoresTask,
     /// Repeated regular writes are stored again (no dedup).
     RegularWritesDuplicated,
+    /// The regular writes of one call get their indexes in channel order, not call order.
+    WritesSortedByChannel,
+    /// The write key leaves out the checkpoint id: every checkpoint of the namespace shows
+    /// the same writes.
+    WriteKeyIgnoresCheckpoint,
+    /// Written values are stored without their type tag.
+    WriteTypeTagDropped,
+    /// Written values are truncated to 1 MiB.
+    WriteValueTruncated,
 
     // ---- CONTRACT §2 get_tuple -----------------------------------------------------------
     /// "Latest" is the checkpoint put last, not the greatest id.
@@ -142,6 +151,13 @@ pub enum Bug {
     RootLatestSpansNamespaces,
     /// An id that is not stored falls back to the latest checkpoint.
     MissingIdFallsBackToLatest,
+    /// The thread is ignored: by id in any thread, latest over every thread.
+    GetTupleIgnoresThread,
+    /// A checkpoint that is not stored comes back as an empty tuple instead of none.
+    GetTupleMissingGivesEmpty,
+    /// The tuple's config is the caller's config as given (no id when the latest was asked
+    /// for).
+    GetTupleReturnsCallerConfig,
     /// `pending_writes` come back in reverse order.
     PendingWritesReversed,
     /// `pending_writes` are ordered by task id, ignoring `task_path`.
@@ -361,6 +377,8 @@ struct Side {
     hidden_writes: HashMap<CpKey, Vec<PendingWrite>>,
     /// The writes as the mutant's own (wrong) key rule keeps them.
     mirror: HashMap<CpKey, Vec<MirrorWrite>>,
+    /// The writes of each (thread, ns), for the key that leaves out the checkpoint id.
+    ns_writes: HashMap<(String, String), Vec<MirrorWrite>>,
     /// The index each (checkpoint, task, channel) write got.
     write_idx: HashMap<(CpKey, String, String), i64>,
     /// The id put last in each (thread, ns).
@@ -527,17 +545,12 @@ impl MutantSaver {
             }
             b if b.is_mirror() => {
                 if let (false, Some(mirror)) = (t.pending_writes.is_empty(), side.mirror.get(&key)) {
-                    let mut ws = mirror.clone();
-                    ws.sort_by(|a, b| (&a.task_path, &a.task_id, a.idx).cmp(&(&b.task_path, &b.task_id, b.idx)));
-                    t.pending_writes = ws
-                        .into_iter()
-                        .map(|w| PendingWrite {
-                            task_id: w.task_id,
-                            task_path: w.task_path,
-                            channel: w.channel,
-                            value: w.value,
-                        })
-                        .collect();
+                    t.pending_writes = sorted_mirror(mirror.clone());
+                }
+            }
+            Bug::WriteKeyIgnoresCheckpoint => {
+                if let Some(ws) = side.ns_writes.get(&(key.0.clone(), key.1.clone())) {
+                    t.pending_writes = sorted_mirror(ws.clone());
                 }
             }
             Bug::PendingWritesReversed => t.pending_writes.reverse(),
@@ -810,6 +823,14 @@ impl MutantSaver {
             .collect();
         self.replay(moved).await
     }
+}
+
+/// Mirror writes as `get_tuple` returns them: by (task_path, task_id, index).
+fn sorted_mirror(mut ws: Vec<MirrorWrite>) -> Vec<PendingWrite> {
+    ws.sort_by(|a, b| (&a.task_path, &a.task_id, a.idx).cmp(&(&b.task_path, &b.task_id, b.idx)));
+    ws.into_iter()
+        .map(|w| PendingWrite { task_id: w.task_id, task_path: w.task_path, channel: w.channel, value: w.value })
+        .collect()
 }
 
 /// `r` cut to `limit`.
@@ -1148,12 +1169,34 @@ impl CheckpointSaver for MutantSaver {
             }
             _ => {}
         }
+        let mut writes = writes;
+        match bug {
+            Bug::WriteTypeTagDropped => writes.iter_mut().for_each(|(_, v)| v.type_tag.clear()),
+            Bug::WriteValueTruncated => writes.iter_mut().for_each(|(_, v)| v.data.truncate(1 << 20)),
+            Bug::WritesSortedByChannel => {
+                let mut regular: Vec<(String, TypedValue)> =
+                    writes.iter().filter(|(c, _)| special_write_index(c).is_none()).cloned().collect();
+                regular.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut sorted = regular.into_iter();
+                writes = writes
+                    .into_iter()
+                    .map(|w| match special_write_index(&w.0) {
+                        Some(_) => w,
+                        None => sorted.next().unwrap_or(w),
+                    })
+                    .collect();
+            }
+            _ => {}
+        }
         if let Some(id) = &cfg.checkpoint_id {
             let key: CpKey = (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), id.clone());
             let mut side = self.side();
             side.threads.insert(cfg.thread_id.clone());
             if bug.is_mirror() {
                 mirror_apply(bug, side.mirror.entry(key).or_default(), &writes, task_id, task_path);
+            } else if bug == Bug::WriteKeyIgnoresCheckpoint {
+                let list = side.ns_writes.entry((key.0, key.1)).or_default();
+                mirror_apply(bug, list, &writes, task_id, task_path);
             } else if bug == Bug::PendingWritesIndexAsText {
                 for (pos, (ch, _)) in writes.iter().enumerate() {
                     let idx = write_index(ch, pos);
@@ -1191,13 +1234,41 @@ impl CheckpointSaver for MutantSaver {
             (Bug::RootLatestSpansNamespaces, None) if cfg.checkpoint_ns.is_empty() => {
                 self.inner.list(&cfg.thread_id, &ListOptions::all().limit(1)).await?.into_iter().next()
             }
+            (Bug::GetTupleIgnoresThread, _) => {
+                let mut threads = self.known_threads();
+                threads.push(cfg.thread_id.clone());
+                let mut best: Option<CheckpointTuple> = None;
+                for thread_id in threads {
+                    let other = CheckpointConfig { thread_id, ..cfg.clone() };
+                    if let Some(t) = self.inner.get_tuple(&other).await? {
+                        if best.as_ref().is_none_or(|b| t.config.checkpoint_id > b.config.checkpoint_id) {
+                            best = Some(t);
+                        }
+                    }
+                }
+                best
+            }
             (Bug::MissingIdFallsBackToLatest, Some(_)) => match self.inner.get_tuple(&cfg).await? {
                 Some(t) => Some(t),
                 None => self.inner.get_tuple(&cfg.clone().without_id()).await?,
             },
             _ => self.inner.get_tuple(&cfg).await?,
         };
-        Ok(found.map(|t| self.on_read(t, false)))
+        let found = found.map(|t| self.on_read(t, false));
+        Ok(match self.bug {
+            Bug::GetTupleReturnsCallerConfig => found.map(|t| CheckpointTuple { config: config.clone(), ..t }),
+            Bug::GetTupleMissingGivesEmpty if found.is_none() => Some(CheckpointTuple {
+                config: cfg.clone(),
+                checkpoint: Arc::new(Checkpoint {
+                    id: cfg.checkpoint_id.clone().unwrap_or_default(),
+                    ..Checkpoint::default()
+                }),
+                metadata: CheckpointMetadata::new(),
+                parent_config: None,
+                pending_writes: Vec::new(),
+            }),
+            _ => found,
+        })
     }
 
     async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
@@ -1218,6 +1289,7 @@ impl CheckpointSaver for MutantSaver {
             let mut side = self.side();
             side.mirror.retain(|k, _| k.0 != thread);
             side.hidden_writes.retain(|k, _| k.0 != thread);
+            side.ns_writes.retain(|k, _| k.0 != thread);
         }
         match self.bug {
             Bug::DeleteThreadNoop => Ok(()),
