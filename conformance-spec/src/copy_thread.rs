@@ -127,13 +127,15 @@ async fn copies_metadata_exactly(cx: Cx) -> CaseResult {
     )
 }
 
-/// Checkpoints in "", "child:1" and a nested namespace are all copied, each to its own
-/// namespace, and the whole listing matches the source.
+/// Checkpoints (with writes) in "", "child:1" and a nested namespace are all copied, each
+/// to its own namespace, and the whole listing matches the source.
 async fn copies_every_namespace(cx: Cx) -> CaseResult {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
     let mut per_ns = Vec::new();
     for ns in ["", "child:1", "outer:1|inner:2"] {
-        per_ns.push((ns, chain_with_values(&cx, &s, ns, 2).await?));
+        let c = chain_with_values(&cx, &s, ns, 2).await?;
+        cx.put_writes(&c[0], vec![("ch", jv(json!(format!("write in {ns:?}"))))], "task-1", "").await?;
+        per_ns.push((ns, c));
     }
     cx.copy_thread(&s, &d).await?;
     let when = format!("after copy_thread({s}, {d})");

@@ -22,6 +22,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         removes_writes_with_checkpoint ["test_delete_for_runs_removes_writes"],
         empty_list_is_noop ["test_delete_for_runs_empty_list_noop"],
         unknown_run_ids_are_noop ["test_delete_for_runs_nonexistent_noop"],
+        unknown_ids_next_to_known_ones,
         removes_run_in_every_namespace ["test_delete_for_runs_across_namespaces"],
         removes_run_in_every_thread,
         removes_every_checkpoint_of_a_run,
@@ -135,6 +136,19 @@ async fn unknown_run_ids_are_noop(cx: Cx) -> CaseResult {
     let before = cx.get_some(&c1).await?;
     cx.delete_for_runs(&[&unknown, "run-never-used"]).await?;
     ensure_reads(&cx, &format!("after delete_for_runs([{unknown}, run-never-used])"), &c1, &before).await
+}
+
+/// Unknown run ids listed next to a known one do not fail the call: the known run is
+/// deleted.
+async fn unknown_ids_next_to_known_ones(cx: Cx) -> CaseResult {
+    let cfg = cx.config("main");
+    let (r1, r2, unknown) = (cx.thread("run1"), cx.thread("run2"), cx.thread("run-unknown"));
+    let c1 = cx.put(&cfg, run_step(&r1)).await?;
+    let c2 = cx.put(&c1, run_step(&r2)).await?;
+    cx.delete_for_runs(&[&unknown, &r1, &unknown]).await?;
+    let when = format!("after delete_for_runs([{unknown}, {r1}, {unknown}])");
+    ensure_gone(&cx, &when, &c1).await?;
+    ensure_ids(&cx, &when, &cfg.thread_id, &ListOptions::all(), &[id_of(&c2)]).await
 }
 
 /// Runs r1 and r2 each in "" and "child:1": deleting r1 removes it from both namespaces and

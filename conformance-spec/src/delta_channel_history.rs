@@ -49,6 +49,8 @@ pub fn cases() -> Vec<crate::SpecCase> {
         seed_found_through_unchanged_version,
         empty_channel_is_not_seed,
         older_target_ignores_descendants,
+        follows_replaced_parent,
+        long_chain_in_order,
     ])
 }
 
@@ -493,4 +495,25 @@ async fn older_target_ignores_descendants(cx: Cx) -> CaseResult {
     let c = chain_n(&cx, &t, "", "ch", 5, &[0]).await?;
     let (got, call) = history(&cx, &c[2], &["ch"]).await?;
     ensure_history(&call, &got, "ch", &[step_write("ch", "", 1)], Some(snap("", 0)))
+}
+
+/// Re-putting an ancestor with another parent (CONTRACT §2: a re-put replaces the parent
+/// and keeps the writes) changes the walk: c0 (snapshot) <- c1 <- c2 <- c3, then c2 is put
+/// again with parent c0. From c3: c2's write, then c0's snapshot; c1 is no longer on the
+/// path.
+async fn follows_replaced_parent(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let c = chain_n(&cx, &t, "", "ch", 4, &[0]).await?;
+    cx.put(&c[0], Step::new(id_of(&c[2])).meta("step", json!(2))).await?;
+    let (got, call) = history(&cx, &c[3], &["ch"]).await?;
+    ensure_history(&call, &got, "ch", &[step_write("ch", "", 2)], Some(snap("", 0)))
+}
+
+/// A chain of 120 checkpoints without a snapshot: every write but the head's, oldest first.
+async fn long_chain_in_order(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let c = chain_n(&cx, &t, "", "ch", 120, &[]).await?;
+    let (got, call) = history(&cx, &c[119], &["ch"]).await?;
+    let want: Vec<_> = (0..119).map(|i| step_write("ch", "", i)).collect();
+    ensure_history(&call, &got, "ch", &want, None)
 }

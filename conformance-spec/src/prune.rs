@@ -31,6 +31,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         leaves_other_threads_untouched ["test_prune_preserves_other_threads"],
         empty_list_is_noop ["test_prune_empty_list_noop"],
         unknown_thread_is_noop ["test_prune_nonexistent_noop"],
+        unknown_thread_next_to_known_one,
         keep_latest_reads_values_of_older_checkpoints,
         keep_latest_keeps_values_per_namespace,
         keep_latest_keeps_greatest_id,
@@ -107,12 +108,14 @@ async fn keep_latest_keeps_writes(cx: Cx) -> CaseResult {
     cx.put_writes(&c[2], vec![("ch", jv(json!("w1"))), (INTERRUPT, jv(json!("q")))], "task-1", "~0").await?;
     cx.put_writes(&c[2], vec![("ch", jv(json!("w2")))], "task-2", "~1").await?;
     cx.prune(&[&t], KeepLatest).await?;
+    let when = format!("after prune([{t}], keep_latest)");
+    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&c[2])]).await?;
     let want = [
         write("task-1", "~0", INTERRUPT, jv(json!("q"))),
         write("task-1", "~0", "ch", jv(json!("w1"))),
         write("task-2", "~1", "ch", jv(json!("w2"))),
     ];
-    ensure_writes(&cx, &format!("after prune([{t}], keep_latest)"), &c[2], &want).await
+    ensure_writes(&cx, &when, &c[2], &want).await
 }
 
 /// `delete`: nothing of the thread is listed or readable afterwards.
@@ -174,6 +177,19 @@ async fn unknown_thread_is_noop(cx: Cx) -> CaseResult {
     ensure_ids(&cx, "after pruning an unknown thread", &missing, &ListOptions::all(), &[]).await
 }
 
+/// An unknown thread listed next to a known one does not fail the call: the known thread
+/// is pruned (with either strategy).
+async fn unknown_thread_next_to_known_one(cx: Cx) -> CaseResult {
+    let (missing, t, u) = (cx.thread("missing"), cx.thread("t"), cx.thread("u"));
+    let ct = chain(&cx, &t, "", 2).await?;
+    chain(&cx, &u, "", 2).await?;
+    cx.prune(&[&missing, &t], KeepLatest).await?;
+    ensure_ids(&cx, &format!("after prune([{missing}, {t}], keep_latest)"), &t, &ListOptions::all(), &[id_of(&ct[1])])
+        .await?;
+    cx.prune(&[&u, &missing], Delete).await?;
+    ensure_ids(&cx, &format!("after prune([{u}, {missing}], delete)"), &u, &ListOptions::all(), &[]).await
+}
+
 /// c1 stores `a`, c2 stores `b` and keeps `a`, c3 keeps both unchanged (values stored by
 /// older checkpoints only) and stores `c`: after `keep_latest`, c3 reads exactly as before
 /// (values, versions, metadata, writes).
@@ -208,11 +224,12 @@ async fn keep_latest_keeps_values_per_namespace(cx: Cx) -> CaseResult {
         let first = cx
             .put(&CheckpointConfig::new(&t).with_ns(ns), Step::fresh().value("a", json!(format!("a in {ns:?}")), 1))
             .await?;
-        kept.push((ns, cx.put(&first, Step::fresh().keep("a", 1)).await?));
+        kept.push((ns, first.clone(), cx.put(&first, Step::fresh().keep("a", 1)).await?));
     }
     cx.prune(&[&t], KeepLatest).await?;
     let when = format!("after prune([{t}], keep_latest)");
-    for (ns, cfg) in &kept {
+    for (ns, first, cfg) in &kept {
+        ensure_gone(&cx, &when, first).await?;
         let got = cx
             .get(cfg)
             .await?
