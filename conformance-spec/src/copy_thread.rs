@@ -5,7 +5,7 @@
 //! untouched.
 //!
 //! The expected copy is the source as the saver reads it back, with the thread of each
-//! config and parent config replaced by the target (see [`retarget`]); cases that matter
+//! config and parent config replaced by the target (see `retarget`); cases that matter
 //! most also spell the expected values and writes out by hand.
 
 use conformance_core::{Capability, ChannelVersion, CheckpointConfig, CheckpointTuple, ListOptions, TypedValue};

@@ -10,7 +10,7 @@
 //! **Missing target.** When the config names a checkpoint that `get_tuple` does not find
 //! (or the thread has none), there is nothing to walk: the result still has one entry per
 //! requested channel, each with no writes and no seed, and the call returns Ok (unknown
-//! inputs are no-ops, CONTRACT §3). [`missing_target_gives_empty_entries`] checks this.
+//! inputs are no-ops, CONTRACT §3). The case `missing_target_gives_empty_entries` checks this.
 //!
 //! Writes and seeds are compared exactly (task id, task path, channel, type tag and bytes).
 
