@@ -11,7 +11,7 @@ use conformance_core::{
     PendingWrite, PruneStrategy, TestContext, TypedValue,
 };
 
-use crate::fixtures::{new_id, Step};
+use crate::fixtures::{new_id, Ids, Step};
 
 /// The result type of a case.
 pub type CaseResult = Result<(), Failure>;
@@ -197,6 +197,82 @@ impl Cx {
             .delta_channel_history(config, &chs)
             .await
             .map_err(|e| call_failed(format!("delta_channel_history({config}, channels={channels:?})"), e))
+    }
+}
+
+/// Fails unless `got` equals `expected` field by field (config, checkpoint, metadata,
+/// parent_config, pending_writes); the message is `"{what}: {field}: expected .., got .."`
+/// for the first field that differs.
+pub fn ensure_same_tuple(what: impl Display, expected: &CheckpointTuple, got: &CheckpointTuple) -> CaseResult {
+    ensure_eq(format!("{what}: config"), &expected.config, &got.config)?;
+    ensure_eq(format!("{what}: parent_config"), &expected.parent_config, &got.parent_config)?;
+    ensure_eq(format!("{what}: metadata"), &expected.metadata, &got.metadata)?;
+    ensure(expected.pending_writes == got.pending_writes, || {
+        format!(
+            "{what}: pending_writes: expected {}, got {}",
+            describe_writes(&expected.pending_writes),
+            describe_writes(&got.pending_writes)
+        )
+    })?;
+    ensure_eq(format!("{what}: checkpoint"), &*expected.checkpoint, &*got.checkpoint)
+}
+
+/// Fails unless the two tuple lists have the same length and are equal position by
+/// position (see [`ensure_same_tuple`]).
+pub fn ensure_same_tuples(what: impl Display, expected: &[CheckpointTuple], got: &[CheckpointTuple]) -> CaseResult {
+    let configs = |ts: &[CheckpointTuple]| ts.iter().map(|t| t.config.to_string()).collect::<Vec<_>>();
+    ensure(expected.len() == got.len(), || {
+        format!(
+            "{what}: expected {} tuples {:?}, got {} tuples {:?}",
+            expected.len(),
+            configs(expected),
+            got.len(),
+            configs(got)
+        )
+    })?;
+    for (i, (e, g)) in expected.iter().zip(got).enumerate() {
+        ensure_same_tuple(format!("{what}: [{i}]"), e, g)?;
+    }
+    Ok(())
+}
+
+impl Cx {
+    /// Fails unless `list(thread_id, options)` returns exactly the checkpoints labelled
+    /// `want` in `ids`, in that order; the message shows labels and a legend of the ids.
+    pub async fn expect_list(&self, ids: &Ids, thread_id: &str, options: &ListOptions, want: &[&str]) -> CaseResult {
+        let got = ids.labels(&self.list_ids(thread_id, options).await?);
+        ensure(got == want, || {
+            format!(
+                "list(thread={thread_id}, {}): expected {want:?}, got {got:?} ({})",
+                describe_options(options),
+                ids.legend()
+            )
+        })
+    }
+
+    /// Like [`Cx::expect_list`], for results that span namespaces: `want` is a list of
+    /// (namespace, label) pairs, compared in order.
+    pub async fn expect_list_ns(
+        &self,
+        ids: &Ids,
+        thread_id: &str,
+        options: &ListOptions,
+        want: &[(&str, &str)],
+    ) -> CaseResult {
+        let got: Vec<(String, String)> = self
+            .list(thread_id, options)
+            .await?
+            .iter()
+            .map(|t| (t.config.checkpoint_ns.clone(), ids.label(t.config.checkpoint_id.as_deref().unwrap_or(""))))
+            .collect();
+        let want_owned: Vec<(String, String)> = want.iter().map(|(n, l)| ((*n).to_owned(), (*l).to_owned())).collect();
+        ensure(got == want_owned, || {
+            format!(
+                "list(thread={thread_id}, {}): expected (ns, id) {want:?}, got {got:?} ({})",
+                describe_options(options),
+                ids.legend()
+            )
+        })
     }
 }
 

@@ -147,3 +147,64 @@ impl Step {
         self
     }
 }
+
+/// Fresh time-ordered checkpoint ids with readable labels, for cases whose failure
+/// messages must say which checkpoint is which (`c2`, not a 36-character uuid).
+///
+/// `Ids::new(&["c0", "c1"])` makes one [`new_id`] per label, in the given order, so the
+/// ids sort as the labels are listed (`c0 < c1`). An id may be put more than once (in
+/// several namespaces or threads) under its one label.
+///
+/// ```
+/// # use conformance_spec::fixtures::Ids;
+/// let ids = Ids::new(&["c0", "c1"]);
+/// assert!(ids.id("c0") < ids.id("c1"));
+/// assert_eq!(ids.label(ids.id("c1")), "c1");
+/// assert_eq!(ids.label("not-made-here"), "?not-made-here");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Ids {
+    /// (label, id), in creation order.
+    pairs: Vec<(String, String)>,
+}
+
+impl Ids {
+    /// One fresh id per label, increasing in the order given.
+    pub fn new(labels: &[&str]) -> Self {
+        Self { pairs: labels.iter().map(|l| ((*l).to_owned(), new_id())).collect() }
+    }
+
+    /// The id of `label`.
+    ///
+    /// # Panics
+    /// When `label` was not given to [`Ids::new`]: that is a bug in the case, not in the
+    /// saver (the runner reports the panic with the case).
+    pub fn id(&self, label: &str) -> &str {
+        match self.pairs.iter().find(|(l, _)| l == label) {
+            Some((_, id)) => id,
+            None => panic!("case bug: no checkpoint id labelled {label:?} (labels: {:?})", self.labels_list()),
+        }
+    }
+
+    /// The label of `id`, or `?{id}` for an id not made here (what a saver invented).
+    pub fn label(&self, id: &str) -> String {
+        match self.pairs.iter().find(|(_, i)| i == id) {
+            Some((l, _)) => l.clone(),
+            None => format!("?{id}"),
+        }
+    }
+
+    /// The labels of `ids`, in order (see [`Ids::label`]).
+    pub fn labels(&self, ids: &[String]) -> Vec<String> {
+        ids.iter().map(|id| self.label(id)).collect()
+    }
+
+    /// `c0=<id>, c1=<id>, ...`, appended to failure messages so labels can be traced.
+    pub fn legend(&self) -> String {
+        self.pairs.iter().map(|(l, id)| format!("{l}={id}")).collect::<Vec<_>>().join(", ")
+    }
+
+    fn labels_list(&self) -> Vec<&str> {
+        self.pairs.iter().map(|(l, _)| l.as_str()).collect()
+    }
+}

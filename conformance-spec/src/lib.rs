@@ -19,6 +19,7 @@ pub mod get_tuple;
 pub mod list;
 pub mod put;
 pub mod put_writes;
+pub mod upstream;
 
 pub mod copy_thread;
 pub mod delete_for_runs;
