@@ -627,7 +627,7 @@ pub const MUTANTS: &[Mutant] = &[
         "latest_by_insertion_order",
         LatestByInsertionOrder,
         &[GT],
-        [R("get_tuple.latest"), S("S12"), G("7.2-latest-insertion-order")],
+        [R("get_tuple.latest"), S("S12"), G("7.2-latest-insertion-order"), G("7.2-out-of-order-ids")],
         "the latest checkpoint is the one put last, not the greatest id"
     ),
     mutant!(
@@ -707,6 +707,13 @@ pub const MUTANTS: &[Mutant] = &[
         &[LS],
         [R("list.order"), S("S12")],
         "list returns the oldest checkpoint first"
+    ),
+    mutant!(
+        "list_insertion_order",
+        ListInsertionOrder,
+        &[LS],
+        [R("list.order"), S("S12"), G("7.2-out-of-order-ids")],
+        "list orders by insertion (the checkpoint put last first), not by id"
     ),
     mutant!(
         "list_limit_keeps_oldest",
@@ -920,6 +927,13 @@ pub const MUTANTS: &[Mutant] = &[
         &[DR],
         [R("extended.noop_inputs"), S("S14")],
         "delete_for_runs([]) fails"
+    ),
+    mutant!(
+        "delete_for_runs_unknown_fails",
+        DeleteForRunsUnknownFails,
+        &[DR],
+        [R("extended.noop_inputs")],
+        "run ids that match no checkpoint fail the call"
     ),
     mutant!(
         "delete_for_runs_first_only",
@@ -1137,6 +1151,20 @@ pub const MUTANTS: &[Mutant] = &[
         &[DH],
         [R("delta.order"), G("7.4-delta-order")],
         "writes within one checkpoint come in reverse get_tuple order"
+    ),
+    mutant!(
+        "delta_no_channels_means_all",
+        DeltaNoChannelsMeansAll,
+        &[DH],
+        [R("delta.channels")],
+        "no channels requested gives the history of every channel on the target's ancestry"
+    ),
+    mutant!(
+        "delta_missing_target_fails",
+        DeltaMissingTargetFails,
+        &[DH],
+        [R("extended.noop_inputs"), R("delta.target")],
+        "a target that is not stored fails the call instead of giving empty entries"
     ),
 ];
 

@@ -170,6 +170,8 @@ pub enum Bug {
     // ---- CONTRACT §2 list ----------------------------------------------------------------
     /// `list` returns the oldest first.
     ListOldestFirst,
+    /// `list` orders by insertion (the checkpoint put last first), not by id.
+    ListInsertionOrder,
     /// `limit` keeps the oldest matches (ORDER BY ASC LIMIT), newest first.
     ListLimitKeepsOldest,
     /// `limit = 0` is treated as no limit (S01).
@@ -236,6 +238,8 @@ pub enum Bug {
     DeleteForRunsNoop,
     /// `delete_for_runs([])` fails (S14).
     DeleteForRunsEmptyFails,
+    /// Run ids that match no checkpoint fail the call.
+    DeleteForRunsUnknownFails,
     /// Only the first run id is deleted.
     DeleteForRunsFirstOnly,
     /// Every thread that has a listed run is deleted whole.
@@ -310,6 +314,10 @@ pub enum Bug {
     DeltaOmitsEmptyChannels,
     /// Writes within one checkpoint come in reverse `get_tuple` order.
     DeltaReversesWithinCheckpoint,
+    /// No channels requested means every channel with history on the target's ancestry.
+    DeltaNoChannelsMeansAll,
+    /// A target that is not stored fails the call.
+    DeltaMissingTargetFails,
 }
 
 impl Bug {
@@ -339,6 +347,8 @@ impl Bug {
                 | Bug::DeltaLatestNotResolved
                 | Bug::DeltaOmitsEmptyChannels
                 | Bug::DeltaReversesWithinCheckpoint
+                | Bug::DeltaNoChannelsMeansAll
+                | Bug::DeltaMissingTargetFails
         )
     }
 }
@@ -381,6 +391,8 @@ struct Side {
     ns_writes: HashMap<(String, String), Vec<MirrorWrite>>,
     /// The index each (checkpoint, task, channel) write got.
     write_idx: HashMap<(CpKey, String, String), i64>,
+    /// The order of every put (re-puts move a checkpoint to the end).
+    put_seq: HashMap<CpKey, u64>,
     /// The id put last in each (thread, ns).
     last_put: HashMap<(String, String), String>,
     /// Copy target -> source.
@@ -619,6 +631,22 @@ impl MutantSaver {
                 r.reverse();
                 truncate(r, limit)
             }
+            Bug::ListInsertionOrder => {
+                let limit = o.limit.take();
+                let mut r = inner.list(thread, &o).await?;
+                let side = self.side();
+                let seq = |t: &CheckpointTuple| {
+                    let key = (
+                        t.config.thread_id.clone(),
+                        t.config.checkpoint_ns.clone(),
+                        t.config.checkpoint_id.clone().unwrap_or_default(),
+                    );
+                    side.put_seq.get(&key).copied().unwrap_or(0)
+                };
+                r.sort_by_key(|t| std::cmp::Reverse(seq(t)));
+                drop(side);
+                truncate(r, limit)
+            }
             Bug::ListLimitKeepsOldest => {
                 let limit = o.limit.take();
                 let mut r = inner.list(thread, &o).await?;
@@ -718,6 +746,25 @@ impl MutantSaver {
         channels: &[String],
     ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
         let bug = self.bug;
+        let all_channels: Vec<String>;
+        let channels = if bug == Bug::DeltaNoChannelsMeansAll && channels.is_empty() {
+            // Every channel with a version or a write on the target's ancestry.
+            let (mut seen, mut visited) = (BTreeSet::new(), BTreeSet::new());
+            let mut cursor = Some(config.clone());
+            while let Some(c) = cursor {
+                let Some(t) = self.inner.get_tuple(&c).await? else { break };
+                if !visited.insert(t.config.checkpoint_id.clone()) {
+                    break;
+                }
+                seen.extend(t.checkpoint.channel_versions.keys().cloned());
+                seen.extend(t.pending_writes.iter().map(|w| w.channel.clone()));
+                cursor = t.parent_config;
+            }
+            all_channels = seen.into_iter().collect();
+            &all_channels[..]
+        } else {
+            channels
+        };
         let mut out: BTreeMap<String, DeltaChannelHistory> =
             channels.iter().map(|c| (c.clone(), DeltaChannelHistory::default())).collect();
         if channels.is_empty() {
@@ -730,7 +777,12 @@ impl MutantSaver {
         if bug == Bug::DeltaLatestNotResolved && cfg.checkpoint_id.is_none() {
             return Ok(out);
         }
-        let Some(target) = self.inner.get_tuple(&cfg).await? else { return Ok(out) };
+        let Some(target) = self.inner.get_tuple(&cfg).await? else {
+            if bug == Bug::DeltaMissingTargetFails {
+                return Err(CheckpointError::storage_msg(format!("delta_channel_history: no checkpoint at {cfg}")));
+            }
+            return Ok(out);
+        };
         // Per channel: the writes of each visited checkpoint, newest checkpoint first.
         let mut groups: BTreeMap<String, Vec<Vec<PendingWrite>>> = BTreeMap::new();
         let mut in_play: BTreeSet<String> = channels.iter().cloned().collect();
@@ -1123,6 +1175,10 @@ impl CheckpointSaver for MutantSaver {
                 Bug::LatestByInsertionOrder => {
                     side.last_put.insert((key.0.clone(), key.1.clone()), key.2.clone());
                 }
+                Bug::ListInsertionOrder => {
+                    let n = side.put_seq.len() as u64;
+                    side.put_seq.insert(key.clone(), n);
+                }
                 _ => {}
             }
         }
@@ -1350,6 +1406,18 @@ impl CheckpointSaver for MutantSaver {
             Bug::DeleteForRunsNoop => Ok(()),
             Bug::DeleteForRunsEmptyFails if run_ids.is_empty() => {
                 Err(CheckpointError::InvalidInput("delete_for_runs: no run ids given".into()))
+            }
+            Bug::DeleteForRunsUnknownFails => {
+                let mut found = false;
+                for t in self.known_threads() {
+                    found |= self.snapshot(&t).await?.iter().any(listed);
+                }
+                if !found && !run_ids.is_empty() {
+                    return Err(CheckpointError::storage_msg(format!(
+                        "delete_for_runs: no checkpoint of runs {run_ids:?}"
+                    )));
+                }
+                self.inner.delete_for_runs(run_ids).await
             }
             Bug::DeleteForRunsFirstOnly => self.inner.delete_for_runs(&run_ids[..run_ids.len().min(1)]).await,
             Bug::DeleteForRunsWholeThread => {
