@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use conformance_core::{Capability, Fixture, Outcome, Registration, Report, RunOptions, SpecCase};
@@ -20,7 +21,7 @@ pub struct AnalysisOptions {
     /// failing only when a mutant of its capability fails it), or every capability against
     /// every mutant (`true`: slower, shows the collateral failures of each bug).
     pub all_capabilities: bool,
-    /// Cases run at once within one mutant's run.
+    /// Mutants run at once (each runs its cases one at a time).
     pub jobs: usize,
     /// Only the mutants whose name contains this text (`None`: all).
     pub only: Option<String>,
@@ -260,6 +261,26 @@ fn failures(report: &Report) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Runs `cases` against one mutant.
+fn run_mutant(mutant: &'static Mutant, cases: &[SpecCase], options: &AnalysisOptions) -> MutantResult {
+    let t0 = Instant::now();
+    let opts = RunOptions {
+        capabilities: if options.all_capabilities { None } else { Some(mutant.breaks.iter().copied().collect()) },
+        jobs: 1,
+        ..RunOptions::default()
+    };
+    let report = conformance_core::run::run(&registration(mutant), cases, &opts);
+    let cases_run = report.tests.iter().filter(|t| matches!(t.outcome, Outcome::Passed | Outcome::Failed)).count();
+    let failed = failures(&report);
+    MutantResult {
+        mutant,
+        caught_by: failed.iter().map(|(id, _)| id.clone()).collect(),
+        messages: failed.into_iter().collect(),
+        cases_run,
+        duration: t0.elapsed(),
+    }
+}
+
 /// Runs the spec `cases` against the unmodified memory saver and every mutant.
 pub fn analyze_cases(cases: &[SpecCase], options: &AnalysisOptions) -> Analysis {
     let start = Instant::now();
@@ -267,27 +288,24 @@ pub fn analyze_cases(cases: &[SpecCase], options: &AnalysisOptions) -> Analysis 
     let base_opts = RunOptions { jobs: options.jobs, ..RunOptions::default() };
     let baseline = conformance_core::run::run(&checkpoint_memory::registration(), cases, &base_opts);
     let baseline_failures = failures(&baseline);
-    let mut results = Vec::new();
-    for mutant in MUTANTS {
-        if options.only.as_deref().is_some_and(|o| !mutant.name.contains(o)) {
-            continue;
+    let selected: Vec<&'static Mutant> =
+        MUTANTS.iter().filter(|m| options.only.as_deref().is_none_or(|o| m.name.contains(o))).collect();
+    // Mutants run `jobs` at once, each with one case at a time: one mutant's run has
+    // sequential stretches (detection, capability by capability), several fill the cores.
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<MutantResult>>> = Mutex::new(vec![None; selected.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs.max(1).min(selected.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(mutant) = selected.get(i).copied() else { break };
+                let r = run_mutant(mutant, cases, options);
+                slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
         }
-        let t0 = Instant::now();
-        let opts = RunOptions {
-            capabilities: if options.all_capabilities { None } else { Some(mutant.breaks.iter().copied().collect()) },
-            ..base_opts.clone()
-        };
-        let report = conformance_core::run::run(&registration(mutant), cases, &opts);
-        let cases_run = report.tests.iter().filter(|t| matches!(t.outcome, Outcome::Passed | Outcome::Failed)).count();
-        let failed = failures(&report);
-        results.push(MutantResult {
-            mutant,
-            caught_by: failed.iter().map(|(id, _)| id.clone()).collect(),
-            messages: failed.into_iter().collect(),
-            cases_run,
-            duration: t0.elapsed(),
-        });
-    }
+    });
+    let results: Vec<MutantResult> =
+        slots.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect();
     let ids: Vec<String> = cases.iter().map(SpecCase::id).collect();
     let ever_failed: BTreeSet<&str> = results.iter().flat_map(|r| r.caught_by.iter().map(String::as_str)).collect();
     let explained: BTreeMap<&str, &'static str> = NEVER_FAILING_EXPLAINED.iter().copied().collect();
