@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use conformance_core::render::render_terminal;
-use conformance_core::{Capability, Progress, Registration, RunOptions};
+use conformance_core::{Capability, Progress, RunOptions};
 use conformance_spec::harness::{check_writable, write_reports, ReportOutputs};
 
 use crate::USAGE;
@@ -42,9 +42,10 @@ pub struct Args {
     #[arg(long, value_name = "BACKEND", default_value = "sqlite", value_parser = parse_backend)]
     backend: Backend,
 
-    /// The SQLite database file to use (sqlite backend only; the file may be new or an
-    /// existing SQLite database, in an existing directory). Default: a fresh temporary file,
-    /// removed after the run.
+    /// Run the sqlite cases on this filesystem: each case uses its own database file next
+    /// to FILE (FILE.case-<pid>-<n>, removed after the case); FILE itself is never written.
+    /// Its directory must exist, and FILE, if it exists, must be an SQLite database.
+    /// Default: a fresh temporary file per case.
     #[arg(long, value_name = "FILE")]
     sqlite_path: Option<PathBuf>,
 
@@ -173,27 +174,17 @@ pub fn run(args: Args) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(USAGE);
     }
-    // A fresh temporary database when no path is given; removed when `_tmp` drops.
-    let mut _tmp = None;
-    let mut registration = match args.backend {
-        Backend::Memory => checkpoint_memory::registration(),
-        Backend::Sqlite => {
-            let path = match &args.sqlite_path {
-                Some(p) => p.clone(),
-                None => match tempfile::Builder::new().prefix("conformance-sqlite-").tempdir() {
-                    Ok(dir) => {
-                        let p = dir.path().join("checkpoints.sqlite");
-                        _tmp = Some(dir);
-                        p
-                    }
-                    Err(e) => {
-                        eprintln!("error: could not create a temporary directory for the database: {e}");
-                        return ExitCode::FAILURE;
-                    }
-                },
-            };
-            sqlite_registration(&path)
-        }
+    let mut registration = match (args.backend, &args.sqlite_path) {
+        (Backend::Memory, _) => checkpoint_memory::registration(),
+        // A fresh temporary database file per case, removed by the case's cleanup.
+        (Backend::Sqlite, None) => checkpoint_sqlite::registration(),
+        (Backend::Sqlite, Some(path)) => match checkpoint_sqlite::registration_at(path) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: --sqlite-path {}: {}", path.display(), e.display_chain());
+                return ExitCode::from(USAGE);
+            }
+        },
     };
     for (cap, reason) in &args.skip {
         registration = registration.skip(*cap, reason.clone());
@@ -224,11 +215,6 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
-}
-
-/// The SQLite reference saver on the database at `path`.
-fn sqlite_registration(path: &Path) -> Registration {
-    checkpoint_sqlite::registration(path)
 }
 
 #[cfg(test)]
