@@ -22,6 +22,12 @@ pub mod put;
 pub mod put_writes;
 pub mod upstream;
 
+pub mod copy_thread;
+pub mod delete_for_runs;
+pub mod delta_channel_history;
+mod ext_helpers;
+pub mod prune;
+
 pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
 pub use cx::{CaseResult, Cx};
 
@@ -85,6 +91,10 @@ pub fn catalog() -> Vec<SpecCase> {
     all.extend(get_tuple::cases());
     all.extend(list::cases());
     all.extend(delete_thread::cases());
+    all.extend(delete_for_runs::cases());
+    all.extend(copy_thread::cases());
+    all.extend(prune::cases());
+    all.extend(delta_channel_history::cases());
     all
 }
 
