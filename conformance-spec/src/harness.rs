@@ -40,7 +40,10 @@
 //! - appends the markdown summary to `$GITHUB_STEP_SUMMARY` when set,
 //! - prints the terminal report after libtest's output.
 //!
-//! A partial run writes none of them and says so on stderr when one was asked for.
+//! A partial run writes none of them and says so on stderr when one was asked for. Every
+//! conformance binary reads the same variable, so `cargo test --workspace` with
+//! `CHECKPOINT_CONFORMANCE_REPORT` set leaves the report of the last binary that ran; give
+//! each binary its own path (`cargo test -p my-saver --test conformance`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
