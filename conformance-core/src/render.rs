@@ -120,13 +120,18 @@ pub(crate) mod test_support {
             detected: Capability::ALL.iter().map(|c| (*c, !not_detected.contains(c))).collect(),
             warnings: vec!["the cleanup after probing failed: disk full".into()],
         };
-        let case = |cap: Capability, name: &str, outcome: Outcome, message: Option<&str>, ms: f64| CaseResult {
-            id: format!("{cap}::{name}"),
-            capability: cap,
-            name: name.into(),
-            outcome,
-            message: message.map(str::to_owned),
-            duration_ms: ms,
+        // Built through serde so that fields with a serde default may be added to
+        // `CaseResult` without touching this sample.
+        let case = |cap: Capability, name: &str, outcome: Outcome, message: Option<&str>, ms: f64| -> CaseResult {
+            serde_json::from_value(serde_json::json!({
+                "id": format!("{cap}::{name}"),
+                "capability": cap,
+                "name": name,
+                "outcome": outcome,
+                "message": message,
+                "duration_ms": ms,
+            }))
+            .expect("a valid CaseResult")
         };
         let tests = vec![
             case(Capability::Put, "returns_config_of_stored_checkpoint", Outcome::Passed, None, 1.5),
