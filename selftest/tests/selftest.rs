@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
-use conformance_core::{Level, Outcome, RunOptions};
+use conformance_core::{Level, Outcome, Registration, RunOptions};
 use conformance_selftest::{
     analyze, Analysis, AnalysisOptions, Cover, CONTRACT_RULES, GAPS, MUTANTS, RULES_WITHOUT_MUTANT, SCENARIOS,
     SCENARIOS_WITHOUT_MUTANT,
@@ -17,17 +17,33 @@ fn analysis() -> &'static Analysis {
     ANALYSIS.get_or_init(|| analyze(&AnalysisOptions::default()))
 }
 
-#[test]
-fn memory_saver_passes_every_case() {
-    let report = conformance_spec::validate(&checkpoint_memory::registration(), &RunOptions::default());
+/// Fails unless the saver of `registration` passes every case of the spec and reaches FULL.
+fn assert_passes_every_case(registration: &Registration) {
+    let report = conformance_spec::validate(registration, &RunOptions::default());
     let failures: Vec<String> = report
         .tests
         .iter()
         .filter(|t| t.outcome == Outcome::Failed)
         .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
         .collect();
-    assert!(failures.is_empty(), "{} case(s) failed on the memory saver:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(report.conformance_level, Level::Full);
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed on {}:\n{}",
+        failures.len(),
+        registration.name(),
+        failures.join("\n")
+    );
+    assert_eq!(report.conformance_level, Level::Full, "{}", report.to_json());
+}
+
+#[test]
+fn memory_saver_passes_every_case() {
+    assert_passes_every_case(&checkpoint_memory::registration());
+}
+
+#[test]
+fn sqlite_saver_passes_every_case() {
+    assert_passes_every_case(&checkpoint_sqlite::registration());
 }
 
 #[test]
