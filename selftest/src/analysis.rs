@@ -103,6 +103,8 @@ pub struct Analysis {
     pub stale_explanations: Vec<&'static str>,
     /// Whether every capability ran against every mutant.
     pub all_capabilities: bool,
+    /// The name filter, when only some mutants ran.
+    pub only: Option<String>,
     /// Wall time of the whole analysis.
     pub duration: Duration,
 }
@@ -185,7 +187,9 @@ impl Analysis {
             );
         }
         let _ = writeln!(out, "\n## Spec cases no mutant makes fail ({})\n", self.never_failing.len());
-        if self.never_failing.is_empty() {
+        if let Some(only) = &self.only {
+            let _ = writeln!(out, "Not listed: only the mutants whose name contains {only:?} ran.");
+        } else if self.never_failing.is_empty() {
             let _ = writeln!(out, "None.");
         }
         for nf in &self.never_failing {
@@ -332,6 +336,7 @@ pub fn analyze_cases(cases: &[SpecCase], options: &AnalysisOptions) -> Analysis 
         never_failing,
         stale_explanations,
         all_capabilities: options.all_capabilities,
+        only: options.only.clone(),
         duration: start.elapsed(),
     }
 }
