@@ -16,6 +16,7 @@ use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod conformance;
+mod mutants;
 
 /// The command line: `cargo xtask <TASK>`.
 #[derive(Debug, Parser)]
@@ -31,6 +32,9 @@ enum Task {
     /// Run the conformance suite against a reference backend and print (and optionally
     /// write) the report.
     Conformance(conformance::Args),
+    /// Run the spec against every mutant of the self-test's catalog and print the mutation
+    /// table, the spec cases no mutant makes fail, and the kill rate.
+    Mutants(mutants::Args),
 }
 
 /// Exit code for usage errors.
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Task::Conformance(args)) => conformance::run(args),
+        Some(Task::Mutants(args)) => mutants::run(args),
     }
 }
 
