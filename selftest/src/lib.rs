@@ -11,7 +11,8 @@
 //! [`analyze`] runs the spec against the memory saver and every mutant through the same
 //! path as every front end (`conformance_core::run::run`), and returns the mutation table:
 //! which cases caught which mutant, the kill rate, and the spec cases no mutant ever makes
-//! fail (each must be explained in [`NEVER_FAILING_EXPLAINED`]). `cargo test -p
+//! fail (each must be explained in [`NEVER_FAILING_EXPLAINED`]); `cargo xtask mutants`
+//! prints it ([`Analysis::render`]). `cargo test -p
 //! conformance-selftest` asserts that the memory saver passes every case, that every
 //! mutant is caught by a case of the capability it declares, and that no never-failing
 //! case is unexplained.
