@@ -43,21 +43,20 @@ pub fn pending(task_id: &str, task_path: &str, channel: &str, value: TypedValue)
 pub const LARGE_VALUE_LEN: usize = 16 * 1024 * 1024;
 
 /// `len` deterministic bytes that are not UTF-8 and contain NULs, tagged `"bytes"`.
-///
-/// Built from one 64 KiB block copied over and over, each copy starting with its block
-/// number (so a saver that reorders or repeats chunks still gets caught): fast even in
-/// unoptimised builds, where the self-test runs it once per mutant.
 pub fn large_value(len: usize) -> TypedValue {
-    const BLOCK: usize = 64 * 1024;
-    let block: Vec<u8> = (0..BLOCK).map(|i| ((i * 31 + i / 251) % 256) as u8).collect();
+    // A 4 KiB block of every byte value, repeated with the block number mixed in, so no two
+    // blocks are equal (a saver that truncates, dedups or reorders blocks is caught) and
+    // building 16 MiB stays cheap.
+    let block: Vec<u8> = (0..4096usize).map(|i| ((i * 31 + i / 251) % 256) as u8).collect();
     let mut data = Vec::with_capacity(len);
-    let mut n: u64 = 0;
+    let mut n: u32 = 0;
     while data.len() < len {
+        let take = (len - data.len()).min(block.len());
         let start = data.len();
-        data.extend_from_slice(&block[..(len - start).min(BLOCK)]);
-        let tag = n.to_le_bytes();
-        let end = data.len().min(start + tag.len());
-        data[start..end].copy_from_slice(&tag[..end - start]);
+        data.extend_from_slice(&block[..take]);
+        for (k, b) in n.to_le_bytes().iter().enumerate().take(take) {
+            data[start + k] ^= b;
+        }
         n += 1;
     }
     TypedValue::bytes(data)

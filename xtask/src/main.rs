@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod bench;
 mod conformance;
 mod mutants;
 
@@ -35,6 +36,9 @@ enum Task {
     /// Run the spec against every mutant of the self-test's catalog and print the mutation
     /// table, the spec cases no mutant makes fail, and the kill rate.
     Mutants(mutants::Args),
+    /// Measure the reference savers (release build) against the speed targets and print
+    /// (and optionally write) the figures.
+    Bench(bench::Args),
 }
 
 /// Exit code for usage errors.
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         }
         Some(Task::Conformance(args)) => conformance::run(args),
         Some(Task::Mutants(args)) => mutants::run(args),
+        Some(Task::Bench(args)) => bench::run(args),
     }
 }
 
