@@ -25,18 +25,32 @@ pub use cx::{CaseResult, Cx};
 
 /// Builds a module's case list: `spec_cases!(Capability::Put => [roundtrip ["test_put_roundtrip"], other])`.
 /// Each entry is an `async fn(Cx) -> CaseResult` in scope, optionally followed by the
-/// upstream test names it is the counterpart of.
+/// upstream test names it is the counterpart of. An entry marked `#[multi_thread]`
+/// (`#[multi_thread] many_writers`) runs on a multi-thread runtime
+/// ([`SpecCase::multi_thread`]), for cases that need real parallelism.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! spec_cases {
-    ($cap:expr => [ $( $f:ident $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
+    ($cap:expr => [ $( $(#[$mt:ident])? $f:ident $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
         vec![ $( $crate::SpecCase {
             capability: $cap,
             name: stringify!($f),
             upstream: &[$($($u),*)?],
-            multi_thread: false,
+            multi_thread: $crate::__spec_case_multi_thread!($($mt)?),
             run: |ctx| Box::pin($f($crate::Cx::new(ctx))),
         } ),* ]
+    };
+}
+
+/// `true` for the `#[multi_thread]` marker of [`spec_cases!`], `false` without it.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __spec_case_multi_thread {
+    () => {
+        false
+    };
+    (multi_thread) => {
+        true
     };
 }
 
