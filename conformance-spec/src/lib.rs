@@ -11,16 +11,20 @@
 
 #![warn(missing_docs)]
 
+pub mod crash;
 pub mod cx;
 pub mod fixtures;
 
+pub mod concurrency;
 pub mod delete_thread;
+pub mod durability;
 pub mod get_tuple;
 pub mod list;
 pub mod put;
 pub mod put_writes;
 
 pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
+pub use crash::{child_main_if_requested, child_main_if_requested_among};
 pub use cx::{CaseResult, Cx};
 
 /// Builds a module's case list: `spec_cases!(Capability::Put => [roundtrip ["test_put_roundtrip"], other])`.
@@ -62,6 +66,8 @@ pub fn catalog() -> Vec<SpecCase> {
     all.extend(get_tuple::cases());
     all.extend(list::cases());
     all.extend(delete_thread::cases());
+    all.extend(concurrency::cases());
+    all.extend(durability::cases());
     all
 }
 
