@@ -22,6 +22,13 @@ pub mod get_tuple;
 pub mod list;
 pub mod put;
 pub mod put_writes;
+pub mod upstream;
+
+pub mod copy_thread;
+pub mod delete_for_runs;
+pub mod delta_channel_history;
+mod ext_helpers;
+pub mod prune;
 
 pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
 pub use crash::{child_main_if_requested, child_main_if_requested_among};
@@ -66,6 +73,10 @@ pub fn catalog() -> Vec<SpecCase> {
     all.extend(get_tuple::cases());
     all.extend(list::cases());
     all.extend(delete_thread::cases());
+    all.extend(delete_for_runs::cases());
+    all.extend(copy_thread::cases());
+    all.extend(prune::cases());
+    all.extend(delta_channel_history::cases());
     all.extend(concurrency::cases());
     all.extend(durability::cases());
     all
