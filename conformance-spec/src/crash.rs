@@ -450,6 +450,7 @@ pub(crate) async fn crash_test(cx: Cx) -> CaseResult {
         let log = run_and_kill(&exe, &request.to_string(), plan).await.map_err(|m| {
             Failure::new(format!("kill {k} of {kills} (seed {seed}, rerun with {SEED_ENV}={seed}): {m}"))
         })?;
+        cx.ctx.fact("kills", k);
         let context = |msg: String| {
             Failure::new(format!(
                 "kill {k} of {kills} ({}; seed {seed}, rerun with {SEED_ENV}={seed}): {msg}",
@@ -463,7 +464,6 @@ pub(crate) async fn crash_test(cx: Cx) -> CaseResult {
         let reader = Cx { saver: reopened, ..cx.clone() };
         acknowledged += verify_thread(&reader, &thread, &log.acks).await.map_err(|f| context(f.message))?;
         checked.push((thread, log.acks));
-        cx.ctx.fact("kills", k);
     }
     let last = Cx { saver: cx.ctx.reopen().await?, ..cx.clone() };
     for (thread, acks) in &checked {

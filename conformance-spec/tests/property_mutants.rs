@@ -6,8 +6,9 @@
 //!   back (a non-atomic read-modify-write): concurrent `put_writes` lose writes (S18).
 //! - `torn-read`: `put` makes the checkpoint visible, yields, then stores its values: a
 //!   reader sees a checkpoint without its values (S18).
-//! - `ack-before-commit`: `put`/`put_writes` return `Ok` and commit the call only when
-//!   the next call comes: a kill loses the last acknowledged item (S20).
+//! - `ack-before-commit`: `put`/`put_writes` return `Ok` at once (reads in the same
+//!   process see the call) but write it to the file only with the next call: a kill, or a
+//!   new instance opened on the file, misses the last acknowledged item (S20).
 //! - `busy`: calls of one instance wait for each other, but a call that finds the file
 //!   held by another instance fails with "database is locked" (S19).
 //!
@@ -174,8 +175,16 @@ fn save(path: &Path, state: &State) -> Result<(), CheckpointError> {
 }
 
 impl Store {
-    /// Runs `f` on the state; `busy` makes a contended file lock an error instead of a wait.
-    fn with<R>(&self, write: bool, busy: bool, f: impl FnOnce(&mut State) -> R) -> Result<R, CheckpointError> {
+    /// Runs `f` on the state and (`write`) saves the file. `busy` makes a contended file
+    /// an error instead of a wait; `lag` saves the state as it was before `f`, so the file
+    /// is always one call behind what the instances of this process read.
+    fn with<R>(
+        &self,
+        write: bool,
+        busy: bool,
+        lag: bool,
+        f: impl FnOnce(&mut State) -> R,
+    ) -> Result<R, CheckpointError> {
         match self {
             Store::Memory(m) => Ok(f(&mut m.lock().unwrap_or_else(|e| e.into_inner()))),
             Store::File(path, shared) => {
@@ -184,9 +193,10 @@ impl Store {
                 } else {
                     shared.lock().unwrap_or_else(|e| e.into_inner())
                 };
+                let before = (write && lag).then(|| state.clone());
                 let r = f(&mut state);
                 if write {
-                    save(path, &state)?;
+                    save(path, before.as_ref().unwrap_or(&state))?;
                 }
                 Ok(r)
             }
@@ -203,75 +213,34 @@ enum Mutation {
     Busy,
 }
 
-/// A call whose commit the `ack-before-commit` mutant put off.
-enum Deferred {
-    Put(CheckpointConfig, Checkpoint, CheckpointMetadata),
-    Writes(CheckpointConfig, Vec<(String, TypedValue)>, String, String),
-}
-
 struct TinySaver {
     store: Store,
     mutation: Mutation,
-    deferred: Mutex<Option<Deferred>>,
     instance_lock: Mutex<()>,
 }
 
 impl TinySaver {
     fn memory(mutation: Mutation) -> Self {
-        Self {
-            store: Store::Memory(Mutex::default()),
-            mutation,
-            deferred: Mutex::default(),
-            instance_lock: Mutex::default(),
-        }
+        Self { store: Store::Memory(Mutex::default()), mutation, instance_lock: Mutex::default() }
     }
 
     fn file(path: impl Into<PathBuf>, mutation: Mutation) -> Result<Self, CheckpointError> {
         let path = path.into();
         let shared = open_file(&path)?;
-        Ok(Self {
-            store: Store::File(path, shared),
-            mutation,
-            deferred: Mutex::default(),
-            instance_lock: Mutex::default(),
-        })
+        Ok(Self { store: Store::File(path, shared), mutation, instance_lock: Mutex::default() })
     }
 
     /// Runs `f` on the stored state. The `busy` mutant serialises the calls of one
-    /// instance but fails with "database is locked" when another instance holds the file.
+    /// instance but fails with "database is locked" when another instance holds the file;
+    /// the `ack-before-commit` mutant answers every call at once (reads in this process see
+    /// it) but writes it to the file only with the next call.
     fn with<R>(&self, write: bool, f: impl FnOnce(&mut State) -> R) -> Result<R, CheckpointError> {
+        let lag = self.mutation == Mutation::AckBeforeCommit;
         if self.mutation == Mutation::Busy {
             let _mine = self.instance_lock.lock().unwrap_or_else(|e| e.into_inner());
-            return self.store.with(write, true, f);
+            return self.store.with(write, true, lag, f);
         }
-        self.store.with(write, false, f)
-    }
-
-    fn commit(&self, op: Deferred) -> Result<(), CheckpointError> {
-        match op {
-            Deferred::Put(config, checkpoint, metadata) => self.with(true, |s| {
-                s.put_blobs(&config, &checkpoint);
-                s.put_checkpoint(&config, checkpoint, metadata);
-            }),
-            Deferred::Writes(config, writes, task_id, task_path) => self.with(true, |s| {
-                let key =
-                    cp_key(&config.thread_id, &config.checkpoint_ns, config.checkpoint_id.as_deref().unwrap_or(""));
-                State::merge_writes(s.writes.entry(key).or_default(), &writes, &task_id, &task_path);
-            }),
-        }
-    }
-
-    /// Commits `op`, or (ack-before-commit) commits the previous call and keeps `op` for
-    /// later.
-    fn commit_or_defer(&self, op: Deferred) -> Result<(), CheckpointError> {
-        if self.mutation != Mutation::AckBeforeCommit {
-            return self.commit(op);
-        }
-        let previous = self.deferred.lock().unwrap_or_else(|e| e.into_inner()).replace(op);
-        match previous {
-            Some(p) => self.commit(p),
-            None => Ok(()),
-        }
+        self.store.with(write, false, lag, f)
     }
 }
 
@@ -298,7 +267,10 @@ impl CheckpointSaver for TinySaver {
             }
             return Ok(stored);
         }
-        self.commit_or_defer(Deferred::Put(config.clone(), checkpoint, metadata))?;
+        self.with(true, |s| {
+            s.put_blobs(config, &checkpoint);
+            s.put_checkpoint(config, checkpoint, metadata);
+        })?;
         Ok(stored)
     }
 
@@ -325,7 +297,8 @@ impl CheckpointSaver for TinySaver {
                 s.writes.insert(key, current);
             });
         }
-        self.commit_or_defer(Deferred::Writes(config.clone(), writes, task_id.to_owned(), task_path.to_owned()))
+        let key = cp_key(&config.thread_id, &config.checkpoint_ns, id);
+        self.with(true, |s| State::merge_writes(s.writes.entry(key).or_default(), &writes, task_id, task_path))
     }
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
