@@ -8,6 +8,13 @@
 //! A case is an `async fn(Cx) -> CaseResult`: it gets a fresh saver (through [`Cx`]) and
 //! fails with a message naming the call, the checkpoint, what was expected and what came
 //! back.
+//!
+//! The property capabilities of CONTRACT §4 are [`concurrency`] (many tasks, and two
+//! instances, at once) and [`durability`] (a new instance reads what was written; a child
+//! process killed with SIGKILL loses nothing it acknowledged, see [`crash`]). The crash test
+//! re-executes the test binary, so every front end calls [`child_main_if_requested`] first
+//! in `main`; `docs/crash-durability.md` says what each backend guarantees and how a
+//! registration enables the crash test.
 
 #![warn(missing_docs)]
 
