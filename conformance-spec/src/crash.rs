@@ -533,18 +533,30 @@ async fn run_and_kill(exe: &std::path::Path, request: &str, plan: KillPlan) -> R
         if let Some(mut s) = stderr {
             let _ = s.read_to_end(&mut buf);
         }
+        // The panic message if there is one (a backtrace may follow it), else the end.
         let text = String::from_utf8_lossy(&buf).into_owned();
-        let tail: String = text.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
-        tail
+        match text.find("panicked at") {
+            Some(at) => text[at..].chars().take(1000).collect(),
+            None => text.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect::<String>(),
+        }
     });
     let started = Instant::now();
     let mut moment = "before the child was ready".to_owned();
+    let mut stalled = None;
     if let Ok(Ok(ready_at)) = tokio::time::timeout(READY_TIMEOUT, ready_rx).await {
         // Wait for the planned acknowledgements (or the child's end), then a fraction of
         // the average call.
         let timed_out =
             tokio::time::timeout(ACK_TIMEOUT, acks_rx.wait_for(|(n, _)| *n >= plan.after_acks)).await.is_err();
         let (n, last) = *acks_rx.borrow();
+        if timed_out {
+            stalled = Some(format!(
+                "the child acknowledged {n} calls in {} s after it was ready while the parent waited for {}: its \
+                 writes stall (another instance has the storage open)",
+                ACK_TIMEOUT.as_secs(),
+                plan.after_acks
+            ));
+        }
         let pace = match last {
             Some(last) if n > 0 => last.duration_since(ready_at) / n as u32,
             _ => Duration::from_millis(1),
@@ -560,6 +572,9 @@ async fn run_and_kill(exe: &std::path::Path, request: &str, plan: KillPlan) -> R
             pace.as_secs_f64() * 1e3
         );
     }
+    // A child that ended before the kill ended by itself: fine after the whole workload
+    // (exit 0), a failure otherwise (its error line or its panic on stderr says why).
+    let ended_early = child.try_wait().ok().flatten();
     let _ = child.kill();
     let (status, stderr_tail) = tokio::task::spawn_blocking(move || {
         let status = child.wait();
@@ -581,6 +596,13 @@ async fn run_and_kill(exe: &std::path::Path, request: &str, plan: KillPlan) -> R
             ),
         };
         return Err(format!("the child could not open the storage: {why}"));
+    }
+    if let Some(status) = ended_early.filter(|s| !s.success()) {
+        let why = log.error.clone().unwrap_or_else(|| format!("stderr: {stderr_tail}"));
+        return Err(format!("the child exited with {status} before the kill: {why}"));
+    }
+    if let (Some(s), None) = (stalled, &log.error) {
+        return Err(s);
     }
     Ok(log)
 }
