@@ -21,6 +21,7 @@
 pub mod crash;
 pub mod cx;
 pub mod fixtures;
+pub mod harness;
 
 pub mod concurrency;
 pub mod delete_thread;
@@ -69,6 +70,41 @@ macro_rules! __spec_case_multi_thread {
     };
     (multi_thread) => {
         true
+    };
+}
+
+/// Writes the `main` of a conformance test binary: one libtest-mimic trial per spec case
+/// against the given [`Registration`] (see [`harness`] for trial names, skips, detection
+/// cost and reports).
+///
+/// Put it in a `[[test]]` target with `harness = false`:
+///
+/// ```toml
+/// [[test]]
+/// name = "conformance"
+/// harness = false
+/// ```
+///
+/// ```ignore
+/// // tests/conformance.rs
+/// conformance_spec::checkpointer_test!(my_crate::registration());
+/// // or, the same:
+/// conformance_spec::checkpointer_test! { registration: my_crate::registration() }
+/// ```
+///
+/// The expression is evaluated once per process, at the start of `main`; keep it cheap
+/// (nextest starts the binary once per test). It expands to
+/// `fn main() -> std::process::ExitCode`, which returns libtest's exit code (101 when a
+/// trial failed) rather than calling `exit`, so destructors run.
+#[macro_export]
+macro_rules! checkpointer_test {
+    (registration: $registration:expr $(,)?) => {
+        $crate::checkpointer_test!($registration);
+    };
+    ($registration:expr $(,)?) => {
+        fn main() -> ::std::process::ExitCode {
+            $crate::harness::run_main($registration)
+        }
     };
 }
 
