@@ -291,15 +291,16 @@ fn main() {
     println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
 }
 
-fn sqlite_saver(_dir: &Path, _name: &str) -> Saver {
-    unimplemented_backend()
+fn sqlite_saver(dir: &Path, name: &str) -> Saver {
+    match checkpoint_sqlite::SqliteSaver::open(dir.join(format!("{name}.db"))) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("cannot open the SQLite saver in {}: {e}", dir.display());
+            std::process::exit(2)
+        }
+    }
 }
 
 fn sqlite_registration() -> conformance_core::Registration {
-    unimplemented_backend()
-}
-
-fn unimplemented_backend() -> ! {
-    eprintln!("the SQLite saver is not wired into the benchmark yet");
-    std::process::exit(2)
+    checkpoint_sqlite::registration()
 }
