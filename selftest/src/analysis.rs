@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use conformance_core::{Capability, Fixture, Outcome, Registration, Report, RunOptions, SpecCase};
 
+use crate::catalog::CASES_NOT_RUN_ON_MUTANTS;
 use crate::catalog::{Mutant, MUTANTS, NEVER_FAILING_EXPLAINED};
-use crate::saver::MutantSaver;
+use crate::saver::{Bug, MutantSaver};
 
 /// How to run the analysis.
 #[derive(Clone, Debug)]
@@ -249,11 +250,24 @@ fn capability_of(id: &str) -> Option<Capability> {
     id.split("::").next().and_then(|c| c.parse().ok())
 }
 
-/// A registration of `mutant`: a fresh [`MutantSaver`] per case, a short timeout.
+/// A registration of `mutant`: a fresh [`MutantSaver`] per case that can open more
+/// instances on its storage (for the two-instance and durability cases), a short timeout.
 pub fn registration(mutant: &'static Mutant) -> Registration {
-    let bug = mutant.bug;
-    Registration::new(mutant.name, move || async move { Ok(Fixture::new(MutantSaver::new(bug))) })
-        .timeout(Duration::from_secs(20))
+    registration_of(mutant.name, mutant.bug)
+}
+
+/// The registration `name` of a [`MutantSaver`] with `bug` ([`Bug::NoBug`] for the
+/// reference on shared storage).
+pub fn registration_of(name: &str, bug: Bug) -> Registration {
+    Registration::new(name, move || async move {
+        let saver = MutantSaver::new(bug);
+        let opener = saver.reopen();
+        Ok(Fixture::new(saver).with_reopen(move || {
+            let other = opener.reopen();
+            async move { Ok(other) }
+        }))
+    })
+    .timeout(Duration::from_secs(20))
 }
 
 fn failures(report: &Report) -> Vec<(String, String)> {
@@ -286,12 +300,20 @@ fn run_mutant(mutant: &'static Mutant, cases: &[SpecCase], options: &AnalysisOpt
 }
 
 /// Runs the spec `cases` against the unmodified memory saver and every mutant.
-pub fn analyze_cases(cases: &[SpecCase], options: &AnalysisOptions) -> Analysis {
+pub fn analyze_cases(all_cases: &[SpecCase], options: &AnalysisOptions) -> Analysis {
+    let cases = all_cases;
     let start = Instant::now();
     let _quiet = QuietCasePanics::install();
     let base_opts = RunOptions { jobs: options.jobs, ..RunOptions::default() };
     let baseline = conformance_core::run::run(&checkpoint_memory::registration(), cases, &base_opts);
-    let baseline_failures = failures(&baseline);
+    let mut baseline_failures = failures(&baseline);
+    // The mutants run on storage other instances can open, without the cases that cannot
+    // run there; the bug-free wrapper on that storage must pass all of them.
+    let mutant_cases: Vec<SpecCase> =
+        cases.iter().filter(|c| !CASES_NOT_RUN_ON_MUTANTS.iter().any(|(id, _)| *id == c.id())).copied().collect();
+    let cases = &mutant_cases[..];
+    let shared = conformance_core::run::run(&registration_of("memory-shared", Bug::NoBug), cases, &base_opts);
+    baseline_failures.extend(failures(&shared).into_iter().map(|(id, m)| (format!("{id} (memory-shared)"), m)));
     let selected: Vec<&'static Mutant> =
         MUTANTS.iter().filter(|m| options.only.as_deref().is_none_or(|o| m.name.contains(o))).collect();
     // Mutants run `jobs` at once, each with one case at a time: one mutant's run has
@@ -310,9 +332,10 @@ pub fn analyze_cases(cases: &[SpecCase], options: &AnalysisOptions) -> Analysis 
     });
     let results: Vec<MutantResult> =
         slots.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect();
-    let ids: Vec<String> = cases.iter().map(SpecCase::id).collect();
+    let ids: Vec<String> = all_cases.iter().map(SpecCase::id).collect();
     let ever_failed: BTreeSet<&str> = results.iter().flat_map(|r| r.caught_by.iter().map(String::as_str)).collect();
-    let explained: BTreeMap<&str, &'static str> = NEVER_FAILING_EXPLAINED.iter().copied().collect();
+    let explained: BTreeMap<&str, &'static str> =
+        NEVER_FAILING_EXPLAINED.iter().chain(CASES_NOT_RUN_ON_MUTANTS).copied().collect();
     // With a name filter, most cases would look never-failing: list none.
     let never_failing = ids
         .iter()

@@ -29,9 +29,11 @@ pub mod analysis;
 pub mod catalog;
 mod saver;
 
-pub use analysis::{analyze, analyze_cases, Analysis, AnalysisOptions, MutantResult, NeverFailing};
+pub use analysis::{
+    analyze, analyze_cases, registration, registration_of, Analysis, AnalysisOptions, MutantResult, NeverFailing,
+};
 pub use catalog::{
-    mutant, Cover, Mutant, Rule, CONTRACT_RULES, GAPS, MUTANTS, NEVER_FAILING_EXPLAINED, RULES_WITHOUT_MUTANT,
-    SCENARIOS, SCENARIOS_WITHOUT_MUTANT,
+    mutant, Cover, Mutant, Rule, CASES_NOT_RUN_ON_MUTANTS, CONTRACT_RULES, GAPS, MUTANTS, NEVER_FAILING_EXPLAINED,
+    RULES_WITHOUT_MUTANT, SCENARIOS, SCENARIOS_WITHOUT_MUTANT,
 };
 pub use saver::{Bug, MutantSaver};

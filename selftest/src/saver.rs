@@ -318,9 +318,44 @@ pub enum Bug {
     DeltaNoChannelsMeansAll,
     /// A target that is not stored fails the call.
     DeltaMissingTargetFails,
+
+    // ---- CONTRACT §4 concurrency and durability -------------------------------------------
+    /// `put_writes` reads the checkpoint's writes, yields, and writes the list back: a
+    /// read-modify-write without a lock, which loses concurrent writes (S18).
+    LostUpdate,
+    /// `put` makes the checkpoint visible without its values, yields, then stores them: a
+    /// reader sees part of a checkpoint (S18).
+    TornRead,
+    /// A call that finds the storage held by a call of another instance fails with
+    /// "database is locked" (S19).
+    BusyAcrossInstances,
+    /// `put_writes` stores its writes one at a time, yielding in between: a concurrent
+    /// reader sees part of a call's writes (S18).
+    WritesNotAtomic,
+    /// `put_writes` checks whether a write's key exists, yields, then inserts: racing
+    /// writers of one key all insert (S18).
+    CheckThenInsertRace,
+    /// `put` updates the thread's index of checkpoints by a read-modify-write without a
+    /// lock: `list` misses checkpoints put at the same time (S18).
+    ThreadIndexLostUpdate,
+    /// `put` and `put_writes` acknowledge before storing: another instance sees an
+    /// instance's last such call only once that instance makes its next call (S20).
+    AckBeforeCommit,
+    /// `delete_thread` acknowledges before storing: another instance still sees the thread
+    /// until the deleting instance makes its next call.
+    DeleteBeforeCommit,
+
+    /// No bug: the memory saver's behaviour, on storage other instances can open (the
+    /// baseline of the concurrency and durability mutants; never in the catalog).
+    NoBug,
 }
 
 impl Bug {
+    /// True for the bug-free reference.
+    pub fn is_none(self) -> bool {
+        self == Bug::NoBug
+    }
+
     fn is_mirror(self) -> bool {
         matches!(
             self,
@@ -387,6 +422,11 @@ struct Side {
     hidden_writes: HashMap<CpKey, Vec<PendingWrite>>,
     /// The writes as the mutant's own (wrong) key rule keeps them.
     mirror: HashMap<CpKey, Vec<MirrorWrite>>,
+    /// The writes as the read-modify-write of [`Bug::LostUpdate`] (or the check-then-insert
+    /// of [`Bug::CheckThenInsertRace`]) keeps them.
+    rmw_writes: HashMap<CpKey, Vec<MirrorWrite>>,
+    /// Each thread's index of checkpoints ([`Bug::ThreadIndexLostUpdate`]).
+    thread_index: HashMap<String, Vec<CpKey>>,
     /// The writes of each (thread, ns), for the key that leaves out the checkpoint id.
     ns_writes: HashMap<(String, String), Vec<MirrorWrite>>,
     /// The index each (checkpoint, task, channel) write got.
@@ -399,17 +439,137 @@ struct Side {
     copied_from: HashMap<String, String>,
 }
 
+/// An operation a reader on another instance does not see yet ([`Bug::AckBeforeCommit`]).
+#[derive(Clone, Debug)]
+enum Uncommitted {
+    /// A put of this checkpoint.
+    Put(CpKey),
+    /// A put_writes on this checkpoint: (task_id, channel, value) of each write.
+    Writes(CpKey, Vec<(String, String, TypedValue)>),
+    /// A delete_thread of this thread, with what it held.
+    Delete(String, Vec<CheckpointTuple>),
+}
+
+/// What the instances opened on one storage share besides the saver and the side table.
+#[derive(Default)]
+struct Shared {
+    /// The instance holding the storage lock and how many of its calls hold it
+    /// ([`Bug::BusyAcrossInstances`]).
+    lock: Mutex<Option<(u64, usize)>>,
+    /// The last acknowledged, not yet stored, operation of each instance
+    /// ([`Bug::AckBeforeCommit`]).
+    uncommitted: Mutex<BTreeMap<u64, Uncommitted>>,
+    /// The next instance number.
+    instances: std::sync::atomic::AtomicU64,
+}
+
 /// The memory saver with one [`Bug`].
+///
+/// Instances made by [`MutantSaver::reopen`] share the storage (the inner saver, the side
+/// table), as two instances of a persistent saver opened on one file do.
 pub struct MutantSaver {
-    inner: MemorySaver,
+    inner: Arc<MemorySaver>,
     bug: Bug,
-    side: Mutex<Side>,
+    side: Arc<Mutex<Side>>,
+    shared: Arc<Shared>,
+    instance: u64,
 }
 
 impl MutantSaver {
     /// A fresh, empty memory saver with `bug` switched on.
     pub fn new(bug: Bug) -> Self {
-        Self { inner: MemorySaver::new(), bug, side: Mutex::new(Side::default()) }
+        Self { inner: Arc::new(MemorySaver::new()), bug, side: Arc::default(), shared: Arc::default(), instance: 0 }
+    }
+
+    /// Another instance on the same storage, with the same bug.
+    pub fn reopen(&self) -> Self {
+        let instance = self.shared.instances.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        Self {
+            inner: self.inner.clone(),
+            bug: self.bug,
+            side: self.side.clone(),
+            shared: self.shared.clone(),
+            instance,
+        }
+    }
+
+    /// Takes the storage lock for one call ([`Bug::BusyAcrossInstances`]); other bugs take
+    /// nothing.
+    ///
+    /// # Errors
+    /// `Storage` ("database is locked") when a call of another instance holds it.
+    fn busy_enter(&self) -> Result<Option<BusyGuard>, CheckpointError> {
+        if self.bug != Bug::BusyAcrossInstances {
+            return Ok(None);
+        }
+        let mut lock = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut *lock {
+            Some((owner, _)) if *owner != self.instance => {
+                return Err(CheckpointError::storage_msg("database is locked"));
+            }
+            Some((_, calls)) => *calls += 1,
+            None => *lock = Some((self.instance, 1)),
+        }
+        Ok(Some(BusyGuard(self.shared.clone())))
+    }
+
+    /// Records `op` as this instance's acknowledged, not yet stored operation, which stores
+    /// the one before ([`Bug::AckBeforeCommit`]); `None` stores it without a new one.
+    fn set_uncommitted(&self, op: Option<Uncommitted>) {
+        let op = match (self.bug, op) {
+            (Bug::AckBeforeCommit, Some(op @ (Uncommitted::Put(_) | Uncommitted::Writes(..))))
+            | (Bug::DeleteBeforeCommit, Some(op @ Uncommitted::Delete(..))) => Some(op),
+            (Bug::AckBeforeCommit | Bug::DeleteBeforeCommit, _) => None,
+            _ => return,
+        };
+        let mut u = self.shared.uncommitted.lock().unwrap_or_else(|e| e.into_inner());
+        match op {
+            Some(op) => u.insert(self.instance, op),
+            None => u.remove(&self.instance),
+        };
+    }
+
+    /// What another instance's uncommitted `delete_thread(thread)` still shows this
+    /// instance ([`Bug::DeleteBeforeCommit`]).
+    fn deleted_but_visible(&self, thread: &str) -> Option<Vec<CheckpointTuple>> {
+        if self.bug != Bug::DeleteBeforeCommit {
+            return None;
+        }
+        let u = self.shared.uncommitted.lock().unwrap_or_else(|e| e.into_inner());
+        u.iter().find_map(|(instance, op)| match op {
+            Uncommitted::Delete(t, snapshot) if *instance != self.instance && t == thread => Some(snapshot.clone()),
+            _ => None,
+        })
+    }
+
+    /// `t` as this instance sees it under [`Bug::AckBeforeCommit`]: none when it is another
+    /// instance's uncommitted put, without the writes of another instance's uncommitted
+    /// put_writes.
+    fn committed(&self, mut t: CheckpointTuple) -> Option<CheckpointTuple> {
+        if self.bug != Bug::AckBeforeCommit {
+            return Some(t);
+        }
+        let key: CpKey = (
+            t.config.thread_id.clone(),
+            t.config.checkpoint_ns.clone(),
+            t.config.checkpoint_id.clone().unwrap_or_default(),
+        );
+        let u = self.shared.uncommitted.lock().unwrap_or_else(|e| e.into_inner());
+        for (instance, op) in u.iter() {
+            if *instance == self.instance {
+                continue;
+            }
+            match op {
+                Uncommitted::Put(k) if *k == key => return None,
+                Uncommitted::Writes(k, ws) if *k == key => {
+                    t.pending_writes.retain(|w| {
+                        !ws.iter().any(|(task, ch, v)| *task == w.task_id && *ch == w.channel && *v == w.value)
+                    });
+                }
+                _ => {}
+            }
+        }
+        Some(t)
     }
 
     /// The bug.
@@ -562,6 +722,11 @@ impl MutantSaver {
             }
             Bug::WriteKeyIgnoresCheckpoint => {
                 if let Some(ws) = side.ns_writes.get(&(key.0.clone(), key.1.clone())) {
+                    t.pending_writes = sorted_mirror(ws.clone());
+                }
+            }
+            Bug::LostUpdate | Bug::CheckThenInsertRace => {
+                if let Some(ws) = side.rmw_writes.get(&key) {
                     t.pending_writes = sorted_mirror(ws.clone());
                 }
             }
@@ -885,6 +1050,27 @@ fn sorted_mirror(mut ws: Vec<MirrorWrite>) -> Vec<PendingWrite> {
         .collect()
 }
 
+/// Holds the storage lock of [`Bug::BusyAcrossInstances`] for one call.
+struct BusyGuard(Arc<Shared>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        let mut lock = self.0.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, calls)) = &mut *lock {
+            *calls -= 1;
+            if *calls == 0 {
+                *lock = None;
+            }
+        }
+    }
+}
+
+/// The window in which the concurrency bugs show: 5 ms on the runtime's timer,
+/// long enough that calls made at the same time from other tasks (or instances) land in it.
+async fn race_window() {
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+}
+
 /// `r` cut to `limit`.
 fn truncate(mut r: Vec<CheckpointTuple>, limit: Option<usize>) -> Vec<CheckpointTuple> {
     if let Some(l) = limit {
@@ -1086,6 +1272,10 @@ impl CheckpointSaver for MutantSaver {
         if cfg.thread_id.is_empty() {
             return self.inner.put(&cfg, checkpoint, metadata, new_versions).await;
         }
+        let busy = self.busy_enter()?;
+        if busy.is_some() {
+            race_window().await;
+        }
         let nul = metadata.iter().any(|(k, v)| k.contains('\0') || has_nul(v));
         if bug == Bug::MetadataNulPanics && nul {
             panic!("metadata string contains a NUL character");
@@ -1182,7 +1372,22 @@ impl CheckpointSaver for MutantSaver {
                 _ => {}
             }
         }
+        if bug == Bug::TornRead {
+            let mut bare = checkpoint.clone();
+            bare.channel_values.clear();
+            self.inner.put(&cfg, bare, metadata.clone(), new_versions.clone()).await?;
+            race_window().await;
+        }
+        if bug == Bug::ThreadIndexLostUpdate {
+            let mut index = self.side().thread_index.get(&cfg.thread_id).cloned().unwrap_or_default();
+            race_window().await;
+            if !index.contains(&key) {
+                index.push(key.clone());
+            }
+            self.side().thread_index.insert(cfg.thread_id.clone(), index);
+        }
         let mut out = self.inner.put(&cfg, checkpoint, metadata, new_versions).await?;
+        self.set_uncommitted(Some(Uncommitted::Put(key)));
         if bug == Bug::MetadataNulRefusedAfterStoring && nul {
             return Err(CheckpointError::InvalidInput("metadata: a string contains a NUL character".into()));
         }
@@ -1206,6 +1411,10 @@ impl CheckpointSaver for MutantSaver {
         let mut cfg = self.config(config);
         if cfg.thread_id.is_empty() {
             return self.inner.put_writes(&cfg, writes, task_id, task_path).await;
+        }
+        let busy = self.busy_enter()?;
+        if busy.is_some() {
+            race_window().await;
         }
         match bug {
             Bug::WritesWithoutCheckpointIdAccepted if cfg.checkpoint_id.is_none() => return Ok(()),
@@ -1265,13 +1474,74 @@ impl CheckpointSaver for MutantSaver {
                 }
             }
         }
-        self.inner.put_writes(&cfg, writes, task_id, task_path).await
+        if bug == Bug::LostUpdate {
+            if let Some(id) = &cfg.checkpoint_id {
+                let key: CpKey = (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), id.clone());
+                let mut list = self.side().rmw_writes.get(&key).cloned().unwrap_or_default();
+                race_window().await;
+                mirror_apply(bug, &mut list, &writes, task_id, task_path);
+                self.side().rmw_writes.insert(key, list);
+            }
+        }
+        if let (Bug::CheckThenInsertRace, Some(id)) = (bug, &cfg.checkpoint_id) {
+            let key: CpKey = (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), id.clone());
+            let idxs: Vec<i64> = writes.iter().enumerate().map(|(pos, (ch, _))| write_index(ch, pos)).collect();
+            let present: Vec<bool> = {
+                let side = self.side();
+                let list = side.rmw_writes.get(&key);
+                idxs.iter()
+                    .map(|i| list.is_some_and(|l| l.iter().any(|w| w.task_id == task_id && w.idx == *i)))
+                    .collect()
+            };
+            race_window().await;
+            let mut side = self.side();
+            let list = side.rmw_writes.entry(key).or_default();
+            for ((idx, (channel, value)), present) in idxs.iter().zip(&writes).zip(present) {
+                let new = MirrorWrite {
+                    task_id: task_id.to_owned(),
+                    task_path: task_path.to_owned(),
+                    idx: *idx,
+                    channel: channel.clone(),
+                    value: value.clone(),
+                };
+                if *idx < 0 {
+                    list.retain(|w| !(w.task_id == task_id && w.idx == *idx));
+                    list.push(new);
+                } else if !present {
+                    list.push(new);
+                }
+            }
+        }
+        if bug == Bug::WritesNotAtomic && writes.len() > 1 {
+            // One call per write, each repeating the ones before (no-ops: first wins) so
+            // every write keeps its position; a reader between two sees part of the call.
+            for n in 1..writes.len() {
+                self.inner.put_writes(&cfg, writes[..n].to_vec(), task_id, task_path).await?;
+                race_window().await;
+            }
+        }
+        let uncommitted = match (&cfg.checkpoint_id, bug) {
+            (Some(id), Bug::AckBeforeCommit) if !writes.is_empty() => Some(Uncommitted::Writes(
+                (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), id.clone()),
+                writes.iter().map(|(ch, v)| (task_id.to_owned(), ch.clone(), v.clone())).collect(),
+            )),
+            _ => None,
+        };
+        self.inner.put_writes(&cfg, writes, task_id, task_path).await?;
+        if uncommitted.is_some() || bug == Bug::DeleteBeforeCommit {
+            self.set_uncommitted(uncommitted);
+        }
+        Ok(())
     }
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         let cfg = self.config(config);
         if cfg.thread_id.is_empty() {
             return self.inner.get_tuple(&cfg).await;
+        }
+        let busy = self.busy_enter()?;
+        if busy.is_some() {
+            race_window().await;
         }
         let found = match (self.bug, &cfg.checkpoint_id) {
             (Bug::LatestByInsertionOrder, None) => {
@@ -1310,6 +1580,24 @@ impl CheckpointSaver for MutantSaver {
             },
             _ => self.inner.get_tuple(&cfg).await?,
         };
+        let found = match self.deleted_but_visible(&cfg.thread_id) {
+            Some(snapshot) => snapshot.into_iter().find(|t| {
+                t.config.checkpoint_ns == cfg.checkpoint_ns
+                    && (cfg.checkpoint_id.is_none() || t.config.checkpoint_id == cfg.checkpoint_id)
+            }),
+            None => found,
+        };
+        let found = match (self.bug, found) {
+            (Bug::AckBeforeCommit, Some(t)) => match (self.committed(t), &cfg.checkpoint_id) {
+                (Some(t), _) => Some(t),
+                (None, Some(_)) => None,
+                (None, None) => {
+                    let ns = ListOptions::all().ns(cfg.checkpoint_ns.clone());
+                    self.inner.list(&cfg.thread_id, &ns).await?.into_iter().find_map(|t| self.committed(t))
+                }
+            },
+            (_, found) => found,
+        };
         let found = found.map(|t| self.on_read(t, false));
         Ok(match self.bug {
             Bug::GetTupleReturnsCallerConfig => found.map(|t| CheckpointTuple { config: config.clone(), ..t }),
@@ -1332,7 +1620,37 @@ impl CheckpointSaver for MutantSaver {
         if thread.is_empty() {
             return self.inner.list(&thread, options).await;
         }
-        let out = self.list_mutated(&thread, options).await?;
+        let busy = self.busy_enter()?;
+        if busy.is_some() {
+            race_window().await;
+        }
+        if let Some(snapshot) = self.deleted_but_visible(&thread) {
+            let scoped = snapshot.into_iter().filter(|t| {
+                options.checkpoint_ns.as_ref().is_none_or(|ns| *ns == t.config.checkpoint_ns)
+                    && options.checkpoint_id.as_ref().is_none_or(|id| Some(id) == t.config.checkpoint_id.as_ref())
+            });
+            return Ok(truncate(scoped.collect(), options.limit));
+        }
+        if self.bug == Bug::ThreadIndexLostUpdate {
+            let unlimited = ListOptions { limit: None, ..options.clone() };
+            let r = self.list_mutated(&thread, &unlimited).await?;
+            let side = self.side();
+            let Some(index) = side.thread_index.get(&thread) else { return Ok(truncate(r, options.limit)) };
+            let listed: Vec<CheckpointTuple> = r
+                .into_iter()
+                .filter(|t| {
+                    index.iter().any(|k| k.1 == t.config.checkpoint_ns && Some(&k.2) == t.config.checkpoint_id.as_ref())
+                })
+                .collect();
+            return Ok(truncate(listed, options.limit));
+        }
+        let out = if self.bug == Bug::AckBeforeCommit {
+            let unlimited = ListOptions { limit: None, ..options.clone() };
+            let r = self.list_mutated(&thread, &unlimited).await?.into_iter().filter_map(|t| self.committed(t));
+            truncate(r.collect(), options.limit)
+        } else {
+            self.list_mutated(&thread, options).await?
+        };
         Ok(out.into_iter().map(|t| self.on_read(t, true)).collect())
     }
 
@@ -1341,11 +1659,23 @@ impl CheckpointSaver for MutantSaver {
         if thread.is_empty() {
             return self.inner.delete_thread(&thread).await;
         }
+        let busy = self.busy_enter()?;
+        if busy.is_some() {
+            race_window().await;
+        }
+        if self.bug == Bug::DeleteBeforeCommit {
+            let snapshot = self.snapshot(&thread).await?;
+            self.set_uncommitted(Some(Uncommitted::Delete(thread.clone(), snapshot)));
+        } else {
+            self.set_uncommitted(None);
+        }
         {
             let mut side = self.side();
             side.mirror.retain(|k, _| k.0 != thread);
             side.hidden_writes.retain(|k, _| k.0 != thread);
             side.ns_writes.retain(|k, _| k.0 != thread);
+            side.rmw_writes.retain(|k, _| k.0 != thread);
+            side.thread_index.remove(&thread);
         }
         match self.bug {
             Bug::DeleteThreadNoop => Ok(()),
