@@ -1,8 +1,13 @@
-//! The kit's self-test: the reference saver passes every spec case, every mutant is caught
+//! The kit's self-test: the reference savers pass every spec case, every mutant is caught
 //! by a case of the capability it breaks, and every spec case that no mutant makes fail
 //! is explained.
+//!
+//! `harness = false`: the durability crash test of the SQLite saver re-executes this binary
+//! as a child process, so `main` first hands over to
+//! `conformance_spec::child_main_if_requested`, then runs the checks as libtest trials.
 
 use std::collections::BTreeSet;
+use std::process::ExitCode;
 use std::sync::OnceLock;
 
 use conformance_core::{Level, Outcome, Registration, RunOptions};
@@ -10,6 +15,38 @@ use conformance_selftest::{
     analyze, Analysis, AnalysisOptions, Cover, CONTRACT_RULES, GAPS, MUTANTS, RULES_WITHOUT_MUTANT, SCENARIOS,
     SCENARIOS_WITHOUT_MUTANT,
 };
+
+fn main() -> ExitCode {
+    if let Some(code) = conformance_spec::child_main_if_requested(&checkpoint_sqlite::registration()) {
+        return code;
+    }
+    let args = libtest_mimic::Arguments::from_args();
+    let checks: [(&str, fn()); 8] = [
+        ("memory_saver_passes_every_case", memory_saver_passes_every_case),
+        ("sqlite_saver_passes_every_case", sqlite_saver_passes_every_case),
+        ("catalog_is_well_formed", catalog_is_well_formed),
+        ("every_rule_scenario_and_gap_has_a_mutant", every_rule_scenario_and_gap_has_a_mutant),
+        ("memory_saver_is_the_baseline", memory_saver_is_the_baseline),
+        ("every_mutant_is_caught_by_its_capability", every_mutant_is_caught_by_its_capability),
+        ("every_never_failing_case_is_explained", every_never_failing_case_is_explained),
+        ("kill_rate_is_total", kill_rate_is_total),
+    ];
+    let trials =
+        checks.into_iter().map(|(name, check)| libtest_mimic::Trial::test(name, move || catch(check))).collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// Runs a check written with `assert!`, turning its panic into a trial failure.
+fn catch(check: fn()) -> Result<(), libtest_mimic::Failed> {
+    std::panic::catch_unwind(check).map_err(|p| {
+        let message = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "the check panicked".to_owned());
+        libtest_mimic::Failed::from(message)
+    })
+}
 
 /// The analysis, run once and shared by the tests of this binary.
 fn analysis() -> &'static Analysis {
@@ -36,17 +73,14 @@ fn assert_passes_every_case(registration: &Registration) {
     assert_eq!(report.conformance_level, Level::Full, "{}", report.to_json());
 }
 
-#[test]
 fn memory_saver_passes_every_case() {
     assert_passes_every_case(&checkpoint_memory::registration());
 }
 
-#[test]
 fn sqlite_saver_passes_every_case() {
     assert_passes_every_case(&checkpoint_sqlite::registration());
 }
 
-#[test]
 fn catalog_is_well_formed() {
     assert!(MUTANTS.len() >= 60, "only {} mutants", MUTANTS.len());
     let mut names = BTreeSet::new();
@@ -76,7 +110,6 @@ fn catalog_is_well_formed() {
     }
 }
 
-#[test]
 fn every_rule_scenario_and_gap_has_a_mutant() {
     let covered: BTreeSet<Cover> = MUTANTS.iter().flat_map(|m| m.covers.iter().copied()).collect();
     let mut missing = Vec::new();
@@ -104,13 +137,11 @@ fn every_rule_scenario_and_gap_has_a_mutant() {
     );
 }
 
-#[test]
 fn memory_saver_is_the_baseline() {
     let a = analysis();
     assert!(a.baseline_failures.is_empty(), "the memory saver fails: {:?}", a.baseline_failures);
 }
 
-#[test]
 fn every_mutant_is_caught_by_its_capability() {
     let a = analysis();
     let mut problems = Vec::new();
@@ -137,10 +168,15 @@ fn every_mutant_is_caught_by_its_capability() {
     assert!(problems.is_empty(), "{}\n\n{}", problems.join("\n"), a.render());
 }
 
-#[test]
 fn every_never_failing_case_is_explained() {
     let a = analysis();
     let unexplained = a.unexplained();
     assert!(unexplained.is_empty(), "spec cases no mutant makes fail, unexplained:\n{}", unexplained.join("\n"));
     assert!(a.stale_explanations.is_empty(), "stale NEVER_FAILING_EXPLAINED entries: {:?}", a.stale_explanations);
+}
+
+fn kill_rate_is_total() {
+    let a = analysis();
+    assert_eq!(a.kill_rate(), 100.0, "survivors: {:?}", a.survivors());
+    assert!(!a.results.iter().any(|r| r.mutant.bug.is_none()), "the bug-free reference is not a mutant");
 }
