@@ -109,7 +109,7 @@ impl Timer {
         Self { start: Instant::now(), min, n: 0 }
     }
     fn going(&self) -> bool {
-        self.n % 16 != 0 || self.start.elapsed() < self.min
+        !self.n.is_multiple_of(16) || self.start.elapsed() < self.min
     }
     fn tick(&mut self) {
         self.n += 1;

@@ -2,7 +2,7 @@
 //! (fresh fixture, timeout, panic caught, cleanup always) -> report.
 //!
 //! `validate()` in `conformance-spec`, the `checkpointer_test!` trials and
-//! `cargo xtask conformance` all call [`detect`], [`plan`], [`execute_case`] and
+//! `cargo xtask conformance` all call [`detect`], [`plan_case`], [`execute_case`] and
 //! [`build_report`]; [`run`] strings them together.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -220,7 +220,7 @@ async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), Check
         Capability::DeleteThread => saver.delete_thread(&thread).await,
         Capability::DeleteForRuns => saver.delete_for_runs(&[format!("{thread}-run")]).await,
         Capability::CopyThread => saver.copy_thread(&thread, &format!("{thread}-copy")).await,
-        Capability::Prune => saver.prune(&[thread.clone()], PruneStrategy::KeepLatest).await,
+        Capability::Prune => saver.prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest).await,
         Capability::DeltaChannelHistory => saver.delta_channel_history(&with_id, &[]).await.map(|_| ()),
         Capability::Concurrency | Capability::Durability => Ok(()),
     }
@@ -462,7 +462,7 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
                 tests.push(not_run(case, p));
             }
         }
-        if planned[0] == Planned::Run || planned.iter().any(|p| *p == Planned::Run) {
+        if planned.contains(&Planned::Run) {
             options.progress.capability_end(cap);
         }
     }
