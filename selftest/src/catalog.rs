@@ -311,6 +311,13 @@ pub const MUTANTS: &[Mutant] = &[
         "float metadata values are truncated to integers"
     ),
     mutant!(
+        "metadata_float_through_f32",
+        MetadataFloatThroughF32,
+        &[P],
+        [R("metadata.json"), G("7.2-metadata-fidelity")],
+        "float metadata values go through f32 (0.1 reads back as 0.10000000149011612)"
+    ),
+    mutant!(
         "metadata_null_dropped",
         MetadataNullDropped,
         &[P],
@@ -450,6 +457,21 @@ pub const MUTANTS: &[Mutant] = &[
         &[P],
         [R("put.siblings")],
         "values are keyed by (channel, version) only, so siblings overwrite each other"
+    ),
+    mutant!(
+        "kept_channel_reads_newest_value",
+        KeptChannelReadsNewestValue,
+        &[P],
+        [R("put.values"), R("put.siblings")],
+        "an unchanged channel reads the newest value stored for it, whatever its version and parent (forks read \
+         a later branch)"
+    ),
+    mutant!(
+        "kept_channel_from_parent_only",
+        KeptChannelFromParentOnly,
+        &[P],
+        [R("put.values")],
+        "an unchanged channel reads the parent's value, whatever its version (no lookup at that version)"
     ),
     mutant!(
         "reput_ignored",
@@ -741,6 +763,20 @@ pub const MUTANTS: &[Mutant] = &[
         &[LS],
         [R("list.before"), R("list.limit"), S("S11")],
         "before is applied after limit"
+    ),
+    mutant!(
+        "list_before_by_insertion_order",
+        ListBeforeByInsertionOrder,
+        &[LS],
+        [R("list.before"), S("S11"), G("7.2-out-of-order-ids")],
+        "before keeps the checkpoints put before the one it names, not the smaller ids"
+    ),
+    mutant!(
+        "list_limit_split_across_namespaces",
+        ListLimitSplitAcrossNamespaces,
+        &[LS],
+        [R("list.limit")],
+        "without a namespace, each namespace gives its newest ceil(limit / namespaces), then the merge is cut"
     ),
     mutant!(
         "list_filter_ignored",
@@ -1185,6 +1221,13 @@ pub const MUTANTS: &[Mutant] = &[
         &[CC],
         [R("concurrency.serial"), S("S18")],
         "put_writes stores its writes one at a time: a concurrent reader sees part of a call"
+    ),
+    mutant!(
+        "writes_special_after_regular",
+        WritesSpecialAfterRegular,
+        &[CC],
+        [R("concurrency.serial"), R("put_writes.per_write"), S("S18")],
+        "put_writes stores a call's regular writes, yields, then its special ones: two concurrent calls of one task mix"
     ),
     mutant!(
         "check_then_insert_race",

@@ -50,6 +50,9 @@ pub enum Bug {
     FormatVersionForced,
     /// Float metadata values are truncated to integers (at any depth).
     MetadataFloatTruncated,
+    /// Float metadata values go through `f32` (at any depth): 0.1 comes back as
+    /// 0.10000000149011612, 1e-300 as 0, the largest finite `f64` as null.
+    MetadataFloatThroughF32,
     /// Top-level metadata keys whose value is null are dropped.
     MetadataNullDropped,
     /// Nested metadata objects and arrays are stored as JSON text.
@@ -94,6 +97,14 @@ pub enum Bug {
     EmptiedChannelKeepsOldValue,
     /// Values are keyed by (channel, version) only, so siblings overwrite each other.
     SiblingValuesCollide,
+    /// An unchanged channel (in `channel_versions`, not carried, not in `new_versions`)
+    /// gets the newest value stored for that channel in the thread and namespace, whatever
+    /// its version and the parent: a fork of an older checkpoint reads a later branch's value.
+    KeptChannelReadsNewestValue,
+    /// An unchanged channel gets the parent's value for that channel, whatever its version
+    /// (no lookup of the value stored at that version): keeping an older version than the
+    /// parent's reads the parent's value.
+    KeptChannelFromParentOnly,
     /// Re-putting an existing id is ignored.
     ReputIgnored,
     /// Re-putting an existing id keeps its old parent.
@@ -186,6 +197,12 @@ pub enum Bug {
     ListBeforeUnknownIgnored,
     /// `before` is applied after `limit` (S11).
     ListBeforeAfterLimit,
+    /// `before` cuts by insertion order: only checkpoints put before the `before`
+    /// checkpoint was put (an id that is not stored still cuts by id).
+    ListBeforeByInsertionOrder,
+    /// Without a namespace, `limit` is split across the namespaces (each namespace gives
+    /// its newest `ceil(limit / namespaces)`), then the merge is cut at `limit`.
+    ListLimitSplitAcrossNamespaces,
     /// `filter` is ignored (S07).
     ListFilterIgnored,
     /// `filter` is ignored when a `limit` is set (fast path, S07).
@@ -335,6 +352,11 @@ pub enum Bug {
     /// `put_writes` checks whether a write's key exists, yields, then inserts: racing
     /// writers of one key all insert (S18).
     CheckThenInsertRace,
+    /// `put_writes` stores a call's leading regular writes (those before its first special
+    /// write), yields, then stores the rest: a concurrent call of the same task lands in
+    /// between, so the pair (regular, special) of two calls mixes (one call's regular value
+    /// with the same call's special value surviving), which no serial order gives.
+    WritesSpecialAfterRegular,
     /// `put` updates the thread's index of checkpoints by a read-modify-write without a
     /// lock: `list` misses checkpoints put at the same time (S18).
     ThreadIndexLostUpdate,
@@ -416,6 +438,8 @@ struct Side {
     extra_values: HashMap<CpKey, BTreeMap<String, TypedValue>>,
     /// The last value put at each (thread, ns, channel, version).
     blobs: HashMap<BlobKey, TypedValue>,
+    /// The last value put for each (thread, ns, channel), whatever its version.
+    newest_values: HashMap<(String, String, String), TypedValue>,
     /// Values of deleted threads, left behind.
     deleted_values: HashMap<BlobKey, TypedValue>,
     /// Writes a read hides.
@@ -828,6 +852,48 @@ impl MutantSaver {
                 }
                 truncate(r, limit)
             }
+            Bug::ListBeforeByInsertionOrder => {
+                let before_seq = o.before.as_ref().and_then(|b| {
+                    let side = self.side();
+                    side.put_seq.iter().filter(|(k, _)| k.0 == thread && k.2 == *b).map(|(_, n)| *n).min()
+                });
+                match before_seq {
+                    Some(cut) => {
+                        let (limit, _) = (o.limit.take(), o.before.take());
+                        let mut r = inner.list(thread, &o).await?;
+                        let side = self.side();
+                        r.retain(|t| {
+                            let key = (
+                                t.config.thread_id.clone(),
+                                t.config.checkpoint_ns.clone(),
+                                t.config.checkpoint_id.clone().unwrap_or_default(),
+                            );
+                            side.put_seq.get(&key).is_some_and(|n| *n < cut)
+                        });
+                        drop(side);
+                        truncate(r, limit)
+                    }
+                    None => inner.list(thread, &o).await?,
+                }
+            }
+            Bug::ListLimitSplitAcrossNamespaces if o.checkpoint_ns.is_none() && o.limit.is_some_and(|l| l > 0) => {
+                let limit = o.limit.unwrap_or(0);
+                let namespaces: BTreeSet<String> =
+                    self.snapshot(thread).await?.into_iter().map(|t| t.config.checkpoint_ns).collect();
+                let share = limit.div_ceil(namespaces.len().max(1));
+                let mut r = Vec::new();
+                for ns in namespaces {
+                    let per = ListOptions { checkpoint_ns: Some(ns), limit: Some(share), ..o.clone() };
+                    r.extend(inner.list(thread, &per).await?);
+                }
+                r.sort_by(|a, b| {
+                    b.config
+                        .checkpoint_id
+                        .cmp(&a.config.checkpoint_id)
+                        .then_with(|| a.config.checkpoint_ns.cmp(&b.config.checkpoint_ns))
+                });
+                truncate(r, Some(limit))
+            }
             Bug::ListBeforeAfterLimit => {
                 let before = o.before.take();
                 let mut r = inner.list(thread, &o).await?;
@@ -1156,10 +1222,26 @@ fn truncate_floats(v: &mut Value) {
     }
 }
 
+/// Every float of `v`, at any depth, through `f32` (a float `f32` cannot hold becomes
+/// null, as `serde_json` makes of a non-finite number).
+fn floats_through_f32(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                *v = Value::from(f64::from(f as f32));
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(floats_through_f32),
+        Value::Object(o) => o.values_mut().for_each(floats_through_f32),
+        _ => {}
+    }
+}
+
 /// The metadata a metadata bug stores.
 fn mutate_metadata(bug: Bug, metadata: &mut CheckpointMetadata) {
     match bug {
         Bug::MetadataFloatTruncated => metadata.values_mut().for_each(truncate_floats),
+        Bug::MetadataFloatThroughF32 => metadata.values_mut().for_each(floats_through_f32),
         Bug::MetadataNullDropped => metadata.retain(|_, v| !v.is_null()),
         Bug::MetadataNestedStringified => {
             for v in metadata.values_mut() {
@@ -1345,6 +1427,31 @@ impl CheckpointSaver for MutantSaver {
                     }
                 }
             }
+            Bug::KeptChannelReadsNewestValue | Bug::KeptChannelFromParentOnly => {
+                let kept: Vec<String> = checkpoint
+                    .channel_versions
+                    .keys()
+                    .filter(|ch| !checkpoint.channel_values.contains_key(*ch) && !new_versions.contains_key(*ch))
+                    .cloned()
+                    .collect();
+                let found: BTreeMap<String, TypedValue> = if bug == Bug::KeptChannelReadsNewestValue {
+                    let side = self.side();
+                    kept.into_iter()
+                        .filter_map(|ch| {
+                            let v = side.newest_values.get(&(key.0.clone(), key.1.clone(), ch.clone()))?.clone();
+                            Some((ch, v))
+                        })
+                        .collect()
+                } else {
+                    let parent = match &cfg.checkpoint_id {
+                        Some(_) => self.inner.get_tuple(&cfg).await?,
+                        None => None,
+                    };
+                    let parent_values = parent.map(|p| p.checkpoint.channel_values.clone()).unwrap_or_default();
+                    kept.into_iter().filter_map(|ch| Some((ch.clone(), parent_values.get(&ch)?.clone()))).collect()
+                };
+                checkpoint.channel_values.extend(found);
+            }
             Bug::DeleteThreadLeavesValues => {
                 let side = self.side();
                 for (ch, version) in &checkpoint.channel_versions {
@@ -1377,10 +1484,15 @@ impl CheckpointSaver for MutantSaver {
                         }
                     }
                 }
+                Bug::KeptChannelReadsNewestValue => {
+                    for (ch, v) in &checkpoint.channel_values {
+                        side.newest_values.insert((key.0.clone(), key.1.clone(), ch.clone()), v.clone());
+                    }
+                }
                 Bug::LatestByInsertionOrder => {
                     side.last_put.insert((key.0.clone(), key.1.clone()), key.2.clone());
                 }
-                Bug::ListInsertionOrder => {
+                Bug::ListInsertionOrder | Bug::ListBeforeByInsertionOrder => {
                     let n = side.put_seq.len() as u64;
                     side.put_seq.insert(key.clone(), n);
                 }
@@ -1525,6 +1637,16 @@ impl CheckpointSaver for MutantSaver {
                 } else if !present {
                     list.push(new);
                 }
+            }
+        }
+        if bug == Bug::WritesSpecialAfterRegular {
+            // The regular writes before the first special one (their positions are the
+            // same in the prefix), then a window, then the whole call: the repeated regular
+            // writes are no-ops (first wins), the rest lands now.
+            let first_special = writes.iter().position(|(ch, _)| special_write_index(ch).is_some());
+            if let Some(n) = first_special.filter(|n| *n > 0) {
+                self.inner.put_writes(&cfg, writes[..n].to_vec(), task_id, task_path).await?;
+                tokio::task::yield_now().await;
             }
         }
         if bug == Bug::WritesNotAtomic && writes.len() > 1 {
@@ -1691,6 +1813,7 @@ impl CheckpointSaver for MutantSaver {
             side.ns_writes.retain(|k, _| k.0 != thread);
             side.rmw_writes.retain(|k, _| k.0 != thread);
             side.thread_index.remove(&thread);
+            side.newest_values.retain(|k, _| k.0 != thread);
         }
         match self.bug {
             Bug::DeleteThreadNoop => Ok(()),
