@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use conformance_core::{Capability, CheckpointConfig, CheckpointTuple, Failure, ListOptions, PendingWrite, TypedValue};
+use conformance_core::{
+    Capability, CheckpointConfig, CheckpointTuple, Failure, ListOptions, PendingWrite, TypedValue, ERROR,
+};
 use serde_json::json;
 use tokio::task::JoinHandle;
 
@@ -23,6 +25,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::Concurrency => [
         #[multi_thread] put_writes_of_many_tasks_all_kept,
         #[multi_thread] put_writes_of_one_key_keep_exactly_one,
+        #[multi_thread] mixed_put_writes_of_one_task_follow_a_serial_order,
         #[multi_thread] puts_from_many_tasks_all_land,
         #[multi_thread] reader_sees_none_or_all_of_a_checkpoint,
         #[multi_thread] list_during_writes_returns_complete_tuples,
@@ -196,6 +199,61 @@ async fn put_writes_of_one_key_keep_exactly_one(cx: Cx) -> CaseResult {
             describe_writes(&again)
         )
     })
+}
+
+/// CONTRACT §4 "Concurrency" with §2 put_writes (regular writes: first wins; special
+/// writes: last wins; decided per write). Two calls of one task on one checkpoint,
+/// `A = [("x", a), ("__error__", a)]` and `B = [("x", b), ("__error__", b)]`, made at the
+/// same time, must end as one of the two serial orders:
+///
+/// | order  | `x` (index 0, first wins) | `__error__` (index -1, last wins) |
+/// |--------|---------------------------|-----------------------------------|
+/// | A, B   | a                         | b                                 |
+/// | B, A   | b                         | a                                 |
+///
+/// So (`x`, `__error__`) is (a, b) or (b, a), never (a, a) or (b, b): those need one call's
+/// special write to land after the other call's, while its regular write landed first,
+/// which a saver that stores a call's regular writes and then, in a second step, its
+/// special ones allows. Repeated on 20 checkpoints at once (40 calls).
+async fn mixed_put_writes_of_one_task_follow_a_serial_order(cx: Cx) -> CaseResult {
+    const ROUNDS: usize = 20;
+    let base = cx.config("mixed");
+    let value = |call: &str, r: usize| jv(json!({"call": call, "round": r}));
+    let mut configs = Vec::with_capacity(ROUNDS);
+    for r in 0..ROUNDS {
+        configs.push(cx.put(&base, Step::fresh().value("a", json!(r), 1)).await?);
+    }
+    let mut handles: Vec<JoinHandle<Result<(), Failure>>> = Vec::new();
+    for (r, cfg) in configs.iter().enumerate() {
+        for call in ["a", "b"] {
+            let (cx, cfg, v) = (cx.clone(), cfg.clone(), value(call, r));
+            handles.push(tokio::spawn(async move {
+                cx.put_writes(&cfg, vec![("x", v.clone()), (ERROR, v)], "T", "").await
+            }));
+        }
+    }
+    join_tasks("concurrent mixed put_writes of one task", handles).await?;
+    for (r, cfg) in configs.iter().enumerate() {
+        let (a, b) = (value("a", r), value("b", r));
+        // get_tuple order: __error__ (index -1) before x (index 0).
+        let allowed = [
+            ("A then B: x = a, __error__ = b", vec![pending("T", ERROR, b.clone()), pending("T", "x", a.clone())]),
+            ("B then A: x = b, __error__ = a", vec![pending("T", ERROR, a.clone()), pending("T", "x", b.clone())]),
+        ];
+        let got = cx.get_some(cfg).await?.pending_writes;
+        ensure(allowed.iter().any(|(_, w)| *w == got), || {
+            format!(
+                "get_tuple({cfg}) after put_writes(x=a, __error__=a) and put_writes(x=b, __error__=b) of task \"T\" \
+                 ran at once (a = {:?}, b = {:?}): expected the result of a serial order, one of [{}], got {} \
+                 (regular writes: first wins; special writes: last wins)",
+                a,
+                b,
+                allowed.iter().map(|(o, w)| format!("{o}: {}", describe_writes(w))).collect::<Vec<_>>().join("; "),
+                describe_writes(&got)
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// 8 tasks put 6 checkpoints each at once, half of them on their own thread and half on one

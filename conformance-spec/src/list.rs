@@ -33,9 +33,11 @@ pub fn cases() -> Vec<crate::SpecCase> {
         limit_larger_than_count_returns_all,
         limit_applies_after_filter,
         limit_applies_after_namespace_scope,
+        limit_is_global_across_namespaces,
         before_unknown_id_still_cuts,
         before_with_filter,
         before_applies_across_namespaces,
+        before_cuts_by_id_not_insertion_order,
         filter_numbers_by_value,
         filter_booleans_never_equal_numbers,
         filter_strings_exact,
@@ -338,9 +340,39 @@ async fn limit_applies_after_namespace_scope(cx: Cx) -> CaseResult {
     cx.expect_list_ns(&ids, &t, &ListOptions::all().limit(3), &[("child:1", "k1"), ("child:1", "k0"), ("", "r1")]).await
 }
 
+/// CONTRACT §2 list: `limit` is "at most that many, applied after scope, filter and
+/// `before`", so without a namespace it keeps the newest ids across every namespace, not
+/// a share of each. Root holds c0, c2, c4, c5 and child:1 holds c1, c3 (interleaved by id,
+/// the two newest both in the root).
+async fn limit_is_global_across_namespaces(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0", "c1", "c2", "c3", "c4", "c5"]);
+    for (ns, label) in [("", "c0"), ("child:1", "c1"), ("", "c2"), ("child:1", "c3"), ("", "c4"), ("", "c5")] {
+        cx.put(&at(&t, ns), step(&ids, label, json!({}))).await?;
+    }
+    let newest = [("", "c5"), ("", "c4"), ("child:1", "c3"), ("", "c2"), ("child:1", "c1"), ("", "c0")];
+    for limit in [1, 2, 3, 4] {
+        cx.expect_list_ns(&ids, &t, &ListOptions::all().limit(limit), &newest[..limit]).await?;
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------
 // before
 // ---------------------------------------------------------------------------------------
+
+/// CONTRACT §2 list: `before` keeps "only checkpoints whose id is strictly less than
+/// `before`'s `checkpoint_id`", whatever order they were put in. Ids c1 < c2 < c3 < c4 are
+/// put c3, c1, c4, c2: before c3 gives c2, c1 (c2 was put after c3, c1 before it).
+async fn before_cuts_by_id_not_insertion_order(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c1", "c2", "c3", "c4"]);
+    put_unchained(&cx, &ids, &t, &[("c3", json!({})), ("c1", json!({})), ("c4", json!({})), ("c2", json!({}))]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c3")), &["c2", "c1"]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c3")).limit(1), &["c2"]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c4")), &["c3", "c2", "c1"]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c2")), &["c1"]).await
+}
 
 /// S11: an id that was never stored still cuts: ids below it, never "everything", and
 /// nothing when it is below every id.

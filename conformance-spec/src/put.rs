@@ -28,6 +28,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         updated_channels_none_and_empty_stay_distinct,
         metadata_well_known_keys_roundtrip ["test_put_preserves_metadata", "test_put_preserves_run_id"],
         metadata_any_json_value_roundtrips,
+        metadata_floats_roundtrip_exactly,
         metadata_nul_char_kept_or_whole_put_refused,
         default_namespace_is_root ["test_put_root_namespace", "test_put_default_namespace"],
         stored_in_its_child_namespace ["test_put_child_namespace"],
@@ -40,6 +41,9 @@ pub fn cases() -> Vec<crate::SpecCase> {
         channel_in_new_versions_without_value_is_absent,
         kept_channel_reads_its_own_thread_and_namespace,
         sibling_checkpoints_read_their_own_values,
+        fork_reads_value_at_kept_version_not_newest,
+        child_of_sibling_reads_its_branch_value,
+        kept_older_version_reads_value_stored_at_it,
         reput_replaces_checkpoint_metadata_and_parent,
         empty_thread_id_is_invalid_config,
         next_version_is_strictly_greater,
@@ -228,6 +232,28 @@ async fn metadata_any_json_value_roundtrips(cx: Cx) -> CaseResult {
         "empty": "",
         "ключ": "значение \u{1f30d} 日本語",
         "emoji \u{1f389}": "\u{645}\u{631}\u{62d}\u{628}\u{627}",
+    }));
+    let stored = cx.put(&cfg, Step::fresh().metadata(md.clone())).await?;
+    let t = cx.get_some(&stored).await?;
+    let (want, got): (BTreeMap<_, _>, BTreeMap<_, _>) = (md.into_iter().collect(), t.metadata.into_iter().collect());
+    ensure_map_eq(format!("get_tuple({stored}): metadata"), &want, &got)
+}
+
+/// CONTRACT §1 "Metadata": floats round-trip exactly, bit for bit, at the top level and
+/// nested: values `f32` cannot hold (0.1, 1e-300, the largest finite `f64`, the smallest
+/// normal `f64` negated, a float with 17 significant digits). A saver that stores floats
+/// through `f32`, or prints them with fewer digits than a round-trip needs, changes them.
+async fn metadata_floats_roundtrip_exactly(cx: Cx) -> CaseResult {
+    let cfg = cx.config("main");
+    let md = metadata(json!({
+        "source": "loop",
+        "step": 1,
+        "tenth": 0.1,
+        "tiny": 1e-300,
+        "f64_max": 1.797_693_134_862_315_7e308,
+        "neg_min_normal": -2.225_073_858_507_201_4e-308,
+        "seventeen_digits": 123_456_789.123_456_79,
+        "nested": {"list": [0.1, 1e-300, {"deep": 1.797_693_134_862_315_7e308}], "x": -0.3},
     }));
     let stored = cx.put(&cfg, Step::fresh().metadata(md.clone())).await?;
     let t = cx.get_some(&stored).await?;
@@ -462,6 +488,72 @@ async fn sibling_checkpoints_read_their_own_values(cx: Cx) -> CaseResult {
         )?;
     }
     Ok(())
+}
+
+/// CONTRACT §2 put: an unchanged channel reads "the value stored for that channel at that
+/// version in this thread and namespace", not the newest value of the channel. c1 stores
+/// a = "v1" at version 1; c2, a child of c1, stores a = "v2" at version 2; then c3, a second
+/// child of c1 (a fork), keeps a at version 1 and must read "v1".
+async fn fork_reads_value_at_kept_version_not_newest(cx: Cx) -> CaseResult {
+    let cfg = cx.config("main");
+    let c1 = cx.put(&cfg, Step::fresh().value("a", json!("v1"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().value("a", json!("v2"), 2)).await?;
+    let c3 = cx.put(&c1, Step::fresh().keep("a", 1)).await?;
+    let context = [
+        (&c3, "v1", "c3 forks c1 and keeps a at version 1; c2, also a child of c1, stored \"v2\" at version 2"),
+        (&c2, "v2", "c2 stored a = \"v2\" at version 2"),
+        (&c1, "v1", "c1 stored a = \"v1\" at version 1"),
+    ];
+    for (at, want, why) in context {
+        let t = cx.get_some(at).await?;
+        ensure_eq(
+            format!("get_tuple({at}): channel_values[\"a\"] ({why})"),
+            &Some(&jv(json!(want))),
+            &t.checkpoint.channel_values.get("a"),
+        )?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §2 put: siblings must not collide. c2a and c2b, both children of c1, store a at
+/// `get_next_version(v1)` with "x" and "y" (c2b put first); c3, a child of c2b, keeps a at
+/// c2b's version and must read "y", c2b's value, not the one stored last. A saver whose
+/// `get_next_version` never repeats passes this trivially (the versions differ).
+async fn child_of_sibling_reads_its_branch_value(cx: Cx) -> CaseResult {
+    let cfg = cx.config("main");
+    let v1 = cx.saver.get_next_version(None);
+    let c1 = cx.put(&cfg, Step::fresh().typed("a", jv(json!("base")), v1.clone())).await?;
+    let (a_id, b_id) = (new_id(), new_id());
+    let va = cx.saver.get_next_version(Some(&v1));
+    let vb = cx.saver.get_next_version(Some(&v1));
+    let c2b = cx.put(&c1, Step::new(&b_id).typed("a", jv(json!("y")), vb.clone())).await?;
+    let c2a = cx.put(&c1, Step::new(&a_id).typed("a", jv(json!("x")), va)).await?;
+    let c3 = cx.put(&c2b, Step::fresh().keep("a", vb.clone())).await?;
+    let why = format!("c3 is a child of c2b and keeps a at c2b's version {vb:?}; c2a ({c2a}) stored \"x\" after");
+    let t = cx.get_some(&c3).await?;
+    ensure_eq(
+        format!("get_tuple({c3}): channel_values[\"a\"] ({why})"),
+        &Some(&jv(json!("y"))),
+        &t.checkpoint.channel_values.get("a"),
+    )
+}
+
+/// CONTRACT §2 put: a kept channel reads the value stored at that version in this thread
+/// and namespace, "whether it came with this put or an earlier one", also when the parent
+/// holds another version. c1 stores a = "v1" at version 1, c2 (child of c1) a = "v2" at
+/// version 2; c3, a child of c2, keeps a at version 1 and must read "v1" (not the parent's
+/// "v2", and not nothing).
+async fn kept_older_version_reads_value_stored_at_it(cx: Cx) -> CaseResult {
+    let cfg = cx.config("main");
+    let c1 = cx.put(&cfg, Step::fresh().value("a", json!("v1"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().value("a", json!("v2"), 2)).await?;
+    let c3 = cx.put(&c2, Step::fresh().keep("a", 1)).await?;
+    let t = cx.get_some(&c3).await?;
+    ensure_eq(
+        format!("get_tuple({c3}): channel_values[\"a\"] (c3, a child of c2 which holds \"v2\" at version 2, keeps a at version 1, where c1 stored \"v1\")"),
+        &Some(&jv(json!("v1"))),
+        &t.checkpoint.channel_values.get("a"),
+    )
 }
 
 /// CONTRACT §2 put: putting an id that exists replaces its checkpoint, metadata and parent.
