@@ -374,3 +374,114 @@ impl CheckpointSaver for SqliteSaver {
         self.inner.readers.run(move |conn| reader::delta_channel_history(conn, &cfg, &channels)).await
     }
 }
+
+#[cfg(test)]
+mod perf {
+    //! CPU cost of the read paths without the thread hand-off (run with
+    //! `cargo test --release -p checkpoint-sqlite perf -- --ignored --nocapture`).
+    use super::*;
+    use conformance_core::ChannelVersion;
+
+    /// This thread's CPU time (user + system) from /proc, in seconds (10 ms ticks).
+    fn thread_cpu() -> f64 {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+        let after = stat.rsplit(')').next().unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        (ticks(11) + ticks(12)) / 100.0
+    }
+
+    fn measure(label: &str, n: usize, mut f: impl FnMut()) {
+        let (w, c) = (std::time::Instant::now(), thread_cpu());
+        for _ in 0..n {
+            f();
+        }
+        let cpu = thread_cpu() - c;
+        println!(
+            "{label}: {:.2} us cpu/op, {:.2} us wall/op",
+            cpu * 1e6 / n as f64,
+            w.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+    }
+
+    fn params_t() -> [&'static str; 2] {
+        ["t", ""]
+    }
+
+    #[test]
+    #[ignore]
+    fn read_paths_cpu_cost() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("perf.sqlite");
+        let opts = SqliteOptions::default().synchronous(Synchronous::Off);
+        let saver = SqliteSaver::open_with(&path, opts.clone()).expect("open");
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("rt");
+        let mut parent = CheckpointConfig::new("t");
+        for i in 0..1000i64 {
+            let mut cp = Checkpoint { v: 1, id: format!("1f0{i:029}"), ..Checkpoint::default() };
+            for ch in ["messages", "count", "branch:a"] {
+                cp.channel_values.insert(ch.into(), TypedValue::json(&serde_json::json!({"i": i, "text": "hello"})));
+                cp.channel_versions.insert(ch.into(), ChannelVersion::Int(i + 1));
+            }
+            let meta = serde_json::json!({"source": "loop", "step": i, "parents": {}});
+            let nv = cp.channel_versions.clone();
+            parent =
+                rt.block_on(saver.put(&parent, cp, meta.as_object().cloned().unwrap_or_default(), nv)).expect("put");
+            let w = vec![("messages".to_owned(), TypedValue::json(&1.into()))];
+            rt.block_on(saver.put_writes(&parent, w, "task", "")).expect("put_writes");
+        }
+        let conn = schema::open_connection(&path, &opts, true).expect("conn");
+        if std::env::var_os("PERF_LIST_ONLY").is_some() {
+            measure("list 1,000 (direct)", 300, || {
+                std::hint::black_box(reader::list(&conn, "t", &ListOptions::all()).expect("list"));
+            });
+            return;
+        }
+        let latest = CheckpointConfig::new("t");
+        measure("get_tuple latest (direct)", 20_000, || {
+            std::hint::black_box(reader::get_tuple(&conn, &latest).expect("get").expect("some"));
+        });
+        {
+            let t = reader::get_tuple(&conn, &latest).expect("get").expect("some");
+            let body = codec::encode_checkpoint(
+                &t.checkpoint,
+                &t.checkpoint
+                    .channel_values
+                    .iter()
+                    .map(|(k, v)| (k.clone(), codec::StoredValue::Inline(v.clone())))
+                    .collect(),
+            )
+            .expect("encode");
+            measure("decode body", 20_000, || {
+                std::hint::black_box(codec::decode_checkpoint(&body).expect("decode"));
+            });
+            let meta = codec::encode_metadata(&t.metadata).expect("meta");
+            measure("decode metadata", 20_000, || {
+                std::hint::black_box(codec::decode_metadata(&meta).expect("decode"));
+            });
+            let mut stmt = conn
+                .prepare("SELECT checkpoint FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 ORDER BY checkpoint_id DESC LIMIT 1")
+                .expect("prepare");
+            measure("select latest body only", 20_000, || {
+                let b: Vec<u8> = stmt.query_row(params_t(), |r| r.get(0)).expect("row");
+                std::hint::black_box(b);
+            });
+        }
+        measure("get_tuple latest (through the pool)", 20_000, || {
+            std::hint::black_box(rt.block_on(saver.get_tuple(&latest)).expect("get").expect("some"));
+        });
+        measure("list 1,000 (direct)", 50, || {
+            std::hint::black_box(reader::list(&conn, "t", &ListOptions::all()).expect("list"));
+        });
+        measure("list 1,000 in ns (direct)", 50, || {
+            std::hint::black_box(reader::list(&conn, "t", &ListOptions::all().ns("")).expect("list"));
+        });
+        let f = ListOptions::all().filter("source", serde_json::json!("loop"));
+        measure("list 1,000 filtered (direct)", 50, || {
+            std::hint::black_box(reader::list(&conn, "t", &f).expect("list"));
+        });
+        measure("list limit 10 (direct)", 5_000, || {
+            std::hint::black_box(reader::list(&conn, "t", &ListOptions::all().limit(10)).expect("list"));
+        });
+    }
+}

@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     checkpoint BLOB NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 );
+CREATE INDEX IF NOT EXISTS checkpoints_by_id ON checkpoints (thread_id, checkpoint_id DESC, checkpoint_ns);
 CREATE INDEX IF NOT EXISTS checkpoints_by_run ON checkpoints (run_id) WHERE run_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS writes (
     thread_id TEXT NOT NULL,
@@ -126,6 +127,11 @@ pub(crate) fn open_connection(
     let conn = Connection::open_with_flags(path, flags).map_err(open_err(path))?;
     conn.busy_timeout(options.busy_timeout).map_err(open_err(path))?;
     conn.set_prepared_statement_cache_capacity(64);
+    // Query-planner stability: plans never depend on bound values. Without it SQLite marks
+    // most of our statements "re-prepare when rebound", and rusqlite's statement cache
+    // clears bindings when a statement goes back to the cache, so every cached statement
+    // would be compiled again on each use (measured: ~100 us per get_tuple).
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true).map_err(open_err(path))?;
     let sync = match options.synchronous {
         Synchronous::Full => "FULL",
         Synchronous::Normal => "NORMAL",
