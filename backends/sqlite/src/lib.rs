@@ -431,6 +431,13 @@ mod perf {
             rt.block_on(saver.put_writes(&parent, w, "task", "")).expect("put_writes");
         }
         let conn = schema::open_connection(&path, &opts, true).expect("conn");
+        if std::env::var_os("PERF_GET_ONLY").is_some() {
+            let latest = CheckpointConfig::new("t");
+            measure("get_tuple latest (direct)", 200_000, || {
+                std::hint::black_box(reader::get_tuple(&conn, &latest).expect("get").expect("some"));
+            });
+            return;
+        }
         if std::env::var_os("PERF_LIST_ONLY").is_some() {
             measure("list 1,000 (direct)", 300, || {
                 std::hint::black_box(reader::list(&conn, "t", &ListOptions::all()).expect("list"));

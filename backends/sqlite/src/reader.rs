@@ -94,41 +94,41 @@ fn load_blob(conn: &Connection, thread_id: &str, blob_id: &str) -> Result<TypedV
         .map_err(sql_err("reading a large channel value"))
 }
 
-/// Splits a body's values into the inline ones and the blob ids still to fetch.
-fn split_values(body: &mut StoredCheckpoint) -> (BTreeMap<String, TypedValue>, Vec<(String, String)>) {
-    let mut inline = BTreeMap::new();
-    let mut blobs = Vec::new();
-    for (ch, v) in std::mem::take(&mut body.values) {
-        match v {
-            StoredValue::Inline(t) => {
-                inline.insert(ch, t);
-            }
-            StoredValue::Blob(id) => blobs.push((ch, id)),
-        }
-    }
-    (inline, blobs)
+/// Takes a body's inline values and the blob references still to fetch.
+fn split_values(body: &mut StoredCheckpoint) -> (BTreeMap<String, TypedValue>, BTreeMap<String, String>) {
+    (std::mem::take(&mut body.values), std::mem::take(&mut body.blobs))
 }
 
-/// The get_tuple statement, for a given id or the latest.
+/// The get_tuple statement, for a given id or the latest: the checkpoint row, then its
+/// writes, then its large values, in one statement (one snapshot). The latest id is found
+/// by an uncorrelated subquery (an index seek), evaluated once per arm.
 fn get_tuple_sql(with_id: bool) -> String {
-    let pick = if with_id { "AND checkpoint_id = ?3" } else { "AND (?3 IS NULL) ORDER BY checkpoint_id DESC LIMIT 1" };
+    let (head, id) = if with_id {
+        ("AND checkpoint_id = ?3", "?3")
+    } else {
+        (
+            "AND (?3 IS NULL) ORDER BY checkpoint_id DESC LIMIT 1",
+            "(SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2
+               ORDER BY checkpoint_id DESC LIMIT 1)",
+        )
+    };
     format!(
-        "WITH c AS MATERIALIZED (
-            SELECT checkpoint_id, parent_checkpoint_id, metadata, checkpoint FROM checkpoints
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2 {pick})
-         SELECT 0, c.checkpoint_id, c.parent_checkpoint_id, c.metadata, c.checkpoint, NULL, NULL FROM c
+        "SELECT * FROM (
+           SELECT 0, checkpoint_id, parent_checkpoint_id, metadata, checkpoint, NULL, NULL FROM checkpoints
+            WHERE thread_id = ?1 AND checkpoint_ns = ?2 {head})
          UNION ALL
-         SELECT 1, w.task_id, w.task_path, w.channel, w.value, w.idx, w.type_tag FROM c
-           CROSS JOIN writes w ON w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id = c.checkpoint_id
+         SELECT 1, task_id, task_path, channel, value, idx, type_tag FROM writes
+          WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = {id}
          UNION ALL
-         SELECT 2, b.blob_id, NULL, b.type_tag, b.data, NULL, NULL FROM c
-           CROSS JOIN blob_refs r ON r.thread_id = ?1 AND r.checkpoint_ns = ?2 AND r.checkpoint_id = c.checkpoint_id
-           CROSS JOIN blobs b ON b.thread_id = ?1 AND b.blob_id = r.blob_id"
+         SELECT 2, b.blob_id, NULL, b.type_tag, b.data, NULL, NULL FROM blob_refs r
+           CROSS JOIN blobs b ON b.thread_id = ?1 AND b.blob_id = r.blob_id
+          WHERE r.thread_id = ?1 AND r.checkpoint_ns = ?2 AND r.checkpoint_id = {id}"
     )
 }
 
 /// `get_tuple` (CONTRACT §2) in one statement (one snapshot): the checkpoint row, its
-/// writes and its large values, told apart by the first column.
+/// writes and its large values, told apart by the first column. Writes of an id that has
+/// no checkpoint are read but not returned.
 pub(crate) fn get_tuple(conn: &Connection, cfg: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
     let sql = get_tuple_sql(cfg.checkpoint_id.is_some());
     let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("preparing get_tuple"))?;
@@ -363,26 +363,35 @@ fn page_writes(
         }
         return Ok(out);
     }
-    let mut positions: HashMap<(&str, &str), usize> = HashMap::with_capacity(heads.len());
-    let mut ranges: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+    // Per namespace: the page's (id, position) in ascending id order, merged with the
+    // writes, which come in ascending id order too.
+    let mut by_ns: BTreeMap<&str, Vec<(&str, usize)>> = BTreeMap::new();
     for (pos, h) in heads.iter().enumerate() {
-        positions.insert((h.ns.as_str(), h.id.as_str()), pos);
-        let r = ranges.entry(h.ns.as_str()).or_insert((h.id.as_str(), h.id.as_str()));
-        r.0 = r.0.min(h.id.as_str());
-        r.1 = r.1.max(h.id.as_str());
+        by_ns.entry(h.ns.as_str()).or_default().push((h.id.as_str(), pos));
     }
     let mut stmt = conn
         .prepare_cached(
             "SELECT checkpoint_id, task_id, task_path, channel, value, idx, type_tag FROM writes
-              WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id BETWEEN ?3 AND ?4",
+              WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id BETWEEN ?3 AND ?4
+              ORDER BY checkpoint_id",
         )
         .map_err(sql_err(doing))?;
-    for (ns, (low, high)) in ranges {
+    for (ns, mut ids) in by_ns {
+        ids.sort_unstable();
+        let (Some(low), Some(high)) = (ids.first().map(|x| x.0), ids.last().map(|x| x.0)) else { continue };
         let mut rows = stmt.query(params![thread_id, ns, low, high]).map_err(sql_err(doing))?;
+        let mut cursor = 0;
         while let Some(row) = rows.next().map_err(sql_err(doing))? {
             let id = row.get_ref(0).and_then(|v| v.as_str().map_err(Into::into)).map_err(sql_err(doing))?;
-            if let Some(pos) = positions.get(&(ns, id)) {
-                out.entry(*pos).or_default().push(write_at(row, 1).map_err(sql_err(doing))?);
+            while cursor < ids.len() && ids[cursor].0 < id {
+                cursor += 1;
+            }
+            match ids.get(cursor) {
+                Some((page_id, pos)) if *page_id == id => {
+                    out.entry(*pos).or_default().push(write_at(row, 1).map_err(sql_err(doing))?);
+                }
+                Some(_) => {}
+                None => break,
             }
         }
     }
@@ -494,14 +503,13 @@ pub(crate) fn delta_channel_history(
     let mut seen = std::collections::HashSet::new();
     let cutoff = walk.iter().find(|(_, id)| !seen.insert(id.as_str())).map_or(i64::MAX, |(d, _)| *d);
     for (ch, entry) in out.iter_mut() {
-        if let Some((depth, body)) = seeds.get(ch).filter(|(d, _)| *d < cutoff) {
-            let mut body = decode_checkpoint(body)?;
-            entry.seed = match body.values.remove(ch) {
+        if let Some((_, body)) = seeds.get(ch).filter(|(d, _)| *d < cutoff) {
+            let body = decode_checkpoint(body)?;
+            entry.seed = match body.value(ch) {
                 Some(StoredValue::Inline(v)) => Some(v),
                 Some(StoredValue::Blob(id)) => Some(load_blob(&tx, &cfg.thread_id, &id)?),
                 None => None,
             };
-            let _ = depth;
         }
         if let Some(mut ws) = writes.remove(ch) {
             ws.retain(|(d, _, _)| *d < cutoff);

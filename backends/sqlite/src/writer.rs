@@ -223,10 +223,7 @@ impl ParentCache<'_> {
         ch: &str,
         version: &conformance_core::ChannelVersion,
     ) -> Result<Option<StoredValue>, CheckpointError> {
-        Ok(self
-            .get(conn)?
-            .filter(|p| p.channel_versions.get(ch) == Some(version))
-            .and_then(|p| p.values.get(ch).cloned()))
+        Ok(self.get(conn)?.filter(|p| p.channel_versions.get(ch) == Some(version)).and_then(|p| p.value(ch)))
     }
 }
 
@@ -250,7 +247,7 @@ fn newest_value(
         .map_err(sql_err("looking up a stored channel value"))?;
     match body {
         None => Ok(None),
-        Some(b) => Ok(decode_checkpoint(&b)?.values.remove(ch)),
+        Some(b) => Ok(decode_checkpoint(&b)?.value(ch)),
     }
 }
 
