@@ -530,3 +530,74 @@ pub(crate) fn prune_keep_latest(conn: &Connection, thread_id: &str) -> Result<()
     }
     gc_blobs(conn, thread_id)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn insert(conn: &Connection, id: &str) -> Result<(), CheckpointError> {
+        conn.execute(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type_tag, value)
+             VALUES ('g', '', ?1, 't', 0, '', 'c', 'json', x'31')",
+            [id],
+        )
+        .map(|_| ())
+        .map_err(sql_err("test insert"))
+    }
+
+    /// A request that fails inside a group is rolled back alone (its savepoint); the others
+    /// of the same group commit and succeed, and every answer comes after the commit.
+    #[test]
+    fn a_failing_request_does_not_fail_its_group() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("g.sqlite");
+        let options = SqliteOptions::default();
+        let conn = crate::schema::open_connection(&path, &options, false).expect("conn");
+        crate::schema::setup(&conn, &path, &options).expect("setup");
+        let writer = Arc::new(Writer::spawn(conn, &options).expect("writer"));
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt");
+        rt.block_on(async {
+            // The first request holds the writer so that the next ones queue into one group.
+            let w = writer.clone();
+            let first = tokio::spawn(async move {
+                w.submit(Box::new(|c: &Connection| {
+                    std::thread::sleep(Duration::from_millis(300));
+                    insert(c, "first")
+                }))
+                .await
+            });
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let mut others = Vec::new();
+            for i in 0..5 {
+                let w = writer.clone();
+                others.push(tokio::spawn(async move {
+                    w.submit(Box::new(move |c: &Connection| {
+                        insert(c, &format!("ok-{i}"))?;
+                        if i == 2 {
+                            // Half-done work, then a failure: the row must not survive.
+                            return Err(CheckpointError::InvalidInput("refused on purpose".into()));
+                        }
+                        Ok(())
+                    }))
+                    .await
+                }));
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            assert!(first.await.expect("task").is_ok());
+            for (i, o) in others.into_iter().enumerate() {
+                let r = o.await.expect("task");
+                assert_eq!(r.is_ok(), i != 2, "request {i}: {r:?}");
+            }
+        });
+        let stats = &writer.stats;
+        assert_eq!(stats.requests.load(Ordering::Relaxed), 6);
+        assert_eq!(stats.commits.load(Ordering::Relaxed), 2, "the five queued requests shared one commit");
+        let check = rusqlite::Connection::open(&path).expect("check");
+        let ids: Vec<String> = check
+            .prepare("SELECT checkpoint_id FROM writes ORDER BY checkpoint_id")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .expect("ids");
+        assert_eq!(ids, ["first", "ok-0", "ok-1", "ok-3", "ok-4"]);
+    }
+}
