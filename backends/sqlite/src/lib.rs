@@ -74,6 +74,7 @@
 
 #![warn(missing_docs)]
 
+mod cache;
 mod codec;
 mod reader;
 mod registration;
@@ -124,6 +125,9 @@ pub struct SqliteOptions {
     pub readers: usize,
     /// The most write requests committed in one group (default 1024).
     pub max_batch: usize,
+    /// Serve a repeated `get_tuple`/`list` from memory while nothing at all has been
+    /// committed to the file since it was read (default true; see the crate docs).
+    pub read_cache: bool,
 }
 
 impl Default for SqliteOptions {
@@ -135,6 +139,7 @@ impl Default for SqliteOptions {
             lock_timeout: Duration::from_secs(30),
             readers: cpus.clamp(2, 8),
             max_batch: 1024,
+            read_cache: true,
         }
     }
 }
@@ -143,6 +148,12 @@ impl SqliteOptions {
     /// The same options with `synchronous` set.
     pub fn synchronous(mut self, level: Synchronous) -> Self {
         self.synchronous = level;
+        self
+    }
+
+    /// The same options with the read cache on or off.
+    pub fn read_cache(mut self, enabled: bool) -> Self {
+        self.read_cache = enabled;
         self
     }
 
@@ -166,6 +177,7 @@ struct Inner {
     path: PathBuf,
     writer: writer::Writer,
     readers: reader::Readers,
+    cache: Arc<cache::ReadCache>,
 }
 
 /// The SQLite checkpointer. Cheap to clone (clones share the threads and connections);
@@ -207,9 +219,10 @@ impl SqliteSaver {
         for _ in 0..options.readers.max(1) {
             read_conns.push(schema::open_connection(&path, &options, true)?);
         }
+        let cache = Arc::new(cache::ReadCache::open(&path, &options, options.read_cache)?);
         let writer = writer::Writer::spawn(write_conn, &options)?;
         let readers = reader::Readers::spawn(read_conns, &options)?;
-        Ok(Self { inner: Arc::new(Inner { path, writer, readers }) })
+        Ok(Self { inner: Arc::new(Inner { path, writer, readers, cache }) })
     }
 
     /// [`SqliteSaver::open_with`] on a separate thread, so an async caller's runtime thread
@@ -303,8 +316,22 @@ impl CheckpointSaver for SqliteSaver {
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         config.validate()?;
+        if let Some(hit) = self.inner.cache.get(config) {
+            return Ok(hit);
+        }
         let cfg = config.clone();
-        self.inner.readers.run(move |conn| reader::get_tuple(conn, &cfg)).await
+        let cache = self.inner.cache.clone();
+        self.inner
+            .readers
+            .run(move |conn| {
+                let at = cache.snapshot();
+                let t = reader::get_tuple(conn, &cfg)?;
+                if let Some(at) = at {
+                    cache.put_get(&cfg, at, &t);
+                }
+                Ok(t)
+            })
+            .await
     }
 
     async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
@@ -312,9 +339,23 @@ impl CheckpointSaver for SqliteSaver {
         if options.limit == Some(0) {
             return Ok(Vec::new());
         }
+        if let Some(hit) = self.inner.cache.list(thread_id, options) {
+            return Ok(hit);
+        }
         let thread_id = thread_id.to_owned();
         let options = options.clone();
-        self.inner.readers.run(move |conn| reader::list(conn, &thread_id, &options)).await
+        let cache = self.inner.cache.clone();
+        self.inner
+            .readers
+            .run(move |conn| {
+                let at = cache.snapshot();
+                let l = reader::list(conn, &thread_id, &options)?;
+                if let Some(at) = at {
+                    cache.put_list(&thread_id, &options, at, &l);
+                }
+                Ok(l)
+            })
+            .await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {

@@ -257,3 +257,30 @@ fn filters_that_need_json_equality_in_rust_still_limit_after_filtering() {
         assert_eq!(saver.list("f", &opts).await.expect("list").len(), 3);
     });
 }
+
+#[test]
+fn cached_reads_see_commits_of_other_instances_and_connections() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("cache.sqlite");
+    let a = SqliteSaver::open(&path).expect("a");
+    let b = SqliteSaver::open(&path).expect("b");
+    rt().block_on(async {
+        let t = CheckpointConfig::new("t");
+        put(&a, &t, step(&id(1), &[("x", TypedValue::json(&json!(1)))], 1)).await;
+        for _ in 0..3 {
+            assert_eq!(a.get_tuple(&t).await.expect("get").expect("some").checkpoint.id, id(1));
+            assert_eq!(a.list("t", &ListOptions::all()).await.expect("list").len(), 1);
+        }
+        put(&b, &t, step(&id(2), &[("x", TypedValue::json(&json!(2)))], 2)).await;
+        assert_eq!(a.get_tuple(&t).await.expect("get").expect("some").checkpoint.id, id(2), "b's put seen by a");
+        assert_eq!(a.list("t", &ListOptions::all()).await.expect("list").len(), 2);
+        let c2 = t.clone().with_id(id(2));
+        b.put_writes(&c2, vec![("x".into(), TypedValue::json(&json!("w")))], "task", "").await.expect("pw");
+        assert_eq!(a.get_tuple(&t).await.expect("get").expect("some").pending_writes.len(), 1);
+        // A plain connection (any process could do this) deletes behind the savers' backs.
+        let raw = rusqlite::Connection::open(&path).expect("raw");
+        raw.execute("DELETE FROM checkpoints WHERE thread_id = 't'", []).expect("delete");
+        assert!(a.get_tuple(&t).await.expect("get").is_none(), "a raw commit invalidates the cache");
+        assert!(a.list("t", &ListOptions::all()).await.expect("list").is_empty());
+    });
+}
