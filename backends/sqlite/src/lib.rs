@@ -32,13 +32,33 @@
 //! is idempotent and serialised by `BEGIN IMMEDIATE`, so two instances may open the same
 //! new file at once.
 //!
+//! **Reads** run on the reader pool: `get_tuple` is one SQL statement (the checkpoint row,
+//! its writes and its large values; one snapshot), `list` one statement for the page plus
+//! one for the page's writes inside one read transaction. Connections enable SQLite's
+//! query-planner stability guarantee (QPSG): without it SQLite marks most statements
+//! "re-prepare when re-bound", and since rusqlite's statement cache clears bindings when a
+//! statement goes back to the cache, every cached statement was being compiled again on
+//! each use.
+//!
+//! **Read cache.** Every commit to a WAL database, by any connection of any process,
+//! rewrites the wal-index header in the shared `-shm` memory. A `get_tuple` or `list`
+//! result is kept with the header seen just before its read transaction and served again,
+//! from memory and without a thread hand-off, only while the header is unchanged, i.e.
+//! while nothing at all has been committed since. So a cached read is never stale, also
+//! across instances and processes (see `cache.rs`; [`SqliteOptions::read_cache`] turns it
+//! off). It serves repeated reads of an unchanged database (polling, a UI, `list` after
+//! `list`); a workload that writes between reads always reads SQLite.
+//!
 //! ## Schema (version [`SCHEMA_VERSION`], kept in `PRAGMA user_version`)
 //!
 //! - `checkpoints` — key (`thread_id`, `checkpoint_ns`, `checkpoint_id`): the parent id,
 //!   `run_id` (metadata `run_id` when it is a string, indexed for `delete_for_runs`),
 //!   `metadata` (JSON text), `value_versions` (JSON object: each channel that has a value
 //!   -> its version) and `checkpoint` (the MessagePack body: `v`, `ts`, versions,
-//!   `versions_seen`, `updated_channels` and the resolved channel values).
+//!   `versions_seen`, `updated_channels`, the resolved inline values and the blob ids of
+//!   the large ones). Indexed also by (`thread_id`, `checkpoint_id` DESC,
+//!   `checkpoint_ns`) so that `list` over every namespace streams in order and stops at
+//!   its limit.
 //! - `writes` — key (`thread_id`, `checkpoint_ns`, `checkpoint_id`, `task_id`, `idx`):
 //!   `task_path`, `channel`, `type_tag`, `value`.
 //! - `blobs` — key (`thread_id`, `blob_id`): channel values longer than 16 KiB, stored once
@@ -70,7 +90,9 @@
 //!
 //! [`registration`] gives each case a fresh file in a fresh temporary directory (removed
 //! by the cleanup) and can open a second instance on it ([`conformance_core::Fixture::with_reopen`]);
-//! [`registration_at`] puts each case's file beside a path the user chose.
+//! [`registration_at`] puts each case's file beside a path the user chose. Both use
+//! [`kit_options`] (`synchronous = NORMAL`, see there why); [`registration_with`] takes any
+//! options.
 
 #![warn(missing_docs)]
 
@@ -93,7 +115,7 @@ use conformance_core::{
     CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
 };
 
-pub use registration::{registration, registration_at, registration_with};
+pub use registration::{kit_options, registration, registration_at, registration_with};
 pub use schema::SCHEMA_VERSION;
 
 /// SQLite's `PRAGMA synchronous` level.
