@@ -34,17 +34,3 @@ fn sqlite_saver_passes_every_case_beside_a_chosen_path() {
         std::fs::read_dir(dir.path()).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
     assert!(left.is_empty(), "case files left behind: {left:?}");
 }
-
-#[test]
-fn sqlite_saver_passes_every_case_with_full_synchronous() {
-    let registration = checkpoint_sqlite::registration_with(checkpoint_sqlite::SqliteOptions::default());
-    let report = conformance_spec::validate(&registration, &RunOptions::default());
-    let failures: Vec<String> = report
-        .tests
-        .iter()
-        .filter(|t| t.outcome == Outcome::Failed)
-        .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
-        .collect();
-    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(report.conformance_level, Level::Full);
-}
