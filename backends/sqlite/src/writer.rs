@@ -48,15 +48,25 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer thread on `conn`.
-    pub(crate) fn spawn(conn: Connection, options: &SqliteOptions) -> Result<Self, CheckpointError> {
+    /// Starts the writer thread on `conn`. The connection's automatic checkpoints are
+    /// turned off: the thread checkpoints itself after answering a group (see
+    /// [`maybe_checkpoint`]), so an acknowledgement never waits for a checkpoint.
+    pub(crate) fn spawn(mut conn: Connection, options: &SqliteOptions) -> Result<Self, CheckpointError> {
+        conn.execute_batch("PRAGMA wal_autocheckpoint = 0").map_err(sql_err("configuring WAL checkpoints"))?;
+        let wal_pages = Arc::new(AtomicU64::new(0));
+        let hook_pages = wal_pages.clone();
+        conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages: std::ffi::c_int| {
+            hook_pages.store(u64::try_from(pages).unwrap_or(0), Ordering::Relaxed);
+            Ok(())
+        }))
+        .map_err(sql_err("configuring WAL checkpoints"))?;
         let (tx, rx) = mpsc::channel::<Job>();
         let stats = Arc::new(WriterStats::default());
         let thread_stats = stats.clone();
         let options = options.clone();
         std::thread::Builder::new()
             .name("checkpoint-sqlite-writer".into())
-            .spawn(move || writer_loop(&conn, &rx, &options, &thread_stats))
+            .spawn(move || writer_loop(&conn, &rx, &options, &thread_stats, &wal_pages))
             .map_err(|e| CheckpointError::storage("starting the SQLite writer thread", e))?;
         Ok(Self { tx, stats })
     }
@@ -71,8 +81,40 @@ impl Writer {
     }
 }
 
-fn writer_loop(conn: &Connection, rx: &mpsc::Receiver<Job>, options: &SqliteOptions, stats: &WriterStats) {
-    while let Ok(first) = rx.recv() {
+/// WAL pages after which the writer checkpoints when it has nothing queued (SQLite's own
+/// automatic threshold).
+const CHECKPOINT_PAGES: u64 = 1000;
+/// WAL pages after which the writer checkpoints even with requests queued.
+const CHECKPOINT_PAGES_BUSY: u64 = 16 * 1024;
+
+/// A passive checkpoint (never waits for readers or other writers) once the WAL has grown
+/// past [`CHECKPOINT_PAGES`] and nothing is queued, or past [`CHECKPOINT_PAGES_BUSY`].
+/// Errors are ignored: a checkpoint only bounds the WAL's size, it never loses data.
+fn maybe_checkpoint(conn: &Connection, wal_pages: &AtomicU64, queue_empty: bool) {
+    let pages = wal_pages.load(Ordering::Relaxed);
+    if pages > CHECKPOINT_PAGES_BUSY || (pages > CHECKPOINT_PAGES && queue_empty) {
+        if conn.wal_checkpoint_v2(None::<&str>, rusqlite::wal::CheckpointMode::PASSIVE).is_ok() {
+            wal_pages.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+fn writer_loop(
+    conn: &Connection,
+    rx: &mpsc::Receiver<Job>,
+    options: &SqliteOptions,
+    stats: &WriterStats,
+    wal_pages: &AtomicU64,
+) {
+    let mut next: Option<Job> = None;
+    loop {
+        let first = match next.take() {
+            Some(job) => job,
+            None => match rx.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            },
+        };
         let mut batch = vec![first];
         while batch.len() < options.max_batch.max(1) {
             match rx.try_recv() {
@@ -86,6 +128,9 @@ fn writer_loop(conn: &Connection, rx: &mpsc::Receiver<Job>, options: &SqliteOpti
         for (job, result) in batch.into_iter().zip(results) {
             let _ = job.reply.send(result);
         }
+        // Peek at the queue without losing what is taken: it starts the next group.
+        next = rx.try_recv().ok();
+        maybe_checkpoint(conn, wal_pages, next.is_none());
     }
 }
 

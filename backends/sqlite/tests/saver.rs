@@ -284,3 +284,25 @@ fn cached_reads_see_commits_of_other_instances_and_connections() {
         assert!(a.list("t", &ListOptions::all()).await.expect("list").is_empty());
     });
 }
+
+#[test]
+fn the_writer_checkpoints_the_wal_after_answering() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("wal.sqlite");
+    let saver = SqliteSaver::open_with(&path, SqliteOptions::default().synchronous(Synchronous::Normal)).expect("open");
+    rt().block_on(async {
+        let mut parent = CheckpointConfig::new("w");
+        // ~6 MiB of values: well past the 1,000-page threshold.
+        for i in 0..60u64 {
+            parent = put(&saver, &parent, step(&id(i), &[("doc", big(i as u8))], i as i64 + 1)).await;
+        }
+        // A cheap request after an idle moment: the writer has checkpointed by then.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        saver.put_writes(&parent, vec![("x".into(), TypedValue::json(&json!(1)))], "t", "").await.expect("pw");
+    });
+    let raw = rusqlite::Connection::open(&path).expect("raw");
+    let (busy, log, done): (i64, i64, i64) =
+        raw.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).expect("ckpt");
+    assert_eq!(busy, 0);
+    assert!(log < 1000, "the WAL was checkpointed and restarted ({log} frames, {done} checkpointed)");
+}
