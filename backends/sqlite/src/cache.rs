@@ -113,12 +113,13 @@ impl WalHeader {
 }
 
 type GetKey = (String, String, Option<String>);
+type ListEntry = (Snapshot, Arc<Vec<CheckpointTuple>>);
 
 /// The cache of one saver instance.
 pub(crate) struct ReadCache {
     header: Option<WalHeader>,
     gets: Mutex<HashMap<GetKey, (Snapshot, Option<CheckpointTuple>)>>,
-    lists: Mutex<HashMap<String, (Snapshot, Arc<Vec<CheckpointTuple>>)>>,
+    lists: Mutex<HashMap<String, ListEntry>>,
 }
 
 fn value_bytes(t: &CheckpointTuple) -> usize {

@@ -92,10 +92,9 @@ const CHECKPOINT_PAGES_BUSY: u64 = 16 * 1024;
 /// Errors are ignored: a checkpoint only bounds the WAL's size, it never loses data.
 fn maybe_checkpoint(conn: &Connection, wal_pages: &AtomicU64, queue_empty: bool) {
     let pages = wal_pages.load(Ordering::Relaxed);
-    if pages > CHECKPOINT_PAGES_BUSY || (pages > CHECKPOINT_PAGES && queue_empty) {
-        if conn.wal_checkpoint_v2(None::<&str>, rusqlite::wal::CheckpointMode::PASSIVE).is_ok() {
-            wal_pages.store(0, Ordering::Relaxed);
-        }
+    let due = pages > CHECKPOINT_PAGES_BUSY || (pages > CHECKPOINT_PAGES && queue_empty);
+    if due && conn.wal_checkpoint_v2(None::<&str>, rusqlite::wal::CheckpointMode::PASSIVE).is_ok() {
+        wal_pages.store(0, Ordering::Relaxed);
     }
 }
 
