@@ -207,7 +207,7 @@ mod tests {
         let path = dir.path().join("c.sqlite");
         let options = SqliteOptions::default();
         let setup = crate::schema::open_connection(&path, &options, false).expect("conn");
-        crate::schema::setup(&setup, &path, &options).expect("setup");
+        crate::schema::setup(&setup, &path, &options, true).expect("setup");
         let cache = ReadCache::open(&path, &options, true).expect("cache");
         let s1 = cache.snapshot().expect("a mapped, initialised header");
         assert_eq!(cache.snapshot(), Some(s1), "no commit, same header");

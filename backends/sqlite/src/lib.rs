@@ -239,8 +239,9 @@ impl SqliteSaver {
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, CheckpointError> {
         let path = path.as_ref().to_path_buf();
         schema::check_path(&path)?;
+        let fresh = std::fs::metadata(&path).map_or(true, |m| m.len() == 0);
         let write_conn = schema::open_connection(&path, &options, false)?;
-        schema::setup(&write_conn, &path, &options)?;
+        schema::setup(&write_conn, &path, &options, fresh)?;
         let mut read_conns = Vec::with_capacity(options.readers.max(1));
         for _ in 0..options.readers.max(1) {
             read_conns.push(schema::open_connection(&path, &options, true)?);

@@ -598,7 +598,7 @@ mod tests {
         let path = dir.path().join("g.sqlite");
         let options = SqliteOptions::default();
         let conn = crate::schema::open_connection(&path, &options, false).expect("conn");
-        crate::schema::setup(&conn, &path, &options).expect("setup");
+        crate::schema::setup(&conn, &path, &options, true).expect("setup");
         let writer = Arc::new(Writer::spawn(conn, &options).expect("writer"));
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt");
         rt.block_on(async {
