@@ -1,0 +1,130 @@
+//! The kit's registration of [`PostgresSaver`]: a fresh schema per case on one server.
+
+use std::time::Duration;
+
+use conformance_core::{BoxError, Fixture, Registration};
+use tokio_postgres::NoTls;
+
+use crate::schema::valid_schema_name;
+use crate::{PostgresOptions, PostgresSaver};
+
+/// The prefix of every schema [`registration`] creates.
+pub const TEST_SCHEMA_PREFIX: &str = "checkpoint_test_";
+
+/// Connections per saver instance in the test fixtures: enough for the concurrency cases,
+/// small enough that many cases at once (each with two instances) stay under a server's
+/// default `max_connections` of 100.
+const FIXTURE_CONNECTIONS: usize = 4;
+
+fn short_token(len: usize) -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..len].to_owned()
+}
+
+/// Opens one plain connection to `url` (its task runs on the current runtime).
+async fn connect_plain(url: &str) -> Result<tokio_postgres::Client, BoxError> {
+    let mut config: tokio_postgres::Config = url.parse()?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(10));
+    }
+    let (client, connection) = config.connect(NoTls).await?;
+    tokio::spawn(async move {
+        // The connection ends when the client is dropped; its error, if any, surfaces on
+        // the client's calls.
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+/// Drops `schema` and everything in it, if it exists.
+///
+/// # Errors
+/// The connection or statement error; an invalid schema name.
+pub async fn drop_schema(url: &str, schema: &str) -> Result<(), BoxError> {
+    if !valid_schema_name(schema) {
+        return Err(format!("refusing to drop {schema:?}: not a schema name this crate creates").into());
+    }
+    let client = connect_plain(url).await?;
+    client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await?;
+    Ok(())
+}
+
+/// Drops every schema whose name starts with `prefix` (which must itself be a valid schema
+/// name); returns how many were dropped.
+///
+/// # Errors
+/// The connection or statement error.
+pub async fn drop_schemas_with_prefix(url: &str, prefix: &str) -> Result<usize, BoxError> {
+    if !valid_schema_name(prefix) {
+        return Err(format!("{prefix:?} is not a valid schema name prefix").into());
+    }
+    let client = connect_plain(url).await?;
+    let rows =
+        client.query("SELECT nspname::text FROM pg_namespace WHERE starts_with(nspname::text, $1)", &[&prefix]).await?;
+    let mut dropped = 0;
+    for row in rows {
+        let name: String = row.get(0);
+        if valid_schema_name(&name) {
+            client.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE")).await?;
+            dropped += 1;
+        }
+    }
+    Ok(dropped)
+}
+
+/// The kit's registration of [`PostgresSaver`] on the server at `url`, named `postgres`.
+///
+/// Each case gets its own schema (`checkpoint_test_<run>_<case>`, created by the saver's
+/// setup) and a saver whose connections use it, so cases run in parallel against one server
+/// without seeing each other. [`Fixture::with_reopen`] opens a second instance (its own
+/// pool, its own setup) on the same schema, which enables the durability and two-instance
+/// cases. The cleanup drops the schema; the lifespan checks the server answers before any
+/// case runs and, at the end, drops any schema of this run a timed-out case left behind.
+pub fn registration(url: &str) -> Registration {
+    let run_prefix = format!("{TEST_SCHEMA_PREFIX}{}_", short_token(8));
+    let factory_url = url.to_owned();
+    let factory_prefix = run_prefix.clone();
+    let setup_url = url.to_owned();
+    let teardown_url = url.to_owned();
+    Registration::new("postgres", move || {
+        let url = factory_url.clone();
+        let schema = format!("{factory_prefix}{}", short_token(12));
+        async move {
+            let options = PostgresOptions::new().schema(schema.clone()).max_connections(FIXTURE_CONNECTIONS);
+            let saver = match PostgresSaver::connect_with(&url, options.clone()).await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = drop_schema(&url, &schema).await;
+                    return Err(Box::new(e) as BoxError);
+                }
+            };
+            let reopen_url = url.clone();
+            Ok(Fixture::new(saver)
+                .with_reopen(move || {
+                    let url = reopen_url.clone();
+                    let options = options.clone();
+                    async move { PostgresSaver::connect_with(&url, options).await.map_err(|e| Box::new(e) as BoxError) }
+                })
+                .with_cleanup(move || async move { drop_schema(&url, &schema).await }))
+        }
+    })
+    .lifespan(
+        move || {
+            let url = setup_url.clone();
+            async move {
+                let client = connect_plain(&url)
+                    .await
+                    .map_err(|e| format!("cannot connect to the PostgreSQL server named by the URL: {e}"))?;
+                client.simple_query("SELECT 1").await?;
+                Ok(())
+            }
+        },
+        move || {
+            let url = teardown_url.clone();
+            let prefix = run_prefix.clone();
+            async move {
+                drop_schemas_with_prefix(&url, &prefix).await?;
+                Ok(())
+            }
+        },
+    )
+}

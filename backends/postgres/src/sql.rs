@@ -1,0 +1,268 @@
+//! The SQL text of every statement. All of it is constant: caller data (thread ids, metadata
+//! filter keys and values, channel names) is always a bound parameter, never pasted in.
+
+/// Shared lock on a thread for the length of a transaction: writers that add checkpoints
+/// (`put`) take it shared; operations that remove stored values a new checkpoint could
+/// reference (`delete_thread`, `prune`, `copy_thread` on its target) take it exclusively.
+pub(crate) const LOCK_THREAD_SHARED: &str =
+    "SELECT pg_advisory_xact_lock_shared(hashtextextended('checkpoint-postgres thread ' || $1::text, 0))";
+
+/// Exclusive locks on every thread of `$1`, in a fixed order so two such calls cannot
+/// deadlock.
+pub(crate) const LOCK_THREADS_EXCLUSIVE: &str = "SELECT pg_advisory_xact_lock(k) FROM (
+    SELECT DISTINCT hashtextextended('checkpoint-postgres thread ' || t, 0) AS k
+    FROM unnest($1::text[]) AS t ORDER BY k) AS keys";
+
+// ---- put -------------------------------------------------------------------------------
+
+/// $1 thread, $2 ns, $3 id, $4 parent id, $5 shell JSON text, $6 metadata JSON text.
+/// Re-putting an id replaces checkpoint, metadata and parent (CONTRACT §2 put).
+pub(crate) const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+    VALUES ($1, $2, $3, $4, $5::text::json, $6::text::json)
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+        checkpoint = EXCLUDED.checkpoint,
+        metadata = EXCLUDED.metadata";
+
+/// $1 thread, $2 ns, $3 id: forget which values a re-put checkpoint read.
+pub(crate) const DELETE_CHECKPOINT_CHANNELS: &str =
+    "DELETE FROM checkpoint_channels WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3";
+
+/// Stores the values a checkpoint carries and records that it reads them.
+/// $1 thread, $2 ns, $3 id, $4 channels, $5 version JSON texts, $6 type tags, $7 data.
+/// A value already stored under the same (channel, version, digest) is the same value and
+/// is kept as it is.
+pub(crate) const STORE_CARRIED_VALUES: &str = "WITH v AS (
+        SELECT u.channel, u.version::jsonb AS version, u.type_tag, u.data,
+               sha256(convert_to(u.type_tag, 'UTF8') || decode('00', 'hex') || u.data) AS digest
+        FROM unnest($4::text[], $5::text[], $6::text[], $7::bytea[]) AS u(channel, version, type_tag, data)
+    ), stored AS (
+        INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)
+        SELECT $1, $2, channel, version, digest, type_tag, data FROM v ORDER BY channel
+        ON CONFLICT DO NOTHING
+    )
+    INSERT INTO checkpoint_channels (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
+    SELECT $1, $2, $3, channel, version, digest FROM v";
+
+/// Resolves the channels a checkpoint does not carry and that did not change in its step:
+/// the parent's value when the parent reads the same version, else the newest value stored
+/// at that (channel, version) in the thread and namespace; a channel with neither stays
+/// absent. $1 thread, $2 ns, $3 id, $4 parent id (or NULL), $5 channels, $6 version texts.
+pub(crate) const RESOLVE_UNCARRIED_VALUES: &str = "INSERT INTO checkpoint_channels
+        (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
+    SELECT $1, $2, $3, u.channel, u.version, found.digest
+    FROM (SELECT t.channel, t.version::jsonb AS version
+          FROM unnest($5::text[], $6::text[]) AS t(channel, version)) AS u
+    CROSS JOIN LATERAL (
+        SELECT c.digest FROM (
+            SELECT p.digest, 0 AS pref, 0::bigint AS seq FROM checkpoint_channels p
+            WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2
+              AND p.checkpoint_id = $4 AND p.channel = u.channel AND p.version = u.version
+            UNION ALL
+            SELECT b.digest, 1, b.seq FROM checkpoint_blobs b
+            WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = u.channel AND b.version = u.version
+        ) AS c ORDER BY c.pref, c.seq DESC LIMIT 1
+    ) AS found";
+
+// ---- put_writes ------------------------------------------------------------------------
+
+/// $1 thread, $2 ns, $3 id, $4 task id, $5 task path, $6 indexes, $7 channels, $8 type tags,
+/// $9 data. Decided per write: a regular write (idx >= 0) keeps the first value stored for
+/// its key, a special write (idx < 0) replaces it (CONTRACT §2 put_writes).
+pub(crate) const INSERT_WRITES: &str = "INSERT INTO checkpoint_writes
+        (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type_tag, data)
+    SELECT $1, $2, $3, $4, $5, w.idx, w.channel, w.type_tag, w.data
+    FROM unnest($6::bigint[], $7::text[], $8::text[], $9::bytea[]) AS w(idx, channel, type_tag, data)
+    ORDER BY w.idx
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+        task_path = EXCLUDED.task_path,
+        channel = EXCLUDED.channel,
+        type_tag = EXCLUDED.type_tag,
+        data = EXCLUDED.data
+    WHERE EXCLUDED.idx < 0";
+
+// ---- reads -----------------------------------------------------------------------------
+
+/// $1 thread, $2 ns, $3 id.
+pub(crate) const SELECT_CHECKPOINT_BY_ID: &str =
+    "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text FROM checkpoints
+    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3";
+
+/// $1 thread, $2 ns: the greatest id.
+pub(crate) const SELECT_LATEST_CHECKPOINT: &str =
+    "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text FROM checkpoints
+    WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1";
+
+/// The checkpoints of a `list` call (CONTRACT §2 list).
+/// $1 thread, $2 ns or NULL (every namespace), $3 id or NULL, $4 `before` or NULL,
+/// $5 true when ids equal to $4 are included too (a `before` with a NUL character, cut at
+/// it), $6 filter keys, $7 filter values as JSON text, $8 limit or NULL.
+///
+/// Filter: every key's top-level value equals the filter value as jsonb (numbers by value,
+/// booleans never equal to numbers, strings exactly, arrays and objects element-wise); a
+/// `null` filter value matches a missing key or a JSON null. Keys are only ever bound.
+pub(crate) const LIST_CHECKPOINTS: &str =
+    "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text
+    FROM checkpoints c
+    WHERE c.thread_id = $1
+      AND ($2::text IS NULL OR c.checkpoint_ns = $2)
+      AND ($3::text IS NULL OR c.checkpoint_id = $3)
+      AND ($4::text IS NULL OR c.checkpoint_id < $4 OR ($5::bool AND c.checkpoint_id = $4))
+      AND NOT EXISTS (
+        SELECT 1 FROM unnest($6::text[], $7::text[]) AS f(key, value)
+        WHERE (CASE WHEN f.value::jsonb = 'null'::jsonb
+                    THEN (c.metadata -> f.key) IS NULL OR json_typeof(c.metadata -> f.key) = 'null'
+                    ELSE (c.metadata -> f.key)::jsonb = f.value::jsonb
+               END) IS NOT TRUE)
+    ORDER BY c.checkpoint_id DESC, c.checkpoint_ns ASC
+    LIMIT $8::bigint";
+
+/// The channel values of several checkpoints of one thread.
+/// $1 thread, $2 namespaces, $3 ids (pairwise).
+pub(crate) const SELECT_VALUES: &str = "SELECT r.checkpoint_ns, r.checkpoint_id, r.channel, b.type_tag, b.data
+    FROM checkpoint_channels r
+    JOIN checkpoint_blobs b ON b.thread_id = r.thread_id AND b.checkpoint_ns = r.checkpoint_ns
+        AND b.channel = r.channel AND b.version = r.version AND b.digest = r.digest
+    WHERE r.thread_id = $1
+      AND (r.checkpoint_ns, r.checkpoint_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))";
+
+/// The pending writes of several checkpoints of one thread, in `get_tuple` order within
+/// each checkpoint: (task_path, task_id, idx). $1 thread, $2 namespaces, $3 ids (pairwise).
+pub(crate) const SELECT_WRITES: &str =
+    "SELECT checkpoint_ns, checkpoint_id, task_id, task_path, channel, type_tag, data
+    FROM checkpoint_writes
+    WHERE thread_id = $1
+      AND (checkpoint_ns, checkpoint_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+    ORDER BY checkpoint_ns, checkpoint_id, task_path, task_id, idx";
+
+// ---- deletes ---------------------------------------------------------------------------
+
+/// $1 threads: everything of these threads, one statement per table.
+pub(crate) const DELETE_THREADS: [&str; 4] = [
+    "DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[])",
+    "DELETE FROM checkpoint_channels WHERE thread_id = ANY($1::text[])",
+    "DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[])",
+    "DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])",
+];
+
+/// $1 run ids: the threads that have a checkpoint whose metadata `run_id` is one of them.
+pub(crate) const SELECT_RUN_THREADS: &str = "SELECT DISTINCT thread_id FROM checkpoints
+    WHERE (metadata ->> 'run_id') = ANY($1::text[]) AND json_typeof(metadata -> 'run_id') = 'string'";
+
+/// $1 run ids, $2 threads (locked by the caller): every checkpoint of these threads whose
+/// metadata `run_id` is one of the run ids (a JSON string), with its writes and the record
+/// of the values it read (CONTRACT §3 delete_for_runs).
+pub(crate) const DELETE_FOR_RUNS: &str = "WITH doomed AS (
+        DELETE FROM checkpoints
+        WHERE (metadata ->> 'run_id') = ANY($1::text[]) AND json_typeof(metadata -> 'run_id') = 'string'
+          AND thread_id = ANY($2::text[])
+        RETURNING thread_id, checkpoint_ns, checkpoint_id
+    ), writes AS (
+        DELETE FROM checkpoint_writes w USING doomed d
+        WHERE w.thread_id = d.thread_id AND w.checkpoint_ns = d.checkpoint_ns AND w.checkpoint_id = d.checkpoint_id
+    )
+    DELETE FROM checkpoint_channels r USING doomed d
+    WHERE r.thread_id = d.thread_id AND r.checkpoint_ns = d.checkpoint_ns AND r.checkpoint_id = d.checkpoint_id";
+
+// ---- copy_thread -----------------------------------------------------------------------
+
+/// $1 source, $2 target, in this order (CONTRACT §3 copy_thread): checkpoints replace those
+/// with the same id in the target; the values the copied checkpoints read are replaced;
+/// stored values are added; writes replace those with the same key.
+pub(crate) const COPY_THREAD: [&str; 5] = [
+    "INSERT INTO checkpoints
+        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+    SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+    FROM checkpoints WHERE thread_id = $1
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+        checkpoint = EXCLUDED.checkpoint,
+        metadata = EXCLUDED.metadata",
+    "DELETE FROM checkpoint_channels t WHERE t.thread_id = $2 AND EXISTS (
+        SELECT 1 FROM checkpoints s WHERE s.thread_id = $1
+          AND s.checkpoint_ns = t.checkpoint_ns AND s.checkpoint_id = t.checkpoint_id)",
+    "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)
+    SELECT $2, checkpoint_ns, channel, version, digest, type_tag, data
+    FROM checkpoint_blobs WHERE thread_id = $1 ORDER BY seq
+    ON CONFLICT DO NOTHING",
+    "INSERT INTO checkpoint_channels (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
+    SELECT $2, checkpoint_ns, checkpoint_id, channel, version, digest
+    FROM checkpoint_channels WHERE thread_id = $1",
+    "INSERT INTO checkpoint_writes
+        (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type_tag, data)
+    SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type_tag, data
+    FROM checkpoint_writes WHERE thread_id = $1
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+        task_path = EXCLUDED.task_path,
+        channel = EXCLUDED.channel,
+        type_tag = EXCLUDED.type_tag,
+        data = EXCLUDED.data",
+];
+
+// ---- prune keep_latest -----------------------------------------------------------------
+
+/// $1 threads, in this order (CONTRACT §3 prune `keep_latest`): all but the newest
+/// checkpoint of each (thread, namespace); then the value records and writes of checkpoints
+/// that are gone (writes waiting for a checkpoint never put included); then stored values
+/// no kept checkpoint reads.
+pub(crate) const PRUNE_KEEP_LATEST: [&str; 4] = [
+    "DELETE FROM checkpoints c WHERE c.thread_id = ANY($1::text[]) AND c.checkpoint_id <> (
+        SELECT max(l.checkpoint_id) FROM checkpoints l
+        WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns)",
+    "DELETE FROM checkpoint_channels r WHERE r.thread_id = ANY($1::text[]) AND NOT EXISTS (
+        SELECT 1 FROM checkpoints c WHERE c.thread_id = r.thread_id
+          AND c.checkpoint_ns = r.checkpoint_ns AND c.checkpoint_id = r.checkpoint_id)",
+    "DELETE FROM checkpoint_writes w WHERE w.thread_id = ANY($1::text[]) AND NOT EXISTS (
+        SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id
+          AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)",
+    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY($1::text[]) AND NOT EXISTS (
+        SELECT 1 FROM checkpoint_channels r WHERE r.thread_id = b.thread_id
+          AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
+          AND r.version = b.version AND r.digest = b.digest)",
+];
+
+// ---- delta_channel_history -------------------------------------------------------------
+
+/// The walk of CONTRACT §3 delta_channel_history, from the target's parent along
+/// `parent_checkpoint_id` links in one (thread, namespace).
+/// $1 thread, $2 ns, $3 the target's parent id, $4 the requested channels.
+///
+/// `walk` follows the links; a broken link (a parent never put) ends it, and its depth is
+/// bounded by the namespace's checkpoint count so a cycle ends too; `anc` keeps each
+/// ancestor at its first depth, which is the walk up to its first repeat. A channel's seed
+/// is the value of the nearest ancestor that reads one; its writes are those of the
+/// ancestors up to and including the seed ancestor (all of them without a seed). Rows come
+/// seeds first, then writes per channel oldest ancestor first and in `get_tuple` order
+/// within an ancestor.
+pub(crate) const DELTA_HISTORY: &str = "WITH RECURSIVE
+    bound AS (SELECT count(*) AS n FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2),
+    walk(checkpoint_id, parent_checkpoint_id, depth) AS (
+        SELECT c.checkpoint_id, c.parent_checkpoint_id, 1::bigint
+        FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3
+      UNION ALL
+        SELECT c.checkpoint_id, c.parent_checkpoint_id, w.depth + 1
+        FROM walk w JOIN checkpoints c
+          ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = w.parent_checkpoint_id
+        WHERE w.depth <= (SELECT n FROM bound)
+    ),
+    anc AS (SELECT checkpoint_id, min(depth) AS depth FROM walk GROUP BY checkpoint_id),
+    seed AS (
+        SELECT DISTINCT ON (r.channel) r.channel, a.depth, r.version, r.digest
+        FROM anc a JOIN checkpoint_channels r
+          ON r.thread_id = $1 AND r.checkpoint_ns = $2 AND r.checkpoint_id = a.checkpoint_id
+        WHERE r.channel = ANY($4::text[])
+        ORDER BY r.channel, a.depth
+    )
+    SELECT 0 AS kind, s.channel, s.depth, NULL::text AS task_path, NULL::text AS task_id,
+           NULL::bigint AS idx, b.type_tag, b.data
+    FROM seed s JOIN checkpoint_blobs b
+      ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = s.channel
+     AND b.version = s.version AND b.digest = s.digest
+  UNION ALL
+    SELECT 1, w.channel, a.depth, w.task_path, w.task_id, w.idx, w.type_tag, w.data
+    FROM anc a JOIN checkpoint_writes w
+      ON w.thread_id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = a.checkpoint_id
+    LEFT JOIN seed s ON s.channel = w.channel
+    WHERE w.channel = ANY($4::text[]) AND (s.depth IS NULL OR a.depth <= s.depth)
+  ORDER BY kind, channel, depth DESC, task_path, task_id, idx";
