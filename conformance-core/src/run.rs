@@ -149,7 +149,8 @@ fn probe_checkpoint() -> Checkpoint {
 /// reopen its storage.
 pub fn detect(registration: &Registration) -> Detection {
     let reg = registration.clone();
-    let limit = PROBE_TIMEOUT * 2;
+    let probe_limit = PROBE_TIMEOUT.min(registration.timeout);
+    let limit = registration.timeout + probe_limit * 2;
     let outcome = run_isolated(false, limit, move || async move {
         let fixture = match catch(reg.make_fixture()).await {
             Ok(Ok(f)) => f,
@@ -163,7 +164,7 @@ pub fn detect(registration: &Registration) -> Detection {
             let d = match cap {
                 Capability::Concurrency => continue,
                 Capability::Durability => fixture.reopen.is_some(),
-                _ => match tokio::time::timeout(PROBE_TIMEOUT, catch(probe(&*saver, cap))).await {
+                _ => match tokio::time::timeout(probe_limit, catch(probe(&*saver, cap))).await {
                     Ok(Ok(Err(CheckpointError::Unsupported(_)))) => false,
                     Ok(Ok(_)) => true,
                     Ok(Err(p)) => {
@@ -171,7 +172,7 @@ pub fn detect(registration: &Registration) -> Detection {
                         true
                     }
                     Err(_) => {
-                        warnings.push(format!("probing {cap}: no answer within {} s", PROBE_TIMEOUT.as_secs()));
+                        warnings.push(format!("probing {cap}: no answer within {:.1} s", probe_limit.as_secs_f64()));
                         true
                     }
                 },

@@ -7,11 +7,11 @@ use std::fmt::{Debug, Display};
 use std::sync::Arc;
 
 use conformance_core::{
-    CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, Failure, ListOptions,
-    PendingWrite, PruneStrategy, TestContext, TypedValue,
+    Checkpoint, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, Failure,
+    ListOptions, PendingWrite, PruneStrategy, TestContext, TypedValue,
 };
 
-use crate::fixtures::{new_id, Step};
+use crate::fixtures::{new_id, Ids, Step};
 
 /// The result type of a case.
 pub type CaseResult = Result<(), Failure>;
@@ -64,6 +64,63 @@ pub fn ensure_eq<T: PartialEq + Debug + ?Sized>(what: impl Display, expected: &T
         Ok(())
     } else {
         Err(Failure::new(format!("{what}: expected {expected:?}, got {actual:?}")))
+    }
+}
+
+/// Fails unless `actual` equals `expected` write for write (task id, task path, channel,
+/// value, and order), with `"{what}: expected [(task, channel, value), ...], got [...]"`.
+pub fn ensure_writes(what: impl Display, expected: &[PendingWrite], actual: &[PendingWrite]) -> CaseResult {
+    ensure(actual == expected, || {
+        format!("{what}: expected {}, got {}", describe_writes(expected), describe_writes(actual))
+    })
+}
+
+/// Fails unless the two maps are equal, naming the first missing key, unexpected key or
+/// differing value: `"{what}[\"k\"]: expected .., got .."`, `"{what}: unexpected key .."`.
+pub fn ensure_map_eq<K: Ord + Debug, V: PartialEq + Debug>(
+    what: impl Display,
+    expected: &BTreeMap<K, V>,
+    actual: &BTreeMap<K, V>,
+) -> CaseResult {
+    for (k, want) in expected {
+        match actual.get(k) {
+            None => return Err(Failure::new(format!("{what}[{k:?}]: expected {want:?}, got nothing (key missing)"))),
+            Some(have) if have != want => {
+                return Err(Failure::new(format!("{what}[{k:?}]: expected {want:?}, got {have:?}")))
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some((k, v)) = actual.iter().find(|(k, _)| !expected.contains_key(*k)) {
+        return Err(Failure::new(format!("{what}: unexpected key {k:?} with value {v:?}")));
+    }
+    Ok(())
+}
+
+/// Fails unless `actual` equals `expected` field by field (`v`, `id`, `ts`,
+/// `channel_values`, `channel_versions`, `versions_seen`, `updated_channels`), naming the
+/// first field that differs: `"{what}.channel_versions[\"a\"]: expected Int(1), got Str(\"1\")"`.
+pub fn ensure_checkpoint_eq(what: impl Display, expected: &Checkpoint, actual: &Checkpoint) -> CaseResult {
+    ensure_eq(format_args!("{what}.v"), &expected.v, &actual.v)?;
+    ensure_eq(format_args!("{what}.id"), &expected.id, &actual.id)?;
+    ensure_eq(format_args!("{what}.ts"), &expected.ts, &actual.ts)?;
+    ensure_map_eq(format_args!("{what}.channel_values"), &expected.channel_values, &actual.channel_values)?;
+    ensure_map_eq(format_args!("{what}.channel_versions"), &expected.channel_versions, &actual.channel_versions)?;
+    ensure_map_eq(format_args!("{what}.versions_seen"), &expected.versions_seen, &actual.versions_seen)?;
+    ensure_eq(format_args!("{what}.updated_channels"), &expected.updated_channels, &actual.updated_channels)
+}
+
+/// Fails unless `result` is a [`CheckpointError::InvalidConfig`] error, with
+/// `"{call}: expected an InvalidConfig error, got .."` (CONTRACT §1 Config, §4).
+pub fn ensure_invalid_config<T: Debug>(call: impl Display, result: Result<T, CheckpointError>) -> CaseResult {
+    match result {
+        Err(CheckpointError::InvalidConfig(_)) => Ok(()),
+        Err(e) => Err(Failure::new(format!(
+            "{call}: expected an InvalidConfig error, got error {}: {}",
+            e.kind(),
+            e.display_chain()
+        ))),
+        Ok(v) => Err(Failure::new(format!("{call}: expected an InvalidConfig error, got Ok({v:?})"))),
     }
 }
 
@@ -123,6 +180,23 @@ impl Cx {
         let call = format!("put_writes({config}, channels={names:?}, task_id={task_id:?}, task_path={task_path:?})");
         let writes = writes.into_iter().map(|(c, v)| (c.to_owned(), v)).collect();
         self.saver.put_writes(config, writes, task_id, task_path).await.map_err(|e| call_failed(call, e))
+    }
+
+    /// `put_writes` returning the raw result, for cases about errors.
+    pub async fn try_put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(&str, TypedValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        let writes = writes.into_iter().map(|(c, v)| (c.to_owned(), v)).collect();
+        self.saver.put_writes(config, writes, task_id, task_path).await
+    }
+
+    /// `get_tuple` returning the raw result, for cases about errors.
+    pub async fn try_get(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        self.saver.get_tuple(config).await
     }
 
     /// `get_tuple(config)`, failing the case on an error.
@@ -197,6 +271,82 @@ impl Cx {
             .delta_channel_history(config, &chs)
             .await
             .map_err(|e| call_failed(format!("delta_channel_history({config}, channels={channels:?})"), e))
+    }
+}
+
+/// Fails unless `got` equals `expected` field by field (config, checkpoint, metadata,
+/// parent_config, pending_writes); the message is `"{what}: {field}: expected .., got .."`
+/// for the first field that differs.
+pub fn ensure_same_tuple(what: impl Display, expected: &CheckpointTuple, got: &CheckpointTuple) -> CaseResult {
+    ensure_eq(format!("{what}: config"), &expected.config, &got.config)?;
+    ensure_eq(format!("{what}: parent_config"), &expected.parent_config, &got.parent_config)?;
+    ensure_eq(format!("{what}: metadata"), &expected.metadata, &got.metadata)?;
+    ensure(expected.pending_writes == got.pending_writes, || {
+        format!(
+            "{what}: pending_writes: expected {}, got {}",
+            describe_writes(&expected.pending_writes),
+            describe_writes(&got.pending_writes)
+        )
+    })?;
+    ensure_eq(format!("{what}: checkpoint"), &*expected.checkpoint, &*got.checkpoint)
+}
+
+/// Fails unless the two tuple lists have the same length and are equal position by
+/// position (see [`ensure_same_tuple`]).
+pub fn ensure_same_tuples(what: impl Display, expected: &[CheckpointTuple], got: &[CheckpointTuple]) -> CaseResult {
+    let configs = |ts: &[CheckpointTuple]| ts.iter().map(|t| t.config.to_string()).collect::<Vec<_>>();
+    ensure(expected.len() == got.len(), || {
+        format!(
+            "{what}: expected {} tuples {:?}, got {} tuples {:?}",
+            expected.len(),
+            configs(expected),
+            got.len(),
+            configs(got)
+        )
+    })?;
+    for (i, (e, g)) in expected.iter().zip(got).enumerate() {
+        ensure_same_tuple(format!("{what}: [{i}]"), e, g)?;
+    }
+    Ok(())
+}
+
+impl Cx {
+    /// Fails unless `list(thread_id, options)` returns exactly the checkpoints labelled
+    /// `want` in `ids`, in that order; the message shows labels and a legend of the ids.
+    pub async fn expect_list(&self, ids: &Ids, thread_id: &str, options: &ListOptions, want: &[&str]) -> CaseResult {
+        let got = ids.labels(&self.list_ids(thread_id, options).await?);
+        ensure(got == want, || {
+            format!(
+                "list(thread={thread_id}, {}): expected {want:?}, got {got:?} ({})",
+                describe_options(options),
+                ids.legend()
+            )
+        })
+    }
+
+    /// Like [`Cx::expect_list`], for results that span namespaces: `want` is a list of
+    /// (namespace, label) pairs, compared in order.
+    pub async fn expect_list_ns(
+        &self,
+        ids: &Ids,
+        thread_id: &str,
+        options: &ListOptions,
+        want: &[(&str, &str)],
+    ) -> CaseResult {
+        let got: Vec<(String, String)> = self
+            .list(thread_id, options)
+            .await?
+            .iter()
+            .map(|t| (t.config.checkpoint_ns.clone(), ids.label(t.config.checkpoint_id.as_deref().unwrap_or(""))))
+            .collect();
+        let want_owned: Vec<(String, String)> = want.iter().map(|(n, l)| ((*n).to_owned(), (*l).to_owned())).collect();
+        ensure(got == want_owned, || {
+            format!(
+                "list(thread={thread_id}, {}): expected (ns, id) {want:?}, got {got:?} ({})",
+                describe_options(options),
+                ids.legend()
+            )
+        })
     }
 }
 

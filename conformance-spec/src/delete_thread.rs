@@ -1,8 +1,277 @@
-//! `delete_thread` (CONTRACT §2 delete_thread).
+//! `delete_thread` (CONTRACT §2 delete_thread): every checkpoint, channel value and
+//! pending write of the thread goes, in every namespace; nothing comes back when the same
+//! ids are put again; other threads are untouched; an unknown thread is a no-op.
 
-use conformance_core::Capability;
+use conformance_core::{Capability, CheckpointConfig, CheckpointTuple, ListOptions, ERROR, INTERRUPT};
+use serde_json::json;
+
+use crate::cx::{describe_writes, ensure, ensure_eq, ensure_same_tuples, CaseResult, Cx};
+use crate::fixtures::{jv, Ids, Step};
+use crate::Failure;
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::DeleteThread => [])
+    crate::spec_cases!(Capability::DeleteThread => [
+        removes_every_checkpoint ["test_delete_thread_removes_checkpoints"],
+        removes_pending_writes ["test_delete_thread_removes_writes"],
+        removes_every_namespace ["test_delete_thread_removes_all_namespaces"],
+        other_threads_untouched ["test_delete_thread_preserves_other_threads"],
+        unknown_thread_is_noop ["test_delete_thread_nonexistent_noop"],
+        removes_channel_values,
+        reput_after_delete_starts_clean,
+        removes_writes_without_checkpoint,
+        threads_sharing_a_prefix_untouched,
+        thread_id_pattern_characters_match_literally,
+        delete_twice_is_noop,
+    ])
+}
+
+/// A config on (`thread`, `ns`) with no checkpoint id.
+fn at(thread: &str, ns: &str) -> CheckpointConfig {
+    CheckpointConfig::new(thread).with_ns(ns)
+}
+
+/// Fails unless `thread` has nothing left: no latest checkpoint in any of `namespaces`,
+/// none of `ids` fetchable there, and an empty listing of every namespace.
+async fn expect_gone(cx: &Cx, ids: &Ids, thread: &str, namespaces: &[&str], labels: &[&str]) -> CaseResult {
+    for ns in namespaces {
+        cx.get_none(&at(thread, ns)).await?;
+        for label in labels {
+            cx.get_none(&at(thread, ns).with_id(ids.id(label))).await?;
+        }
+        cx.expect_list(ids, thread, &ListOptions::all().ns(*ns), &[]).await?;
+    }
+    cx.expect_list(ids, thread, &ListOptions::all(), &[]).await
+}
+
+/// Everything `list` returns for `thread` in every namespace (a snapshot to compare).
+async fn snapshot(cx: &Cx, thread: &str) -> Result<Vec<CheckpointTuple>, Failure> {
+    cx.list(thread, &ListOptions::all()).await
+}
+
+/// Fails unless the tuple at `config` has no pending writes.
+async fn expect_no_writes(cx: &Cx, config: &CheckpointConfig, when: &str) -> CaseResult {
+    let t = cx.get_some(config).await?;
+    ensure(t.pending_writes.is_empty(), || {
+        format!("get_tuple({config}) {when}: pending_writes: expected none, got {}", describe_writes(&t.pending_writes))
+    })
+}
+
+/// Puts a small but complete thread on `thread`: a chain c0 <- c1 in `""` with a value,
+/// writes on c1, and k0 in `child:1` with a value and a write.
+async fn populate(cx: &Cx, ids: &Ids, thread: &str) -> CaseResult {
+    let c0 = cx.put(&at(thread, ""), Step::new(ids.id("c0")).value("a", json!("a0"), 1)).await?;
+    let c1 = cx.put(&c0, Step::new(ids.id("c1")).keep("a", 1).value("b", json!("b1"), 1)).await?;
+    cx.put_writes(&c1, vec![("a", jv(json!("w"))), (ERROR, jv(json!("e")))], "task-1", "").await?;
+    let k0 = cx.put(&at(thread, "child:1"), Step::new(ids.id("k0")).value("a", json!("k"), 1)).await?;
+    cx.put_writes(&k0, vec![("a", jv(json!("kw")))], "task-k", "").await
+}
+
+/// S17: after delete_thread no checkpoint of the thread is found: not the latest, not by
+/// id, not by list (a silent no-op fails here).
+async fn removes_every_checkpoint(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0", "c1", "c2"]);
+    let mut parent = at(&t, "");
+    for label in ["c0", "c1", "c2"] {
+        parent = cx.put(&parent, Step::new(ids.id(label))).await?;
+    }
+    cx.expect_list(&ids, &t, &ListOptions::all(), &["c2", "c1", "c0"]).await?;
+    cx.delete_thread(&t).await?;
+    expect_gone(&cx, &ids, &t, &[""], &["c0", "c1", "c2"]).await
+}
+
+/// S13: the thread's pending writes are removed, not only its checkpoints: putting the
+/// same checkpoint ids again afterwards shows no old write, in any namespace (upstream
+/// only checks that get_tuple returns none, which a saver leaving write rows passes).
+async fn removes_pending_writes(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c1", "k1"]);
+    let c1 = cx.put(&at(&t, ""), Step::new(ids.id("c1"))).await?;
+    let k1 = cx.put(&at(&t, "child:1"), Step::new(ids.id("k1"))).await?;
+    cx.put_writes(&c1, vec![("ch", jv(json!("val"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
+    cx.put_writes(&k1, vec![("ch", jv(json!("kval")))], "task-2", "a:b").await?;
+    let before = cx.get_some(&c1).await?;
+    ensure_eq(format!("get_tuple({c1}) before delete: number of pending_writes"), &2, &before.pending_writes.len())?;
+    cx.delete_thread(&t).await?;
+    cx.get_none(&c1).await?;
+    cx.get_none(&k1).await?;
+    let c1 = cx.put(&at(&t, ""), Step::new(ids.id("c1"))).await?;
+    let k1 = cx.put(&at(&t, "child:1"), Step::new(ids.id("k1"))).await?;
+    expect_no_writes(&cx, &c1, "after delete_thread and a new put of the same id").await?;
+    expect_no_writes(&cx, &k1, "after delete_thread and a new put of the same id").await
+}
+
+/// S13: delete_thread empties every namespace of the thread, not only the root.
+async fn removes_every_namespace(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["r", "k1", "k2"]);
+    cx.put(&at(&t, ""), Step::new(ids.id("r"))).await?;
+    cx.put(&at(&t, "child:1"), Step::new(ids.id("k1"))).await?;
+    cx.put(&at(&t, "child:2"), Step::new(ids.id("k2"))).await?;
+    cx.get_some(&at(&t, "child:1")).await?;
+    cx.delete_thread(&t).await?;
+    expect_gone(&cx, &ids, &t, &["", "child:1", "child:2"], &["r", "k1", "k2"]).await
+}
+
+/// Other threads keep every checkpoint, value and write, tuple for tuple, even when they
+/// reuse the deleted thread's checkpoint ids.
+async fn other_threads_untouched(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let u = cx.thread("other");
+    let ids = Ids::new(&["c0", "c1", "k0"]);
+    populate(&cx, &ids, &t).await?;
+    populate(&cx, &ids, &u).await?;
+    let kept = snapshot(&cx, &u).await?;
+    ensure_eq(format!("list(thread={u}) before delete: number of tuples"), &3, &kept.len())?;
+    cx.delete_thread(&t).await?;
+    expect_gone(&cx, &ids, &t, &["", "child:1"], &["c0", "c1", "k0"]).await?;
+    ensure_same_tuples(format!("list(thread={u}) after delete_thread({t})"), &kept, &snapshot(&cx, &u).await?)
+}
+
+/// S14: deleting a thread that never existed succeeds and changes nothing.
+async fn unknown_thread_is_noop(cx: Cx) -> CaseResult {
+    let u = cx.thread("other");
+    let ids = Ids::new(&["c0", "c1", "k0"]);
+    populate(&cx, &ids, &u).await?;
+    let kept = snapshot(&cx, &u).await?;
+    let never = cx.thread("never-existed");
+    cx.delete_thread(&never).await?;
+    cx.expect_list(&ids, &never, &ListOptions::all(), &[]).await?;
+    ensure_same_tuples(format!("list(thread={u}) after delete_thread({never})"), &kept, &snapshot(&cx, &u).await?)
+}
+
+/// S13: channel values go with the thread: a checkpoint put again afterwards that names an
+/// old (channel, version) without carrying a value reads no value, and a new value at the
+/// old version reads back new (a saver that keeps old values and skips storing a value
+/// "already stored at that version" fails both).
+async fn removes_channel_values(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0", "c1", "c2", "k0"]);
+    let c0 = cx
+        .put(&at(&t, ""), Step::new(ids.id("c0")).value("a", json!("old-a"), 1).value("b", json!("old-b"), 1))
+        .await?;
+    cx.put(&c0, Step::new(ids.id("c1")).keep("a", 1).value("b", json!("old-b2"), 2)).await?;
+    cx.put(&at(&t, "child:1"), Step::new(ids.id("k0")).value("a", json!("old-k"), 1)).await?;
+    cx.delete_thread(&t).await?;
+
+    let c0 = cx.put(&at(&t, ""), Step::new(ids.id("c0")).keep("a", 1).keep("b", 1)).await?;
+    let got = cx.get_some(&c0).await?;
+    ensure(got.checkpoint.channel_values.is_empty(), || {
+        format!(
+            "get_tuple({c0}) after delete_thread and a put naming versions a=1, b=1 without values: \
+             channel_values: expected none, got {:?}",
+            got.checkpoint.channel_values
+        )
+    })?;
+    let k0 = cx.put(&at(&t, "child:1"), Step::new(ids.id("k0")).keep("a", 1)).await?;
+    let got = cx.get_some(&k0).await?;
+    ensure(got.checkpoint.channel_values.is_empty(), || {
+        format!(
+            "get_tuple({k0}) after delete_thread and a put naming version a=1 without a value: \
+             channel_values: expected none, got {:?}",
+            got.checkpoint.channel_values
+        )
+    })?;
+    let c2 = cx.put(&c0, Step::new(ids.id("c2")).value("a", json!("new-a"), 1).value("b", json!("new-b"), 2)).await?;
+    let got = cx.get_some(&c2).await?;
+    let want = [("a".to_owned(), jv(json!("new-a"))), ("b".to_owned(), jv(json!("new-b")))].into();
+    ensure_eq(format!("get_tuple({c2}) after delete_thread: channel_values"), &want, &got.checkpoint.channel_values)
+}
+
+/// S13: after delete_thread, putting one of the old ids again gives a thread holding only
+/// that checkpoint: no other old checkpoint, namespace, parent link or write comes back.
+async fn reput_after_delete_starts_clean(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0", "c1", "k0"]);
+    populate(&cx, &ids, &t).await?;
+    cx.delete_thread(&t).await?;
+    expect_gone(&cx, &ids, &t, &["", "child:1"], &["c0", "c1", "k0"]).await?;
+    let c1 = cx.put(&at(&t, ""), Step::new(ids.id("c1"))).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all(), &[("", "c1")]).await?;
+    let got = cx.get_some(&c1).await?;
+    ensure_eq(
+        format!("get_tuple({c1}) after delete_thread and a put without parent: parent_config"),
+        &None,
+        &got.parent_config,
+    )?;
+    expect_no_writes(&cx, &c1, "after delete_thread and a new put of the same id").await?;
+    cx.get_none(&at(&t, "child:1")).await
+}
+
+/// Writes stored for a checkpoint that was never put belong to the thread too: they are
+/// removed, so a later put of that id shows none of them.
+async fn removes_writes_without_checkpoint(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0", "c1"]);
+    cx.put(&at(&t, ""), Step::new(ids.id("c0"))).await?;
+    let early = at(&t, "").with_id(ids.id("c1"));
+    cx.put_writes(&early, vec![("ch", jv(json!("early"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
+    cx.delete_thread(&t).await?;
+    let c1 = cx.put(&at(&t, ""), Step::new(ids.id("c1"))).await?;
+    expect_no_writes(&cx, &c1, "after delete_thread and a first put of an id that had early writes").await
+}
+
+/// Threads whose ids extend the deleted one (`T1` vs `T10`) or are a prefix of it (`T`
+/// vs `T1`) are untouched.
+async fn threads_sharing_a_prefix_untouched(cx: Cx) -> CaseResult {
+    let base = cx.thread("p");
+    let (shorter, deleted, longer) = (base.clone(), format!("{base}1"), format!("{base}10"));
+    let ids = Ids::new(&["c0", "c1", "k0"]);
+    for th in [&shorter, &deleted, &longer] {
+        populate(&cx, &ids, th).await?;
+    }
+    let kept_shorter = snapshot(&cx, &shorter).await?;
+    let kept_longer = snapshot(&cx, &longer).await?;
+    cx.delete_thread(&deleted).await?;
+    expect_gone(&cx, &ids, &deleted, &["", "child:1"], &["c0", "c1", "k0"]).await?;
+    ensure_same_tuples(
+        format!("list(thread={shorter}) after delete_thread({deleted})"),
+        &kept_shorter,
+        &snapshot(&cx, &shorter).await?,
+    )?;
+    ensure_same_tuples(
+        format!("list(thread={longer}) after delete_thread({deleted})"),
+        &kept_longer,
+        &snapshot(&cx, &longer).await?,
+    )
+}
+
+/// A thread id with SQL pattern characters (`T_%`) is matched literally: deleting it leaves
+/// the threads such a pattern would match (`Tx`, `Tab`) and one that extends it (`T_%0`).
+async fn thread_id_pattern_characters_match_literally(cx: Cx) -> CaseResult {
+    let base = cx.thread("w");
+    let deleted = format!("{base}_%");
+    let others = [format!("{base}x"), format!("{base}ab"), format!("{base}_%0")];
+    let ids = Ids::new(&["c0", "c1", "k0"]);
+    populate(&cx, &ids, &deleted).await?;
+    let mut kept = Vec::new();
+    for th in &others {
+        populate(&cx, &ids, th).await?;
+        kept.push(snapshot(&cx, th).await?);
+    }
+    cx.delete_thread(&deleted).await?;
+    expect_gone(&cx, &ids, &deleted, &["", "child:1"], &["c0", "c1", "k0"]).await?;
+    for (th, before) in others.iter().zip(&kept) {
+        ensure_same_tuples(
+            format!("list(thread={th}) after delete_thread({deleted})"),
+            before,
+            &snapshot(&cx, th).await?,
+        )?;
+    }
+    Ok(())
+}
+
+/// Deleting the same thread twice succeeds; the thread stays empty and others intact.
+async fn delete_twice_is_noop(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let u = cx.thread("other");
+    let ids = Ids::new(&["c0", "c1", "k0"]);
+    populate(&cx, &ids, &t).await?;
+    populate(&cx, &ids, &u).await?;
+    let kept = snapshot(&cx, &u).await?;
+    cx.delete_thread(&t).await?;
+    cx.delete_thread(&t).await?;
+    expect_gone(&cx, &ids, &t, &["", "child:1"], &["c0", "c1", "k0"]).await?;
+    ensure_same_tuples(format!("list(thread={u}) after deleting {t} twice"), &kept, &snapshot(&cx, &u).await?)
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use conformance_core::{ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, TypedValue};
+use conformance_core::{ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, PendingWrite, TypedValue};
 use serde_json::{json, Value};
 
 static LAST_ID: Mutex<Option<uuid::Uuid>> = Mutex::new(None);
@@ -32,6 +32,44 @@ pub fn new_ids(n: usize) -> Vec<String> {
 /// A JSON value as a typed value (tag `"json"`).
 pub fn jv(value: Value) -> TypedValue {
     TypedValue::json(&value)
+}
+
+/// A pending write as `get_tuple` should return it.
+pub fn pending(task_id: &str, task_path: &str, channel: &str, value: TypedValue) -> PendingWrite {
+    PendingWrite { task_id: task_id.to_owned(), task_path: task_path.to_owned(), channel: channel.to_owned(), value }
+}
+
+/// 16 MiB, the smallest value size a saver must store (CONTRACT §1 "Typed value").
+pub const LARGE_VALUE_LEN: usize = 16 * 1024 * 1024;
+
+/// `len` deterministic bytes that are not UTF-8 and contain NULs, tagged `"bytes"`.
+pub fn large_value(len: usize) -> TypedValue {
+    TypedValue::bytes((0..len).map(|i| ((i * 31 + i / 251) % 256) as u8).collect::<Vec<u8>>())
+}
+
+/// Values a saver must keep byte for byte with their type tag (CONTRACT §1 "Typed value"),
+/// by a short name: JSON values (string, integer, list, object, null), empty bytes, NUL
+/// bytes, bytes that are not UTF-8, non-ASCII text, and foreign type tags.
+pub fn fidelity_values() -> Vec<(&'static str, TypedValue)> {
+    vec![
+        ("json_str", jv(json!("hello"))),
+        ("json_int", jv(json!(42))),
+        ("json_list", jv(json!([1, 2, 3]))),
+        ("json_object", jv(json!({"nested": true, "n": [null, 1.5, "x"]}))),
+        ("json_null", jv(Value::Null)),
+        ("empty_bytes", TypedValue::bytes(Vec::new())),
+        ("nul_bytes", TypedValue::bytes(b"\0a\0\0b\0".to_vec())),
+        ("non_utf8", TypedValue::bytes(vec![0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0xed, 0xa0, 0x80])),
+        (
+            "unicode_text",
+            TypedValue::new(
+                "str",
+                "h\u{e9}llo \u{4f60}\u{597d} \u{1f30d} \u{645}\u{631}\u{62d}\u{628}\u{627} \u{200d}",
+            ),
+        ),
+        ("msgpack_tag", TypedValue::new("msgpack", vec![0x92, 0x01, 0xa1, 0x61])),
+        ("null_tag_empty", TypedValue::new("null", Vec::new())),
+    ]
 }
 
 /// The metadata the upstream generator uses: `{source: "loop", step: 0, parents: {}}`.
@@ -115,6 +153,15 @@ impl Step {
         self
     }
 
+    /// Channel `ch` changes to empty at `version`: in `channel_versions` and `new_versions`
+    /// with no value, so it must be absent on read (CONTRACT §2 put).
+    pub fn emptied(mut self, ch: &str, version: impl Into<ChannelVersion>) -> Self {
+        let version = version.into();
+        self.checkpoint.channel_versions.insert(ch.to_owned(), version.clone());
+        self.new_versions.insert(ch.to_owned(), version);
+        self
+    }
+
     /// Channel `ch` is unchanged at `version` but its value is carried anyway (as LangGraph
     /// does): in `channel_versions` and `channel_values`, not in `new_versions`.
     pub fn carry(mut self, ch: &str, value: Value, version: i64) -> Self {
@@ -145,5 +192,66 @@ impl Step {
     pub fn with(mut self, f: impl FnOnce(&mut Checkpoint)) -> Self {
         f(&mut self.checkpoint);
         self
+    }
+}
+
+/// Fresh time-ordered checkpoint ids with readable labels, for cases whose failure
+/// messages must say which checkpoint is which (`c2`, not a 36-character uuid).
+///
+/// `Ids::new(&["c0", "c1"])` makes one [`new_id`] per label, in the given order, so the
+/// ids sort as the labels are listed (`c0 < c1`). An id may be put more than once (in
+/// several namespaces or threads) under its one label.
+///
+/// ```
+/// # use conformance_spec::fixtures::Ids;
+/// let ids = Ids::new(&["c0", "c1"]);
+/// assert!(ids.id("c0") < ids.id("c1"));
+/// assert_eq!(ids.label(ids.id("c1")), "c1");
+/// assert_eq!(ids.label("not-made-here"), "?not-made-here");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Ids {
+    /// (label, id), in creation order.
+    pairs: Vec<(String, String)>,
+}
+
+impl Ids {
+    /// One fresh id per label, increasing in the order given.
+    pub fn new(labels: &[&str]) -> Self {
+        Self { pairs: labels.iter().map(|l| ((*l).to_owned(), new_id())).collect() }
+    }
+
+    /// The id of `label`.
+    ///
+    /// # Panics
+    /// When `label` was not given to [`Ids::new`]: that is a bug in the case, not in the
+    /// saver (the runner reports the panic with the case).
+    pub fn id(&self, label: &str) -> &str {
+        match self.pairs.iter().find(|(l, _)| l == label) {
+            Some((_, id)) => id,
+            None => panic!("case bug: no checkpoint id labelled {label:?} (labels: {:?})", self.labels_list()),
+        }
+    }
+
+    /// The label of `id`, or `?{id}` for an id not made here (what a saver invented).
+    pub fn label(&self, id: &str) -> String {
+        match self.pairs.iter().find(|(_, i)| i == id) {
+            Some((l, _)) => l.clone(),
+            None => format!("?{id}"),
+        }
+    }
+
+    /// The labels of `ids`, in order (see [`Ids::label`]).
+    pub fn labels(&self, ids: &[String]) -> Vec<String> {
+        ids.iter().map(|id| self.label(id)).collect()
+    }
+
+    /// `c0=<id>, c1=<id>, ...`, appended to failure messages so labels can be traced.
+    pub fn legend(&self) -> String {
+        self.pairs.iter().map(|(l, id)| format!("{l}={id}")).collect::<Vec<_>>().join(", ")
+    }
+
+    fn labels_list(&self) -> Vec<&str> {
+        self.pairs.iter().map(|(l, _)| l.as_str()).collect()
     }
 }

@@ -1,8 +1,280 @@
-//! `get_tuple` (CONTRACT §2 get_tuple).
+//! `get_tuple` (CONTRACT §2 get_tuple): which checkpoint comes back (exactly the named one,
+//! or the greatest id of the thread and namespace), with which config, parent config and
+//! pending writes, in which order.
 
-use conformance_core::Capability;
+use std::collections::BTreeMap;
+
+use conformance_core::{Capability, CheckpointConfig, ERROR, INTERRUPT, RESUME};
+use serde_json::{json, Value};
+
+use crate::cx::{ensure_checkpoint_eq, ensure_eq, ensure_invalid_config, ensure_map_eq, ensure_writes, CaseResult, Cx};
+use crate::fixtures::{jv, metadata, new_id, new_ids, pending, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::GetTuple => [])
+    crate::spec_cases!(Capability::GetTuple => [
+        unknown_thread_returns_none ["test_get_tuple_nonexistent_returns_none"],
+        unknown_id_returns_none ["test_get_tuple_nonexistent_checkpoint_id"],
+        without_id_returns_greatest_id ["test_get_tuple_latest_when_no_checkpoint_id"],
+        without_id_returns_greatest_id_not_last_put,
+        without_id_is_scoped_to_namespace,
+        with_id_returns_exactly_that_checkpoint ["test_get_tuple_specific_checkpoint_id"],
+        with_id_respects_namespace ["test_get_tuple_respects_namespace"],
+        with_id_respects_thread,
+        config_names_thread_namespace_and_id ["test_get_tuple_config_structure"],
+        checkpoint_fields_roundtrip_exactly ["test_get_tuple_checkpoint_fields"],
+        metadata_roundtrips_exactly ["test_get_tuple_metadata"],
+        parent_config_names_thread_namespace_and_parent ["test_get_tuple_parent_config"],
+        pending_writes_carry_task_channel_and_value ["test_get_tuple_pending_writes"],
+        pending_writes_ordered_by_task_path_then_task_id,
+        pending_writes_index_compared_as_signed_integer,
+        empty_thread_id_is_invalid_config,
+    ])
+}
+
+/// CONTRACT §2 get_tuple: a thread that was never written has no checkpoint, with or
+/// without an id.
+async fn unknown_thread_returns_none(cx: Cx) -> CaseResult {
+    let cfg = cx.config("never-written");
+    cx.get_none(&cfg).await?;
+    cx.get_none(&cfg.clone().with_id(new_id())).await?;
+    cx.get_none(&cfg.with_ns("child:1")).await
+}
+
+/// CONTRACT §2 get_tuple: an id that is not stored gives none, also when it is greater than
+/// every stored id (never the latest instead) or lies between two stored ids.
+async fn unknown_id_returns_none(cx: Cx) -> CaseResult {
+    let ids = new_ids(3);
+    let cfg = cx.config("main");
+    cx.put(&cfg, Step::new(&ids[0])).await?;
+    cx.put(&cfg, Step::new(&ids[2])).await?;
+    cx.get_none(&cfg.clone().with_id(&ids[1])).await?;
+    cx.get_none(&cfg.clone().with_id(new_id())).await?;
+    cx.get_none(&cfg.with_id(uuid::Uuid::new_v4().to_string())).await
+}
+
+/// CONTRACT §2 get_tuple: without an id, the checkpoint with the greatest id of the thread
+/// and namespace, with its own metadata and parent.
+async fn without_id_returns_greatest_id(cx: Cx) -> CaseResult {
+    let thread = cx.thread("main");
+    let chain = cx.chain(&thread, "", 3).await?;
+    let latest = CheckpointConfig::new(&thread);
+    let t = cx.get_some(&latest).await?;
+    ensure_eq(format!("get_tuple({latest}): config"), &chain[2], &t.config)?;
+    ensure_eq(format!("get_tuple({latest}): metadata[\"step\"]"), &Some(&json!(2)), &t.metadata.get("step"))?;
+    ensure_eq(format!("get_tuple({latest}): parent_config"), &Some(chain[1].clone()), &t.parent_config)
+}
+
+/// CONTRACT §2 get_tuple: "latest" is the greatest id, not the last one put: ids put out
+/// of order (the greatest first) still give the greatest.
+async fn without_id_returns_greatest_id_not_last_put(cx: Cx) -> CaseResult {
+    let ids = new_ids(3);
+    let cfg = cx.config("main");
+    for i in [2, 0, 1] {
+        cx.put(&cfg, Step::new(&ids[i]).meta("step", json!(i))).await?;
+    }
+    let t = cx.get_some(&cfg).await?;
+    ensure_eq(format!("get_tuple({cfg}) after putting ids 3rd, 1st, 2nd: checkpoint.id"), &ids[2], &t.checkpoint.id)?;
+    ensure_eq(format!("get_tuple({cfg}): config.checkpoint_id"), &Some(ids[2].clone()), &t.config.checkpoint_id)
+}
+
+/// CONTRACT §2 get_tuple, bug scenario S10 (get side): without an id, the greatest id of
+/// *this* namespace; a newer checkpoint in another namespace is not it.
+async fn without_id_is_scoped_to_namespace(cx: Cx) -> CaseResult {
+    let thread = cx.thread("main");
+    let root = CheckpointConfig::new(&thread);
+    let child = root.clone().with_ns("child:1");
+    let r1 = cx.put(&root, Step::fresh()).await?;
+    let k1 = cx.put(&child, Step::fresh()).await?;
+    let t = cx.get_some(&root).await?;
+    ensure_eq(format!("get_tuple({root}): config"), &r1, &t.config)?;
+    let t = cx.get_some(&child).await?;
+    ensure_eq(format!("get_tuple({child}): config"), &k1, &t.config)?;
+    cx.get_none(&root.with_ns("child:2")).await
+}
+
+/// CONTRACT §2 get_tuple: with an id, exactly that checkpoint (not the latest), with its
+/// own metadata and parent.
+async fn with_id_returns_exactly_that_checkpoint(cx: Cx) -> CaseResult {
+    let thread = cx.thread("main");
+    let chain = cx.chain(&thread, "", 3).await?;
+    let t = cx.get_some(&chain[1]).await?;
+    ensure_eq(format!("get_tuple({}): config", chain[1]), &chain[1], &t.config)?;
+    ensure_eq(format!("get_tuple({}): metadata[\"step\"]", chain[1]), &Some(&json!(1)), &t.metadata.get("step"))?;
+    ensure_eq(format!("get_tuple({}): parent_config", chain[1]), &Some(chain[0].clone()), &t.parent_config)?;
+    let t = cx.get_some(&chain[0]).await?;
+    ensure_eq(format!("get_tuple({}): config", chain[0]), &chain[0], &t.config)
+}
+
+/// CONTRACT §2 get_tuple: with an id, the checkpoint in the config's namespace only. The
+/// same id exists in the root and in `child:1` with different values; an id stored only in
+/// the root is none in `child:1`.
+async fn with_id_respects_namespace(cx: Cx) -> CaseResult {
+    let thread = cx.thread("main");
+    let (shared, root_only) = (new_id(), new_id());
+    let root = CheckpointConfig::new(&thread);
+    let child = root.clone().with_ns("child:1");
+    cx.put(&root, Step::new(&shared).value("who", json!("root"), 1)).await?;
+    cx.put(&child, Step::new(&shared).value("who", json!("child"), 1)).await?;
+    cx.put(&root, Step::new(&root_only)).await?;
+    for (cfg, who) in [(&root, "root"), (&child, "child")] {
+        let at = cfg.clone().with_id(&shared);
+        let t = cx.get_some(&at).await?;
+        ensure_eq(format!("get_tuple({at}): config"), &at, &t.config)?;
+        ensure_eq(
+            format!("get_tuple({at}): channel_values[\"who\"]"),
+            &Some(&jv(json!(who))),
+            &t.checkpoint.channel_values.get("who"),
+        )?;
+    }
+    cx.get_none(&child.with_id(&root_only)).await
+}
+
+/// CONTRACT §2 get_tuple: with an id, the checkpoint in the config's thread only; an id
+/// stored in another thread is none here.
+async fn with_id_respects_thread(cx: Cx) -> CaseResult {
+    let one = cx.config("one");
+    let two = cx.config("two");
+    let stored = cx.put(&one, Step::fresh()).await?;
+    cx.put(&two, Step::fresh()).await?;
+    let id = stored.checkpoint_id.clone().unwrap_or_default();
+    cx.get_none(&two.with_id(id)).await
+}
+
+/// CONTRACT §1 "Checkpoint tuple": the tuple's config names the thread, the namespace and
+/// the id, both when the id was asked for and when it was not.
+async fn config_names_thread_namespace_and_id(cx: Cx) -> CaseResult {
+    let cfg = cx.config("main").with_ns("child:abc");
+    let step = Step::fresh();
+    let want = cfg.clone().with_id(step.id());
+    cx.put(&cfg, step).await?;
+    for read in [&cfg, &want] {
+        let t = cx.get_some(read).await?;
+        ensure_eq(format!("get_tuple({read}): config"), &want, &t.config)?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §1 "Checkpoint": every field round-trips exactly: `v`, `id`, `ts` (also an
+/// empty one), `channel_values`, `channel_versions`, `versions_seen`, `updated_channels`.
+async fn checkpoint_fields_roundtrip_exactly(cx: Cx) -> CaseResult {
+    let full = Step::fresh()
+        .value("k", json!("v"), 1)
+        .typed("s", jv(json!([1, 2])), "00000000000000000000000000000001.0.5")
+        .seen("node", "k", 1)
+        .seen("node", "s", "00000000000000000000000000000001.0.5")
+        .with(|c| {
+            c.v = 4;
+            c.ts = "2001-02-03T04:05:06.000007+00:00".into();
+            c.updated_channels = Some(vec!["k".into(), "s".into()]);
+        });
+    let bare = Step::fresh().value("k", json!(null), 1).with(|c| c.ts = String::new());
+    // One thread each: both put `k` at version 1 with different values, and a saver may
+    // skip a value already stored at that version in the thread (CONTRACT §2 put).
+    for step in [full, bare] {
+        let want = step.checkpoint.clone();
+        let at = cx.put(&cx.config("main"), step).await?;
+        let t = cx.get_some(&at).await?;
+        ensure_checkpoint_eq(format!("get_tuple({at}): checkpoint"), &want, &t.checkpoint)?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §1 "Metadata": the metadata reads back exactly as put, with no key added or
+/// removed.
+async fn metadata_roundtrips_exactly(cx: Cx) -> CaseResult {
+    let cfg = cx.config("main");
+    let md = metadata(json!({"source": "input", "step": -1, "parents": {}}));
+    let at = cx.put(&cfg, Step::fresh().metadata(md.clone())).await?;
+    let t = cx.get_some(&at).await?;
+    let (want, got): (BTreeMap<String, Value>, BTreeMap<String, Value>) =
+        (md.into_iter().collect(), t.metadata.into_iter().collect());
+    ensure_map_eq(format!("get_tuple({at}): metadata"), &want, &got)
+}
+
+/// CONTRACT §1 "Checkpoint tuple", bug scenario S09: `parent_config` names the thread, the
+/// namespace and the parent id (never the checkpoint itself), and is none for a checkpoint
+/// without a parent; read with and without an id, in the root and in a child namespace.
+async fn parent_config_names_thread_namespace_and_parent(cx: Cx) -> CaseResult {
+    let thread = cx.thread("main");
+    for ns in ["", "child:1"] {
+        let cfg = CheckpointConfig::new(&thread).with_ns(ns);
+        let c1 = cx.put(&cfg, Step::fresh()).await?;
+        let c2 = cx.put(&c1, Step::fresh()).await?;
+        for read in [&c2, &cfg] {
+            let t = cx.get_some(read).await?;
+            ensure_eq(format!("get_tuple({read}): parent_config"), &Some(c1.clone()), &t.parent_config)?;
+        }
+        let t = cx.get_some(&c1).await?;
+        ensure_eq(format!("get_tuple({c1}): parent_config"), &None, &t.parent_config)?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §1 "Checkpoint tuple": `pending_writes` carry the task id, task path, channel
+/// and value of each write.
+async fn pending_writes_carry_task_channel_and_value(cx: Cx) -> CaseResult {
+    let at = cx.put(&cx.config("main"), Step::fresh()).await?;
+    cx.put_writes(&at, vec![("ch", jv(json!("val")))], "task-1", "").await?;
+    let t = cx.get_some(&at).await?;
+    ensure_writes(
+        format!("get_tuple({at}): pending_writes"),
+        &[pending("task-1", "", "ch", jv(json!("val")))],
+        &t.pending_writes,
+    )
+}
+
+/// CONTRACT §2 get_tuple: `pending_writes` are ordered by `task_path` first (`""` first),
+/// then `task_id`, whatever order they were written in.
+async fn pending_writes_ordered_by_task_path_then_task_id(cx: Cx) -> CaseResult {
+    let at = cx.put(&cx.config("main"), Step::fresh()).await?;
+    // Neither call order nor task-id order is the expected order.
+    let calls = [("b", "~1", 1), ("a", "~2", 2), ("z", "", 3), ("d", "~0", 4), ("c", "~0", 5)];
+    for (task, path, n) in calls {
+        cx.put_writes(&at, vec![("x", jv(json!(n)))], task, path).await?;
+    }
+    let want = [
+        pending("z", "", "x", jv(json!(3))),
+        pending("c", "~0", "x", jv(json!(5))),
+        pending("d", "~0", "x", jv(json!(4))),
+        pending("b", "~1", "x", jv(json!(1))),
+        pending("a", "~2", "x", jv(json!(2))),
+    ];
+    let t = cx.get_some(&at).await?;
+    ensure_writes(format!("get_tuple({at}): pending_writes"), &want, &t.pending_writes)
+}
+
+/// CONTRACT §2 get_tuple: within a task, `pending_writes` are ordered by index compared as
+/// a signed integer: special channels (-4..-1) first, then positions 0, 1, 2, ..., 10, 11
+/// (not `"10"` before `"2"`, not negatives last).
+async fn pending_writes_index_compared_as_signed_integer(cx: Cx) -> CaseResult {
+    let at = cx.put(&cx.config("main"), Step::fresh()).await?;
+    let names: Vec<String> = (0..12).map(|i| format!("c{i}")).collect();
+    let regular: Vec<(&str, _)> = names.iter().enumerate().map(|(i, n)| (n.as_str(), jv(json!(i)))).collect();
+    cx.put_writes(&at, regular, "task-1", "").await?;
+    cx.put_writes(
+        &at,
+        vec![(ERROR, jv(json!("e"))), (RESUME, jv(json!("r"))), (INTERRUPT, jv(json!("i")))],
+        "task-1",
+        "",
+    )
+    .await?;
+    let mut want = vec![
+        pending("task-1", "", RESUME, jv(json!("r"))),
+        pending("task-1", "", INTERRUPT, jv(json!("i"))),
+        pending("task-1", "", ERROR, jv(json!("e"))),
+    ];
+    want.extend(names.iter().enumerate().map(|(i, n)| pending("task-1", "", n, jv(json!(i)))));
+    let t = cx.get_some(&at).await?;
+    ensure_writes(format!("get_tuple({at}): pending_writes"), &want, &t.pending_writes)
+}
+
+/// CONTRACT §1 "Config": an empty `thread_id` is an `InvalidConfig` error, never a panic,
+/// never "no checkpoint".
+async fn empty_thread_id_is_invalid_config(cx: Cx) -> CaseResult {
+    for cfg in [CheckpointConfig::new(""), CheckpointConfig::new("").with_ns("child:1").with_id(new_id())] {
+        let r = cx.try_get(&cfg).await;
+        ensure_invalid_config(format!("get_tuple({cfg})"), r.map(|t| t.map(|t| t.config)))?;
+    }
+    Ok(())
 }

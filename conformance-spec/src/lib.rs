@@ -19,6 +19,7 @@ pub mod get_tuple;
 pub mod list;
 pub mod put;
 pub mod put_writes;
+pub mod upstream;
 
 pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
 pub use cx::{CaseResult, Cx};

@@ -1,8 +1,747 @@
-//! `list` (CONTRACT §2 list).
+//! `list` (CONTRACT §2 list): scope (thread, namespace, checkpoint id), `filter`,
+//! `before`, `limit`, order, and tuples equal to what `get_tuple` returns.
+//!
+//! Every case compares the exact ids (and namespaces) that come back, in order: a count
+//! alone would pass a saver that returns the wrong checkpoints.
 
-use conformance_core::Capability;
+use conformance_core::{Capability, CheckpointConfig, ListOptions, PendingWrite, ERROR};
+use serde_json::{json, Value};
+
+use crate::cx::{describe_options, describe_writes, ensure, ensure_eq, ensure_same_tuples, ids_of, CaseResult, Cx};
+use crate::fixtures::{jv, metadata, Ids, Step};
+use crate::Failure;
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::List => [])
+    crate::spec_cases!(Capability::List => [
+        lists_every_checkpoint_of_thread ["test_list_all"],
+        scope_is_the_thread ["test_list_by_thread"],
+        namespace_scope_is_exact ["test_list_by_namespace", "test_list_multiple_namespaces"],
+        newest_id_first ["test_list_ordering"],
+        filter_single_key ["test_list_metadata_filter_single_key"],
+        filter_integer_value ["test_list_metadata_filter_step"],
+        filter_all_keys_must_match ["test_list_metadata_filter_multiple_keys"],
+        filter_without_match_returns_nothing ["test_list_metadata_filter_no_match"],
+        filter_custom_keys ["test_list_metadata_custom_keys"],
+        before_is_strict ["test_list_before"],
+        limit_keeps_newest ["test_list_limit"],
+        limit_applies_after_before ["test_list_limit_plus_before"],
+        filter_scoped_to_thread ["test_list_combined_thread_and_filter"],
+        unknown_thread_returns_nothing ["test_list_empty_result"],
+        tuples_carry_pending_writes ["test_list_includes_pending_writes"],
+        limit_zero_returns_nothing,
+        limit_larger_than_count_returns_all,
+        limit_applies_after_filter,
+        limit_applies_after_namespace_scope,
+        before_unknown_id_still_cuts,
+        before_with_filter,
+        before_applies_across_namespaces,
+        filter_numbers_by_value,
+        filter_booleans_never_equal_numbers,
+        filter_strings_exact,
+        filter_null_matches_missing_or_null,
+        filter_nested_values_by_json_equality,
+        empty_filter_matches_everything,
+        filter_missing_key_never_matches_value,
+        filter_key_is_top_level_literal,
+        root_namespace_is_not_every_namespace,
+        all_namespaces_ordered_by_id_globally,
+        equal_ids_ordered_by_namespace,
+        scope_by_checkpoint_id,
+        order_by_id_not_insertion,
+        listed_tuples_equal_get_tuple,
+        parent_config_is_full_config,
+        same_id_in_two_namespaces_and_threads_stays_apart,
+    ])
+}
+
+/// A config on (`thread`, `ns`) with no checkpoint id (a put without parent).
+fn at(thread: &str, ns: &str) -> CheckpointConfig {
+    CheckpointConfig::new(thread).with_ns(ns)
+}
+
+/// `Step` for checkpoint `label` of `ids` with exactly the metadata `meta` (a JSON object).
+fn step(ids: &Ids, label: &str, meta: Value) -> Step {
+    Step::new(ids.id(label)).metadata(metadata(meta))
+}
+
+/// Puts each `(label, metadata)` on (`thread`, `""`) without parents, in the given order.
+async fn put_unchained(cx: &Cx, ids: &Ids, thread: &str, items: &[(&str, Value)]) -> CaseResult {
+    for (label, meta) in items {
+        cx.put(&at(thread, ""), step(ids, label, meta.clone())).await?;
+    }
+    Ok(())
+}
+
+/// The upstream list fixture: a chain c0 <- c1 <- c2 <- c3 on (`thread`, `""`) with
+/// metadata steps 0..3 and sources input, loop, input, loop.
+async fn list_data(cx: &Cx, thread: &str) -> Result<Ids, Failure> {
+    let ids = Ids::new(&["c0", "c1", "c2", "c3"]);
+    let mut parent = at(thread, "");
+    for (i, source) in ["input", "loop", "input", "loop"].iter().enumerate() {
+        let label = format!("c{i}");
+        let meta = json!({"source": source, "step": i, "parents": {}});
+        parent = cx.put(&parent, step(&ids, &label, meta)).await?;
+    }
+    Ok(ids)
+}
+
+/// A filter with the given entries (a JSON object).
+fn filter(value: Value) -> ListOptions {
+    ListOptions { filter: metadata(value), ..ListOptions::default() }
+}
+
+// ---------------------------------------------------------------------------------------
+// Counterparts of the upstream tests.
+// ---------------------------------------------------------------------------------------
+
+/// Every checkpoint of the thread comes back, each exactly once with its own metadata
+/// (upstream counts 4; we check which 4 and what they carry).
+async fn lists_every_checkpoint_of_thread(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all(), &["c3", "c2", "c1", "c0"]).await?;
+    for tuple in cx.list(&t, &ListOptions::all()).await? {
+        let label = ids.label(&tuple.checkpoint.id);
+        let i: usize = label.trim_start_matches('c').parse().unwrap_or(usize::MAX);
+        let source = ["input", "loop", "input", "loop"].get(i).copied().unwrap_or("?");
+        let want = metadata(json!({"source": source, "step": i, "parents": {}}));
+        ensure_eq(format!("list(thread={t}): metadata of {label} ({})", tuple.config), &want, &tuple.metadata)?;
+    }
+    Ok(())
+}
+
+/// Scope is the config's thread, matched exactly: an unknown thread lists nothing, and a
+/// thread whose id extends this one (`T` vs `T0`) is not included.
+async fn scope_is_the_thread(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let longer = format!("{t}0");
+    let ids = list_data(&cx, &t).await?;
+    let other = Ids::new(&["u0", "u1"]);
+    put_unchained(&cx, &other, &longer, &[("u0", json!({"source": "input"})), ("u1", json!({"source": "loop"}))])
+        .await?;
+    cx.expect_list(&ids, &cx.thread("unknown"), &ListOptions::all(), &[]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all(), &["c3", "c2", "c1", "c0"]).await?;
+    cx.expect_list(&other, &longer, &ListOptions::all(), &["u1", "u0"]).await
+}
+
+/// A namespace scope returns that namespace only: the root `""` is a namespace like any
+/// other, and neither a sibling nor a namespace sharing a prefix leaks in.
+async fn namespace_scope_is_exact(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["r", "k1", "k2"]);
+    cx.put(&at(&t, ""), step(&ids, "r", json!({}))).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "k1", json!({}))).await?;
+    cx.put(&at(&t, "child:2"), step(&ids, "k2", json!({}))).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns(""), &[("", "r")]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("child:1"), &[("child:1", "k1")]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("child:2"), &[("child:2", "k2")]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("child"), &[]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("child:3"), &[]).await
+}
+
+/// S12: checkpoints come back newest id first.
+async fn newest_id_first(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all(), &["c3", "c2", "c1", "c0"]).await
+}
+
+/// S07: a single-key filter returns exactly the matching checkpoints, newest first.
+async fn filter_single_key(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "input"})), &["c2", "c0"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "loop"})), &["c3", "c1"]).await
+}
+
+/// An integer filter value matches that step only; `0` is a value like any other.
+async fn filter_integer_value(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"step": 1})), &["c1"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"step": 0})), &["c0"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"step": -1})), &[]).await
+}
+
+/// Every filter key must match (AND, never OR).
+async fn filter_all_keys_must_match(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["a", "b", "c"]);
+    put_unchained(
+        &cx,
+        &ids,
+        &t,
+        &[
+            ("a", json!({"source": "input", "step": 1})),
+            ("b", json!({"source": "loop", "step": 1})),
+            ("c", json!({"source": "input", "step": 2})),
+        ],
+    )
+    .await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "input", "step": 2})), &["c"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "input", "step": 1})), &["a"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "loop", "step": 2})), &[]).await
+}
+
+/// A filter nothing matches returns nothing, also when some of its keys do match.
+async fn filter_without_match_returns_nothing(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "update", "step": 99})), &[]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "input", "step": 99})), &[]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "update", "step": 1})), &[]).await
+}
+
+/// Keys outside the well-known ones filter like any other, and the listed metadata
+/// carries every key as stored.
+async fn filter_custom_keys(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["a", "b"]);
+    let meta_a = json!({"source": "loop", "step": 0, "score": 42, "run_id": "run-abc"});
+    let meta_b = json!({"source": "loop", "step": 0, "score": 99, "run_id": "run-xyz"});
+    put_unchained(&cx, &ids, &t, &[("a", meta_a.clone()), ("b", meta_b)]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"score": 42})), &["a"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"run_id": "run-xyz"})), &["b"]).await?;
+    let opts = filter(json!({"score": 42}));
+    let got = cx.list(&t, &opts).await?;
+    let want = metadata(meta_a);
+    match got.first() {
+        Some(tuple) => ensure_eq(
+            format!("list(thread={t}, {}): metadata of a ({})", describe_options(&opts), tuple.config),
+            &want,
+            &tuple.metadata,
+        ),
+        None => Err(Failure::new(format!("list(thread={t}, {}): expected a, got nothing", describe_options(&opts)))),
+    }
+}
+
+/// S11: `before` keeps only ids strictly less than it, newest first.
+async fn before_is_strict(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c2")), &["c1", "c0"]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c0")), &[]).await
+}
+
+/// S01: `limit` keeps the newest checkpoints, not any of them.
+async fn limit_keeps_newest(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().limit(1), &["c3"]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().limit(2), &["c3", "c2"]).await
+}
+
+/// S11: `limit` applies after `before`: the newest ids below the cut.
+async fn limit_applies_after_before(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c3")).limit(1), &["c2"]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c3")).limit(2), &["c2", "c1"]).await
+}
+
+/// A filter applies within the thread: matching checkpoints of another thread never
+/// come back.
+async fn filter_scoped_to_thread(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let u = cx.thread("other");
+    let ids = list_data(&cx, &t).await?;
+    let other = Ids::new(&["u0", "u1"]);
+    put_unchained(&cx, &other, &u, &[("u0", json!({"source": "loop"})), ("u1", json!({"source": "input"}))]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "loop"})), &["c3", "c1"]).await?;
+    cx.expect_list(&other, &u, &filter(json!({"source": "loop"})), &["u0"]).await
+}
+
+/// An unknown thread lists nothing, with or without a filter, even when another thread
+/// has checkpoints matching that filter.
+async fn unknown_thread_returns_nothing(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["a"]);
+    put_unchained(&cx, &ids, &t, &[("a", json!({"source": "nonexistent"}))]).await?;
+    let unknown = cx.thread("unknown");
+    cx.expect_list(&ids, &unknown, &filter(json!({"source": "nonexistent"})), &[]).await?;
+    cx.expect_list(&ids, &unknown, &ListOptions::all(), &[]).await
+}
+
+/// S08: a listed tuple carries its pending writes, all of them, in get_tuple order
+/// (task_path, task_id, index), equal to what get_tuple returns.
+async fn tuples_carry_pending_writes(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c1"]);
+    let cfg = cx.put(&at(&t, ""), step(&ids, "c1", json!({"source": "loop", "step": 0}))).await?;
+    cx.put_writes(&cfg, vec![("x", jv(json!("vx"))), ("y", jv(json!("vy")))], "task-b", "").await?;
+    cx.put_writes(&cfg, vec![("ch", jv(json!("val"))), (ERROR, jv(json!("boom")))], "task-a", "").await?;
+    let w = |task: &str, ch: &str, v: &str| PendingWrite {
+        task_id: task.to_owned(),
+        task_path: String::new(),
+        channel: ch.to_owned(),
+        value: jv(json!(v)),
+    };
+    let want =
+        vec![w("task-a", ERROR, "boom"), w("task-a", "ch", "val"), w("task-b", "x", "vx"), w("task-b", "y", "vy")];
+    let listed = cx.list(&t, &ListOptions::all()).await?;
+    let first = listed.first().ok_or_else(|| Failure::new(format!("list(thread={t}): expected c1, got nothing")))?;
+    ensure(first.pending_writes == want, || {
+        format!(
+            "list(thread={t}): pending_writes of c1 ({}): expected {}, got {}",
+            first.config,
+            describe_writes(&want),
+            describe_writes(&first.pending_writes)
+        )
+    })?;
+    let got = cx.get_some(&cfg).await?;
+    ensure_same_tuples(format!("list(thread={t}) vs get_tuple({cfg})"), &[got], &listed)
+}
+
+// ---------------------------------------------------------------------------------------
+// limit
+// ---------------------------------------------------------------------------------------
+
+/// S01: `limit` 0 gives nothing (it is not "unlimited").
+async fn limit_zero_returns_nothing(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().limit(0), &[]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().ns("").limit(0), &[]).await
+}
+
+/// S01: a `limit` at or above the count returns everything, newest first.
+async fn limit_larger_than_count_returns_all(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    let all = ["c3", "c2", "c1", "c0"];
+    cx.expect_list(&ids, &t, &ListOptions::all().limit(4), &all).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().limit(5), &all).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().limit(1000), &all).await
+}
+
+/// S07: `limit` applies after the filter: limit 1 gives the newest *matching*
+/// checkpoint even when the thread's newest does not match.
+async fn limit_applies_after_filter(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "input"})).limit(1), &["c2"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "input"})).limit(2), &["c2", "c0"]).await
+}
+
+/// `limit` applies after the namespace scope: the newest of that namespace, even when a
+/// newer checkpoint exists in another one.
+async fn limit_applies_after_namespace_scope(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["r0", "r1", "k0", "k1"]);
+    cx.put(&at(&t, ""), step(&ids, "r0", json!({}))).await?;
+    cx.put(&at(&t, ""), step(&ids, "r1", json!({}))).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "k0", json!({}))).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "k1", json!({}))).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("").limit(1), &[("", "r1")]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("child:1").limit(1), &[("child:1", "k1")]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().limit(3), &[("child:1", "k1"), ("child:1", "k0"), ("", "r1")]).await
+}
+
+// ---------------------------------------------------------------------------------------
+// before
+// ---------------------------------------------------------------------------------------
+
+/// S11: an id that was never stored still cuts: ids below it, never "everything", and
+/// nothing when it is below every id.
+async fn before_unknown_id_still_cuts(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0", "c1", "gap", "c2", "c3", "above"]);
+    put_unchained(&cx, &ids, &t, &[("c0", json!({})), ("c1", json!({})), ("c2", json!({})), ("c3", json!({}))]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("gap")), &["c1", "c0"]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("above")), &["c3", "c2", "c1", "c0"]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before("00000000-0000-0000-0000-000000000000"), &[]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("gap")).limit(1), &["c1"]).await
+}
+
+/// `before` combined with a filter: both apply.
+async fn before_with_filter(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "input"})).before(ids.id("c2")), &["c0"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "loop"})).before(ids.id("c3")), &["c1"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"source": "loop"})).before(ids.id("c1")), &[]).await
+}
+
+/// `before` cuts by id across every namespace when no namespace is given.
+async fn before_applies_across_namespaces(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0", "c1", "c2", "c3"]);
+    cx.put(&at(&t, ""), step(&ids, "c0", json!({}))).await?;
+    cx.put(&at(&t, ""), step(&ids, "c2", json!({}))).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "c1", json!({}))).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "c3", json!({}))).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().before(ids.id("c3")), &[("", "c2"), ("child:1", "c1"), ("", "c0")])
+        .await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("child:1").before(ids.id("c3")), &[("child:1", "c1")]).await
+}
+
+// ---------------------------------------------------------------------------------------
+// filter value types
+// ---------------------------------------------------------------------------------------
+
+/// Numbers compare by value: 1 matches 1.0 and 1.0 matches 1; 2 matches neither.
+async fn filter_numbers_by_value(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["int", "float", "two", "half"]);
+    put_unchained(
+        &cx,
+        &ids,
+        &t,
+        &[
+            ("int", json!({"n": 1})),
+            ("float", json!({"n": 1.0})),
+            ("two", json!({"n": 2})),
+            ("half", json!({"n": 1.5})),
+        ],
+    )
+    .await?;
+    cx.expect_list(&ids, &t, &filter(json!({"n": 1})), &["float", "int"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"n": 1.0})), &["float", "int"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"n": 1.5})), &["half"]).await
+}
+
+/// Booleans never equal numbers: `true` is not 1, `false` is not 0.
+async fn filter_booleans_never_equal_numbers(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["yes", "one", "no", "zero"]);
+    put_unchained(
+        &cx,
+        &ids,
+        &t,
+        &[
+            ("yes", json!({"f": true})),
+            ("one", json!({"f": 1})),
+            ("no", json!({"f": false})),
+            ("zero", json!({"f": 0})),
+        ],
+    )
+    .await?;
+    cx.expect_list(&ids, &t, &filter(json!({"f": true})), &["yes"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"f": 1})), &["one"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"f": false})), &["no"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"f": 0})), &["zero"]).await
+}
+
+/// Strings match exactly: no case folding, no trimming, no prefix match, no pattern
+/// characters, and the string "1" is not the number 1.
+async fn filter_strings_exact(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["exact", "upper", "space", "prefix", "longer", "num", "numstr", "pct"]);
+    put_unchained(
+        &cx,
+        &ids,
+        &t,
+        &[
+            ("exact", json!({"s": "acme"})),
+            ("upper", json!({"s": "Acme"})),
+            ("space", json!({"s": "acme "})),
+            ("prefix", json!({"s": "acm"})),
+            ("longer", json!({"s": "acme-corp"})),
+            ("num", json!({"s": 1})),
+            ("numstr", json!({"s": "1"})),
+            ("pct", json!({"s": "ac%"})),
+        ],
+    )
+    .await?;
+    cx.expect_list(&ids, &t, &filter(json!({"s": "acme"})), &["exact"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"s": "1"})), &["numstr"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"s": "ac%"})), &["pct"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"s": "ac_e"})), &[]).await
+}
+
+/// A null filter value matches a missing key or a null, and nothing else (not `false`,
+/// `0`, `""` or an empty object).
+async fn filter_null_matches_missing_or_null(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["null", "missing", "text", "zero", "false", "empty", "object"]);
+    put_unchained(
+        &cx,
+        &ids,
+        &t,
+        &[
+            ("null", json!({"k": null})),
+            ("missing", json!({"other": 1})),
+            ("text", json!({"k": "x"})),
+            ("zero", json!({"k": 0})),
+            ("false", json!({"k": false})),
+            ("empty", json!({"k": ""})),
+            ("object", json!({"k": {}})),
+        ],
+    )
+    .await?;
+    cx.expect_list(&ids, &t, &filter(json!({"k": null})), &["missing", "null"]).await
+}
+
+/// Nested object and array values match by JSON equality: a subset or superset object
+/// does not match, array order and length matter.
+async fn filter_nested_values_by_json_equality(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["obj", "subset", "superset", "arr", "reversed", "shorter", "nested"]);
+    put_unchained(
+        &cx,
+        &ids,
+        &t,
+        &[
+            ("obj", json!({"o": {"x": 1, "y": [1, 2]}})),
+            ("subset", json!({"o": {"x": 1}})),
+            ("superset", json!({"o": {"x": 1, "y": [1, 2], "z": 3}})),
+            ("arr", json!({"a": ["p", "q"]})),
+            ("reversed", json!({"a": ["q", "p"]})),
+            ("shorter", json!({"a": ["p"]})),
+            ("nested", json!({"a": ["p", "q", {"r": null}]})),
+        ],
+    )
+    .await?;
+    cx.expect_list(&ids, &t, &filter(json!({"o": {"x": 1, "y": [1, 2]}})), &["obj"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"o": {"x": 1}})), &["subset"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"a": ["p", "q"]})), &["arr"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"a": ["p", "q", {"r": null}]})), &["nested"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"a": "p"})), &[]).await
+}
+
+/// An empty filter matches everything, including checkpoints with empty metadata.
+async fn empty_filter_matches_everything(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["empty", "full", "nulls"]);
+    put_unchained(
+        &cx,
+        &ids,
+        &t,
+        &[
+            ("empty", json!({})),
+            ("full", json!({"source": "input", "step": -1, "parents": {}})),
+            ("nulls", json!({"source": null})),
+        ],
+    )
+    .await?;
+    cx.expect_list(&ids, &t, &filter(json!({})), &["nulls", "full", "empty"]).await
+}
+
+/// A key missing from the metadata never matches a non-null filter value.
+async fn filter_missing_key_never_matches_value(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["has", "lacks"]);
+    put_unchained(&cx, &ids, &t, &[("has", json!({"k": "x"})), ("lacks", json!({"source": "loop"}))]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"k": "x"})), &["has"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"k": false})), &[]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"k": 0})), &[]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"k": ""})), &[]).await
+}
+
+/// A filter key names a top-level metadata key literally: `a.b` is the key "a.b", not a
+/// path into `a`, and a key nested inside a value is not matched at top level.
+async fn filter_key_is_top_level_literal(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["dotted", "nested"]);
+    put_unchained(&cx, &ids, &t, &[("dotted", json!({"a.b": 1})), ("nested", json!({"a": {"b": 1}, "o": {"k": "v"}}))])
+        .await?;
+    cx.expect_list(&ids, &t, &filter(json!({"a.b": 1})), &["dotted"]).await?;
+    cx.expect_list(&ids, &t, &filter(json!({"k": "v"})), &[]).await
+}
+
+// ---------------------------------------------------------------------------------------
+// Namespaces, checkpoint id scope, order
+// ---------------------------------------------------------------------------------------
+
+/// S10: the root namespace `""` is one namespace, not "any namespace"; only a missing
+/// namespace (`None`) lists every namespace.
+async fn root_namespace_is_not_every_namespace(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["r1", "k1"]);
+    cx.put(&at(&t, ""), step(&ids, "r1", json!({}))).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "k1", json!({}))).await?;
+    let root = cx.get_some(&at(&t, "")).await?;
+    ensure_eq(
+        format!("get_tuple({}): checkpoint id ({})", at(&t, ""), ids.legend()),
+        &"r1".to_owned(),
+        &ids.label(&root.checkpoint.id),
+    )?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns(""), &[("", "r1")]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("child:1"), &[("child:1", "k1")]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all(), &[("child:1", "k1"), ("", "r1")]).await
+}
+
+/// Without a namespace, every namespace is listed in one order by id descending, not
+/// grouped by namespace (puts grouped by namespace catch a saver that concatenates).
+async fn all_namespaces_ordered_by_id_globally(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0", "c1", "c2", "c3", "c4"]);
+    cx.put(&at(&t, ""), step(&ids, "c0", json!({}))).await?;
+    cx.put(&at(&t, ""), step(&ids, "c3", json!({}))).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "c1", json!({}))).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "c4", json!({}))).await?;
+    cx.put(&at(&t, "child:2"), step(&ids, "c2", json!({}))).await?;
+    cx.expect_list_ns(
+        &ids,
+        &t,
+        &ListOptions::all(),
+        &[("child:1", "c4"), ("", "c3"), ("child:2", "c2"), ("child:1", "c1"), ("", "c0")],
+    )
+    .await
+}
+
+/// Equal ids in different namespaces come back namespace ascending (puts in another
+/// order), between the newer and older ids.
+async fn equal_ids_ordered_by_namespace(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["old", "x", "new"]);
+    cx.put(&at(&t, "child:2"), step(&ids, "x", json!({}))).await?;
+    cx.put(&at(&t, ""), step(&ids, "x", json!({}))).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "x", json!({}))).await?;
+    cx.put(&at(&t, "child:2"), step(&ids, "old", json!({}))).await?;
+    cx.put(&at(&t, ""), step(&ids, "new", json!({}))).await?;
+    cx.expect_list_ns(
+        &ids,
+        &t,
+        &ListOptions::all(),
+        &[("", "new"), ("", "x"), ("child:1", "x"), ("child:2", "x"), ("child:2", "old")],
+    )
+    .await
+}
+
+/// A checkpoint id scope lists only that id (in every namespace that has it, or in the
+/// given one); an unknown id lists nothing; `before` still applies.
+async fn scope_by_checkpoint_id(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = list_data(&cx, &t).await?;
+    cx.put(&at(&t, "child:1"), step(&ids, "c1", json!({}))).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().id(ids.id("c1")), &[("", "c1"), ("child:1", "c1")]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("").id(ids.id("c1")), &[("", "c1")]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("").id(ids.id("c3")), &[("", "c3")]).await?;
+    let unknown = Ids::new(&["unknown"]);
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().id(unknown.id("unknown")), &[]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("").id(ids.id("c1")).before(ids.id("c1")), &[]).await?;
+    cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("").id(ids.id("c1")).before(ids.id("c2")), &[("", "c1")]).await
+}
+
+/// S12: order is by id, not by insertion: ids put newest first, or shuffled, still list
+/// newest first.
+async fn order_by_id_not_insertion(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c1", "c2", "c3"]);
+    put_unchained(&cx, &ids, &t, &[("c3", json!({})), ("c1", json!({})), ("c2", json!({}))]).await?;
+    cx.expect_list(&ids, &t, &ListOptions::all(), &["c3", "c2", "c1"]).await?;
+    let u = cx.thread("reversed");
+    put_unchained(&cx, &ids, &u, &[("c3", json!({})), ("c2", json!({})), ("c1", json!({}))]).await?;
+    cx.expect_list(&ids, &u, &ListOptions::all(), &["c3", "c2", "c1"]).await?;
+    cx.expect_list(&ids, &u, &ListOptions::all().limit(1), &["c3"]).await
+}
+
+/// Each listed tuple equals, field by field, what get_tuple returns for it: config,
+/// checkpoint (with values rebuilt from earlier puts), metadata, parent_config and
+/// pending_writes, in every namespace.
+async fn listed_tuples_equal_get_tuple(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0", "k0", "c1", "k1", "c2"]);
+    let c0 = cx.put(&at(&t, ""), step(&ids, "c0", json!({"step": 0})).value("a", json!("a0"), 1)).await?;
+    let k0 = cx.put(&at(&t, "child:1"), step(&ids, "k0", json!({"step": 0})).value("a", json!("k"), 1)).await?;
+    let c1 = cx.put(&c0, step(&ids, "c1", json!({"step": 1})).keep("a", 1).value("b", json!("b1"), 1)).await?;
+    let k1 = cx.put(&k0, step(&ids, "k1", json!({"step": 1})).keep("a", 1)).await?;
+    let c2 = cx.put(&c1, step(&ids, "c2", json!({"step": 2})).value("a", json!("a2"), 2).keep("b", 1)).await?;
+    cx.put_writes(&c1, vec![("a", jv(json!("w1"))), (ERROR, jv(json!("e")))], "task-1", "p:1").await?;
+    cx.put_writes(&c1, vec![("b", jv(json!("w2")))], "task-0", "p:2").await?;
+    cx.put_writes(&k1, vec![("a", jv(json!("kw")))], "task-k", "").await?;
+    cx.put_writes(&c2, vec![("b", jv(json!("w3")))], "task-2", "").await?;
+
+    let mut by_id = Vec::new();
+    for cfg in [&c2, &k1, &c1, &k0, &c0] {
+        by_id.push(cx.get_some(cfg).await?);
+    }
+    let all = ListOptions::all();
+    ensure_same_tuples(
+        format!("list(thread={t}, {}) vs get_tuple of each", describe_options(&all)),
+        &by_id,
+        &cx.list(&t, &all).await?,
+    )?;
+    let root: Vec<_> = by_id.iter().filter(|x| x.config.checkpoint_ns.is_empty()).cloned().collect();
+    let opts = ListOptions::all().ns("");
+    ensure_same_tuples(
+        format!("list(thread={t}, {}) vs get_tuple of each", describe_options(&opts)),
+        &root,
+        &cx.list(&t, &opts).await?,
+    )
+}
+
+/// S09: each listed tuple's parent_config is the full config of its parent (same thread,
+/// same namespace, parent id), or none for a checkpoint put without a parent; never the
+/// checkpoint itself.
+async fn parent_config_is_full_config(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c1", "k1", "c2", "k2"]);
+    let c1 = cx.put(&at(&t, ""), step(&ids, "c1", json!({}))).await?;
+    let k1 = cx.put(&at(&t, "child:1"), step(&ids, "k1", json!({}))).await?;
+    cx.put(&c1, step(&ids, "c2", json!({}))).await?;
+    cx.put(&k1, step(&ids, "k2", json!({}))).await?;
+    let want = [
+        ("k2", Some(at(&t, "child:1").with_id(ids.id("k1")))),
+        ("c2", Some(at(&t, "").with_id(ids.id("c1")))),
+        ("k1", None),
+        ("c1", None),
+    ];
+    let listed = cx.list(&t, &ListOptions::all()).await?;
+    ensure(listed.len() == want.len(), || {
+        format!("list(thread={t}): expected 4 tuples, got {:?} ({})", ids.labels(&ids_of(&listed)), ids.legend())
+    })?;
+    for ((label, parent), tuple) in want.iter().zip(&listed) {
+        ensure_eq(
+            format!("list(thread={t}): parent_config of {label} ({})", tuple.config),
+            parent,
+            &tuple.parent_config,
+        )?;
+    }
+    Ok(())
+}
+
+/// The same checkpoint id put in two namespaces and in two threads gives separate
+/// checkpoints: each scope lists its own metadata, values and writes only.
+async fn same_id_in_two_namespaces_and_threads_stays_apart(cx: Cx) -> CaseResult {
+    let t = cx.thread("main");
+    let u = cx.thread("other");
+    let ids = Ids::new(&["x"]);
+    let places = [(t.as_str(), "", "t-root"), (t.as_str(), "child:1", "t-child"), (u.as_str(), "", "u-root")];
+    for (thread, ns, tag) in places {
+        let cfg = cx.put(&at(thread, ns), step(&ids, "x", json!({"tag": tag})).value("v", json!(tag), 1)).await?;
+        cx.put_writes(&cfg, vec![("w", jv(json!(tag)))], &format!("task-{tag}"), "").await?;
+    }
+    let check = |scope: String, tuple: &conformance_core::CheckpointTuple, tag: &str| -> CaseResult {
+        let what = format!("{scope}: tuple {}", tuple.config);
+        ensure_eq(format!("{what}: metadata.tag"), &Some(&json!(tag)), &tuple.metadata.get("tag"))?;
+        ensure_eq(
+            format!("{what}: channel_values.v"),
+            &Some(&jv(json!(tag))),
+            &tuple.checkpoint.channel_values.get("v"),
+        )?;
+        let want = vec![PendingWrite {
+            task_id: format!("task-{tag}"),
+            task_path: String::new(),
+            channel: "w".to_owned(),
+            value: jv(json!(tag)),
+        }];
+        ensure(tuple.pending_writes == want, || {
+            format!(
+                "{what}: pending_writes: expected {}, got {}",
+                describe_writes(&want),
+                describe_writes(&tuple.pending_writes)
+            )
+        })
+    };
+    for (thread, ns, want) in [
+        (&t, Some(""), vec![("", "t-root")]),
+        (&t, Some("child:1"), vec![("child:1", "t-child")]),
+        (&t, None, vec![("", "t-root"), ("child:1", "t-child")]),
+        (&u, None, vec![("", "u-root")]),
+    ] {
+        let opts = ListOptions { checkpoint_ns: ns.map(str::to_owned), ..ListOptions::default() };
+        let scope = format!("list(thread={thread}, {})", describe_options(&opts));
+        let listed = cx.list(thread, &opts).await?;
+        let got_ns: Vec<&str> = listed.iter().map(|x| x.config.checkpoint_ns.as_str()).collect();
+        let want_ns: Vec<&str> = want.iter().map(|(n, _)| *n).collect();
+        ensure_eq(format!("{scope}: namespaces"), &want_ns, &got_ns)?;
+        for ((_, tag), tuple) in want.iter().zip(&listed) {
+            ensure_eq(format!("{scope}: thread of tuple {}", tuple.config), thread, &tuple.config.thread_id)?;
+            check(scope.clone(), tuple, tag)?;
+        }
+    }
+    Ok(())
 }

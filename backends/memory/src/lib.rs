@@ -1,1 +1,406 @@
-//! The reference in-memory checkpointer (placeholder; see issue 2).
+//! # checkpoint-memory
+//!
+//! The reference in-memory checkpointer of the conformance kit: every method of
+//! shared/CONTRACT.md §2 and §3, kept in ordered maps so that "latest" is the last key of a
+//! namespace's map (O(log n), no scan of the thread) and `list` walks ids newest first and
+//! stops at `limit`.
+//!
+//! Channel values are resolved when a checkpoint is put (CONTRACT §2 put): for each channel
+//! of `channel_versions`, the value the checkpoint carries; else nothing when the channel is
+//! in `new_versions`; else the parent's value when the parent has the same version; else the
+//! newest value stored at that (channel, version) in the thread and namespace. The resolved
+//! checkpoint is stored behind an `Arc` and shared with every reader, so sibling checkpoints
+//! never collide and `prune` and `copy_thread` keep every value a kept checkpoint reads.
+//!
+//! Nothing survives the process: `durability` is not detected (the fixture cannot reopen).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use async_trait::async_trait;
+use conformance_core::{
+    metadata_matches, write_index, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, Fixture, ListOptions, PendingWrite,
+    PruneStrategy, Registration, TypedValue,
+};
+
+/// One stored checkpoint.
+#[derive(Clone, Debug)]
+struct Stored {
+    /// The checkpoint with its channel values resolved.
+    checkpoint: Arc<Checkpoint>,
+    metadata: CheckpointMetadata,
+    parent: Option<String>,
+}
+
+/// One stored write, keyed by (task_id, idx) in its checkpoint's map.
+#[derive(Clone, Debug)]
+struct Write {
+    task_path: String,
+    channel: String,
+    value: TypedValue,
+}
+
+type WriteMap = BTreeMap<(String, i64), Write>;
+
+/// Everything of one (thread, namespace).
+#[derive(Clone, Debug, Default)]
+struct Namespace {
+    checkpoints: BTreeMap<String, Stored>,
+    /// Writes by checkpoint id; they may exist before their checkpoint is put.
+    writes: HashMap<String, WriteMap>,
+    /// The newest value stored at each (channel, version), for uncarried channels.
+    blobs: HashMap<(String, ChannelVersion), TypedValue>,
+}
+
+type Thread = BTreeMap<String, Namespace>;
+
+/// The reference in-memory saver. Cheap to create; `Send + Sync`; calls are serialised by a
+/// read-write lock that is never held across an `.await`.
+#[derive(Debug, Default)]
+pub struct MemorySaver {
+    threads: RwLock<HashMap<String, Thread>>,
+}
+
+fn check_thread(thread_id: &str) -> Result<(), CheckpointError> {
+    if thread_id.is_empty() {
+        return Err(CheckpointError::InvalidConfig("thread_id must be a non-empty string".into()));
+    }
+    Ok(())
+}
+
+fn sorted_writes(writes: Option<&WriteMap>) -> Vec<PendingWrite> {
+    let Some(writes) = writes else { return Vec::new() };
+    let mut out: Vec<(&str, &str, i64, &Write)> =
+        writes.iter().map(|((task_id, idx), w)| (w.task_path.as_str(), task_id.as_str(), *idx, w)).collect();
+    out.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    out.into_iter()
+        .map(|(path, task, _, w)| PendingWrite {
+            task_id: task.to_owned(),
+            task_path: path.to_owned(),
+            channel: w.channel.clone(),
+            value: w.value.clone(),
+        })
+        .collect()
+}
+
+fn tuple(thread_id: &str, ns_name: &str, ns: &Namespace, stored: &Stored) -> CheckpointTuple {
+    let id = &stored.checkpoint.id;
+    CheckpointTuple {
+        config: CheckpointConfig {
+            thread_id: thread_id.to_owned(),
+            checkpoint_ns: ns_name.to_owned(),
+            checkpoint_id: Some(id.clone()),
+        },
+        checkpoint: stored.checkpoint.clone(),
+        metadata: stored.metadata.clone(),
+        parent_config: stored.parent.as_ref().map(|p| CheckpointConfig {
+            thread_id: thread_id.to_owned(),
+            checkpoint_ns: ns_name.to_owned(),
+            checkpoint_id: Some(p.clone()),
+        }),
+        pending_writes: sorted_writes(ns.writes.get(id)),
+    }
+}
+
+impl MemorySaver {
+    /// An empty saver.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<String, Thread>> {
+        // A panic while holding the lock cannot leave a map half-updated (every update is a
+        // single insert/remove after all fallible work), so a poisoned lock is still usable.
+        self.threads.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<String, Thread>> {
+        self.threads.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The stored checkpoint `config` names (latest when it names no id).
+    fn find<'a>(
+        threads: &'a HashMap<String, Thread>,
+        config: &CheckpointConfig,
+    ) -> Option<(&'a Namespace, &'a Stored)> {
+        let ns = threads.get(&config.thread_id)?.get(&config.checkpoint_ns)?;
+        let stored = match &config.checkpoint_id {
+            Some(id) => ns.checkpoints.get(id)?,
+            None => ns.checkpoints.last_key_value()?.1,
+        };
+        Some((ns, stored))
+    }
+}
+
+/// Resolves the channel values of a checkpoint being put (see the crate docs).
+fn resolve(
+    ns: &Namespace,
+    parent: Option<&Stored>,
+    mut checkpoint: Checkpoint,
+    new_versions: &ChannelVersions,
+) -> Checkpoint {
+    let mut carried = std::mem::take(&mut checkpoint.channel_values);
+    let mut values = BTreeMap::new();
+    for (ch, version) in &checkpoint.channel_versions {
+        let value = if let Some(v) = carried.remove(ch) {
+            Some(v)
+        } else if new_versions.contains_key(ch) {
+            None
+        } else {
+            parent
+                .filter(|p| p.checkpoint.channel_versions.get(ch) == Some(version))
+                .and_then(|p| p.checkpoint.channel_values.get(ch).cloned())
+                .or_else(|| ns.blobs.get(&(ch.clone(), version.clone())).cloned())
+        };
+        if let Some(v) = value {
+            values.insert(ch.clone(), v);
+        }
+    }
+    checkpoint.channel_values = values;
+    checkpoint
+}
+
+#[async_trait]
+impl CheckpointSaver for MemorySaver {
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        check_thread(&config.thread_id)?;
+        let mut threads = self.write();
+        let ns = threads.entry(config.thread_id.clone()).or_default().entry(config.checkpoint_ns.clone()).or_default();
+        let parent = config.checkpoint_id.as_ref().and_then(|p| ns.checkpoints.get(p));
+        let id = checkpoint.id.clone();
+        let resolved = resolve(ns, parent, checkpoint, &new_versions);
+        for (ch, v) in &resolved.channel_values {
+            if let Some(version) = resolved.channel_versions.get(ch) {
+                ns.blobs.insert((ch.clone(), version.clone()), v.clone());
+            }
+        }
+        ns.checkpoints.insert(
+            id.clone(),
+            Stored { checkpoint: Arc::new(resolved), metadata, parent: config.checkpoint_id.clone() },
+        );
+        Ok(CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(id),
+        })
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, TypedValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        check_thread(&config.thread_id)?;
+        let Some(checkpoint_id) = &config.checkpoint_id else {
+            return Err(CheckpointError::InvalidConfig("put_writes needs config.checkpoint_id".into()));
+        };
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let mut threads = self.write();
+        let ns = threads.entry(config.thread_id.clone()).or_default().entry(config.checkpoint_ns.clone()).or_default();
+        let map = ns.writes.entry(checkpoint_id.clone()).or_default();
+        for (position, (channel, value)) in writes.into_iter().enumerate() {
+            let idx = write_index(&channel, position);
+            let write = Write { task_path: task_path.to_owned(), channel, value };
+            let key = (task_id.to_owned(), idx);
+            if idx < 0 {
+                map.insert(key, write);
+            } else {
+                map.entry(key).or_insert(write);
+            }
+        }
+        Ok(())
+    }
+
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        check_thread(&config.thread_id)?;
+        let threads = self.read();
+        Ok(Self::find(&threads, config).map(|(ns, stored)| tuple(&config.thread_id, &config.checkpoint_ns, ns, stored)))
+    }
+
+    async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        check_thread(thread_id)?;
+        let limit = options.limit.unwrap_or(usize::MAX);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let threads = self.read();
+        let Some(thread) = threads.get(thread_id) else { return Ok(Vec::new()) };
+        let namespaces: Vec<(&String, &Namespace)> = match &options.checkpoint_ns {
+            Some(ns) => thread.get_key_value(ns).into_iter().collect(),
+            None => thread.iter().collect(),
+        };
+        // Candidates newest id first, namespace ascending for equal ids.
+        let mut candidates: Vec<(&String, &String, &Namespace, &Stored)> = Vec::new();
+        for (ns_name, ns) in namespaces {
+            let upper = match &options.before {
+                Some(b) => std::ops::Bound::Excluded(b.clone()),
+                None => std::ops::Bound::Unbounded,
+            };
+            let range = ns.checkpoints.range((std::ops::Bound::Unbounded, upper)).rev();
+            let mut taken = 0;
+            for (id, stored) in range {
+                if options.checkpoint_id.as_ref().is_some_and(|want| want != id) {
+                    continue;
+                }
+                if !metadata_matches(&stored.metadata, &options.filter) {
+                    continue;
+                }
+                candidates.push((id, ns_name, ns, stored));
+                taken += 1;
+                if taken >= limit {
+                    break;
+                }
+            }
+        }
+        candidates.sort_by(|a, b| b.0.cmp(a.0).then_with(|| a.1.cmp(b.1)));
+        candidates.truncate(limit);
+        Ok(candidates.into_iter().map(|(_, ns_name, ns, stored)| tuple(thread_id, ns_name, ns, stored)).collect())
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        check_thread(thread_id)?;
+        self.write().remove(thread_id);
+        Ok(())
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        if run_ids.is_empty() {
+            return Ok(());
+        }
+        let runs: BTreeSet<&str> = run_ids.iter().map(String::as_str).collect();
+        let mut threads = self.write();
+        for thread in threads.values_mut() {
+            for ns in thread.values_mut() {
+                let doomed: Vec<String> = ns
+                    .checkpoints
+                    .iter()
+                    .filter(|(_, s)| {
+                        s.metadata.get("run_id").and_then(|v| v.as_str()).is_some_and(|r| runs.contains(r))
+                    })
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in doomed {
+                    ns.checkpoints.remove(&id);
+                    ns.writes.remove(&id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
+        check_thread(source)?;
+        check_thread(target)?;
+        if source == target {
+            return Ok(());
+        }
+        let mut threads = self.write();
+        let Some(src) = threads.get(source).cloned() else { return Ok(()) };
+        let dst = threads.entry(target.to_owned()).or_default();
+        for (ns_name, ns) in src {
+            let d = dst.entry(ns_name).or_default();
+            d.checkpoints.extend(ns.checkpoints);
+            for (id, writes) in ns.writes {
+                d.writes.entry(id).or_default().extend(writes);
+            }
+            d.blobs.extend(ns.blobs);
+        }
+        Ok(())
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        let mut threads = self.write();
+        for thread_id in thread_ids {
+            match strategy {
+                PruneStrategy::Delete => {
+                    threads.remove(thread_id);
+                }
+                PruneStrategy::KeepLatest => {
+                    let Some(thread) = threads.get_mut(thread_id) else { continue };
+                    for ns in thread.values_mut() {
+                        let Some((id, stored)) = ns.checkpoints.pop_last() else {
+                            ns.writes.clear();
+                            ns.blobs.clear();
+                            continue;
+                        };
+                        let writes = ns.writes.remove(&id);
+                        ns.checkpoints.clear();
+                        ns.writes.clear();
+                        ns.blobs.retain(|(ch, version), _| stored.checkpoint.channel_versions.get(ch) == Some(version));
+                        if let Some(w) = writes {
+                            ns.writes.insert(id.clone(), w);
+                        }
+                        ns.checkpoints.insert(id, stored);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
+        check_thread(&config.thread_id)?;
+        let mut out: BTreeMap<String, DeltaChannelHistory> =
+            channels.iter().map(|c| (c.clone(), DeltaChannelHistory::default())).collect();
+        if channels.is_empty() {
+            return Ok(out);
+        }
+        let threads = self.read();
+        let Some((ns, target)) = Self::find(&threads, config) else { return Ok(out) };
+        // Per channel still in play: writes of each ancestor, newest ancestor first.
+        let mut collected: BTreeMap<&String, Vec<Vec<PendingWrite>>> =
+            channels.iter().map(|c| (c, Vec::new())).collect();
+        let mut seen = BTreeSet::new();
+        let mut cursor = target.parent.clone();
+        while let Some(id) = cursor {
+            if collected.is_empty() || !seen.insert(id.clone()) {
+                break;
+            }
+            let Some(stored) = ns.checkpoints.get(&id) else { break };
+            let writes = sorted_writes(ns.writes.get(&id));
+            let mut done = Vec::new();
+            for (ch, acc) in collected.iter_mut() {
+                acc.push(writes.iter().filter(|w| &w.channel == *ch).cloned().collect());
+                if let Some(seed) = stored.checkpoint.channel_values.get(*ch) {
+                    if let Some(entry) = out.get_mut(*ch) {
+                        entry.seed = Some(seed.clone());
+                    }
+                    done.push(*ch);
+                }
+            }
+            for ch in done {
+                if let (Some(acc), Some(entry)) = (collected.remove(ch), out.get_mut(ch)) {
+                    entry.writes = acc.into_iter().rev().flatten().collect();
+                }
+            }
+            cursor = stored.parent.clone();
+        }
+        for (ch, acc) in collected {
+            if let Some(entry) = out.get_mut(ch) {
+                entry.writes = acc.into_iter().rev().flatten().collect();
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The kit's registration of this saver, named `memory`: a fresh [`MemorySaver`] per case,
+/// nothing to clean up, no reopen (so `durability` is not detected).
+pub fn registration() -> Registration {
+    Registration::new("memory", || async { Ok(Fixture::new(MemorySaver::new())) })
+}
