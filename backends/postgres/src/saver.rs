@@ -204,11 +204,13 @@ struct Carried<'a> {
     data: Vec<&'a [u8]>,
 }
 
-/// The channels a `put` neither carries nor changed, as parallel arrays for `unnest`.
+/// The channels of a `put`'s `channel_versions` it does not carry, as parallel arrays for
+/// `unnest`: each is resolved from stored values, or (when in `new_versions`) left empty.
 #[derive(Default)]
 struct Uncarried<'a> {
     channels: Vec<&'a str>,
     versions: Vec<String>,
+    resolve: Vec<bool>,
 }
 
 /// One `put_writes` row.
@@ -333,16 +335,19 @@ impl PostgresSaver {
         tx.execute(&tx.prepare_cached(sql::LOCK_THREAD_SHARED).await?, &[thread]).await?;
         tx.execute(&tx.prepare_cached(sql::UPSERT_CHECKPOINT).await?, &[thread, ns, id, &parent, &shell, &metadata])
             .await?;
-        tx.execute(&tx.prepare_cached(sql::DELETE_CHECKPOINT_CHANNELS).await?, &[thread, ns, id]).await?;
         if !carried.channels.is_empty() {
             let params: [&(dyn ToSql + Sync); 7] =
                 [thread, ns, id, &carried.channels, &carried.versions, &carried.type_tags, &carried.data];
-            tx.execute(&tx.prepare_cached(sql::STORE_CARRIED_VALUES).await?, &params).await?;
+            tx.execute(&tx.prepare_cached(sql::UPSERT_CARRIED_VALUES).await?, &params).await?;
         }
         if !uncarried.channels.is_empty() {
-            let params: [&(dyn ToSql + Sync); 6] = [thread, ns, id, &parent, &uncarried.channels, &uncarried.versions];
-            tx.execute(&tx.prepare_cached(sql::RESOLVE_UNCARRIED_VALUES).await?, &params).await?;
+            let params: [&(dyn ToSql + Sync); 7] =
+                [thread, ns, id, &parent, &uncarried.channels, &uncarried.versions, &uncarried.resolve];
+            tx.execute(&tx.prepare_cached(sql::UPSERT_OTHER_CHANNELS).await?, &params).await?;
         }
+        let all_channels: Vec<&str> = checkpoint.channel_versions.keys().map(String::as_str).collect();
+        tx.execute(&tx.prepare_cached(sql::DELETE_STALE_CHANNELS).await?, &[thread, ns, id, &all_channels]).await?;
+        tx.execute(&tx.prepare_cached(sql::TOUCH_READ_VALUES).await?, &[thread, ns, id]).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -617,11 +622,12 @@ impl CheckpointSaver for PostgresSaver {
                 carried.versions.push(version_json(version));
                 carried.type_tags.push(&value.type_tag);
                 carried.data.push(&value.data);
-            } else if !new_versions.contains_key(channel) {
+            } else {
+                // In new_versions without a value: the channel is empty in this checkpoint.
                 uncarried.channels.push(channel);
                 uncarried.versions.push(version_json(version));
+                uncarried.resolve.push(!new_versions.contains_key(channel));
             }
-            // In new_versions without a value: the channel is empty in this checkpoint.
         }
         let shell = shell_json(&checkpoint)?;
         let metadata_text = serde_json::to_string(&metadata)

@@ -55,7 +55,9 @@ CREATE TABLE checkpoint_channels (
     checkpoint_id TEXT COLLATE "C" NOT NULL,
     channel       TEXT COLLATE "C" NOT NULL,
     version       JSONB NOT NULL,
-    digest        BYTEA NOT NULL,
+    -- The value read, or NULL: the channel is in channel_versions but empty (absent on
+    -- read). One row per channel of the checkpoint's channel_versions.
+    digest        BYTEA,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, channel)
 );
 CREATE INDEX checkpoint_channels_blob_idx

@@ -25,15 +25,11 @@ pub(crate) const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints
         checkpoint = EXCLUDED.checkpoint,
         metadata = EXCLUDED.metadata";
 
-/// $1 thread, $2 ns, $3 id: forget which values a re-put checkpoint read.
-pub(crate) const DELETE_CHECKPOINT_CHANNELS: &str =
-    "DELETE FROM checkpoint_channels WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3";
-
 /// Stores the values a checkpoint carries and records that it reads them.
 /// $1 thread, $2 ns, $3 id, $4 channels, $5 version JSON texts, $6 type tags, $7 data.
 /// A value already stored under the same (channel, version, digest) is the same value and
-/// is kept as it is.
-pub(crate) const STORE_CARRIED_VALUES: &str = "WITH v AS (
+/// is not stored again.
+pub(crate) const UPSERT_CARRIED_VALUES: &str = "WITH v AS (
         SELECT u.channel, u.version::jsonb AS version, u.type_tag, u.data,
                sha256(convert_to(u.type_tag, 'UTF8') || decode('00', 'hex') || u.data) AS digest
         FROM unnest($4::text[], $5::text[], $6::text[], $7::bytea[]) AS u(channel, version, type_tag, data)
@@ -43,27 +39,59 @@ pub(crate) const STORE_CARRIED_VALUES: &str = "WITH v AS (
         ON CONFLICT DO NOTHING
     )
     INSERT INTO checkpoint_channels (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
-    SELECT $1, $2, $3, channel, version, digest FROM v";
+    SELECT $1, $2, $3, channel, version, digest FROM v ORDER BY channel
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, channel) DO UPDATE SET
+        version = EXCLUDED.version, digest = EXCLUDED.digest";
 
-/// Resolves the channels a checkpoint does not carry and that did not change in its step:
-/// the parent's value when the parent reads the same version, else the newest value stored
-/// at that (channel, version) in the thread and namespace; a channel with neither stays
-/// absent. $1 thread, $2 ns, $3 id, $4 parent id (or NULL), $5 channels, $6 version texts.
-pub(crate) const RESOLVE_UNCARRIED_VALUES: &str = "INSERT INTO checkpoint_channels
+/// Records the channels of `channel_versions` a checkpoint does not carry.
+/// $1 thread, $2 ns, $3 id, $4 parent id (or NULL), $5 channels, $6 version JSON texts,
+/// $7 per channel: resolve it (true) or leave it empty (false: it is in `new_versions`).
+///
+/// A channel to resolve reads the parent's value when the parent has a value at the same
+/// version, else the newest value stored at that (channel, version) in the thread and
+/// namespace, else nothing (`digest` NULL: absent on read). The parent is read as it was
+/// before this statement, which matters when a checkpoint is re-put as its own parent.
+pub(crate) const UPSERT_OTHER_CHANNELS: &str = "INSERT INTO checkpoint_channels
         (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
     SELECT $1, $2, $3, u.channel, u.version, found.digest
-    FROM (SELECT t.channel, t.version::jsonb AS version
-          FROM unnest($5::text[], $6::text[]) AS t(channel, version)) AS u
-    CROSS JOIN LATERAL (
+    FROM (SELECT t.channel, t.version::jsonb AS version, t.resolve
+          FROM unnest($5::text[], $6::text[], $7::bool[]) AS t(channel, version, resolve)) AS u
+    LEFT JOIN LATERAL (
         SELECT c.digest FROM (
             SELECT p.digest, 0 AS pref, 0::bigint AS seq FROM checkpoint_channels p
             WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2
               AND p.checkpoint_id = $4 AND p.channel = u.channel AND p.version = u.version
+              AND p.digest IS NOT NULL
             UNION ALL
             SELECT b.digest, 1, b.seq FROM checkpoint_blobs b
             WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = u.channel AND b.version = u.version
         ) AS c ORDER BY c.pref, c.seq DESC LIMIT 1
-    ) AS found";
+    ) AS found ON u.resolve
+    ORDER BY u.channel
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, channel) DO UPDATE SET
+        version = EXCLUDED.version, digest = EXCLUDED.digest";
+
+/// $1 thread, $2 ns, $3 id, $4 every channel of the checkpoint's `channel_versions`:
+/// forget the channels a re-put checkpoint no longer has.
+pub(crate) const DELETE_STALE_CHANNELS: &str = "DELETE FROM checkpoint_channels
+    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND NOT (channel = ANY($4::text[]))";
+
+/// $1 thread, $2 ns, $3 id: the values this checkpoint reads become the newest stored at
+/// their (channel, version), as when they were stored again. Rows are locked in channel
+/// order first, so two puts cannot deadlock on them.
+pub(crate) const TOUCH_READ_VALUES: &str = "WITH k AS (
+        SELECT b.channel, b.version, b.digest
+        FROM checkpoint_blobs b JOIN checkpoint_channels r
+          ON r.thread_id = b.thread_id AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
+         AND r.version = b.version AND r.digest = b.digest
+        WHERE r.thread_id = $1 AND r.checkpoint_ns = $2 AND r.checkpoint_id = $3
+        ORDER BY b.channel
+        FOR UPDATE OF b
+    )
+    UPDATE checkpoint_blobs b SET seq = nextval(pg_get_serial_sequence('checkpoint_blobs', 'seq'))
+    FROM k
+    WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = k.channel
+      AND b.version = k.version AND b.digest = k.digest";
 
 // ---- put_writes ------------------------------------------------------------------------
 
@@ -169,7 +197,8 @@ pub(crate) const DELETE_FOR_RUNS: &str = "WITH doomed AS (
 
 /// $1 source, $2 target, in this order (CONTRACT §3 copy_thread): checkpoints replace those
 /// with the same id in the target; the values the copied checkpoints read are replaced;
-/// stored values are added; writes replace those with the same key.
+/// stored values are added, in the source's order, so that the newest at each (channel,
+/// version) is the source's; writes replace those with the same key.
 pub(crate) const COPY_THREAD: [&str; 5] = [
     "INSERT INTO checkpoints
         (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
@@ -185,7 +214,8 @@ pub(crate) const COPY_THREAD: [&str; 5] = [
     "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)
     SELECT $2, checkpoint_ns, channel, version, digest, type_tag, data
     FROM checkpoint_blobs WHERE thread_id = $1 ORDER BY seq
-    ON CONFLICT DO NOTHING",
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version, digest) DO UPDATE SET
+        seq = nextval(pg_get_serial_sequence('checkpoint_blobs', 'seq'))",
     "INSERT INTO checkpoint_channels (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
     SELECT $2, checkpoint_ns, checkpoint_id, channel, version, digest
     FROM checkpoint_channels WHERE thread_id = $1",
@@ -205,7 +235,8 @@ pub(crate) const COPY_THREAD: [&str; 5] = [
 /// $1 threads, in this order (CONTRACT §3 prune `keep_latest`): all but the newest
 /// checkpoint of each (thread, namespace); then the value records and writes of checkpoints
 /// that are gone (writes waiting for a checkpoint never put included); then stored values
-/// no kept checkpoint reads.
+/// no kept checkpoint reads, except the newest at each (channel, version) a kept checkpoint
+/// has in its `channel_versions` (a later put may still resolve to it).
 pub(crate) const PRUNE_KEEP_LATEST: [&str; 4] = [
     "DELETE FROM checkpoints c WHERE c.thread_id = ANY($1::text[]) AND c.checkpoint_id <> (
         SELECT max(l.checkpoint_id) FROM checkpoints l
@@ -216,10 +247,16 @@ pub(crate) const PRUNE_KEEP_LATEST: [&str; 4] = [
     "DELETE FROM checkpoint_writes w WHERE w.thread_id = ANY($1::text[]) AND NOT EXISTS (
         SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id
           AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)",
-    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY($1::text[]) AND NOT EXISTS (
+    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY($1::text[])
+      AND NOT EXISTS (
         SELECT 1 FROM checkpoint_channels r WHERE r.thread_id = b.thread_id
           AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
-          AND r.version = b.version AND r.digest = b.digest)",
+          AND r.version = b.version AND r.digest = b.digest)
+      AND NOT (
+        EXISTS (SELECT 1 FROM checkpoint_channels r WHERE r.thread_id = b.thread_id
+          AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel AND r.version = b.version)
+        AND b.seq = (SELECT max(n.seq) FROM checkpoint_blobs n WHERE n.thread_id = b.thread_id
+          AND n.checkpoint_ns = b.checkpoint_ns AND n.channel = b.channel AND n.version = b.version))",
 ];
 
 // ---- delta_channel_history -------------------------------------------------------------
@@ -251,7 +288,7 @@ pub(crate) const DELTA_HISTORY: &str = "WITH RECURSIVE
         SELECT DISTINCT ON (r.channel) r.channel, a.depth, r.version, r.digest
         FROM anc a JOIN checkpoint_channels r
           ON r.thread_id = $1 AND r.checkpoint_ns = $2 AND r.checkpoint_id = a.checkpoint_id
-        WHERE r.channel = ANY($4::text[])
+        WHERE r.channel = ANY($4::text[]) AND r.digest IS NOT NULL
         ORDER BY r.channel, a.depth
     )
     SELECT 0 AS kind, s.channel, s.depth, NULL::text AS task_path, NULL::text AS task_id,
