@@ -103,7 +103,9 @@ mod sql;
 #[cfg(feature = "test-server")]
 pub mod test_server;
 
-pub use registration::{drop_schema, drop_schemas_with_prefix, registration, TEST_SCHEMA_PREFIX};
+pub use registration::{
+    drop_schema, drop_schemas_with_prefix, registration, registration_with_schema_prefix, TEST_SCHEMA_PREFIX,
+};
 pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
 
 /// The pool type [`PostgresSaver::from_pool`] takes (deadpool-postgres).

@@ -80,7 +80,15 @@ pub async fn drop_schemas_with_prefix(url: &str, prefix: &str) -> Result<usize, 
 /// cases. The cleanup drops the schema; the lifespan checks the server answers before any
 /// case runs and, at the end, drops any schema of this run a timed-out case left behind.
 pub fn registration(url: &str) -> Registration {
-    let run_prefix = format!("{TEST_SCHEMA_PREFIX}{}_", short_token(8));
+    registration_with_schema_prefix(url, &format!("{TEST_SCHEMA_PREFIX}{}_", short_token(8)))
+}
+
+/// [`registration`] with the schemas of this run named `<run_prefix><case>`; the teardown
+/// drops every schema whose name starts with `run_prefix`, so give each run its own prefix.
+/// A prefix that is not a valid schema name (see [`crate::PostgresOptions::schema`]) makes
+/// every case fail with the factory's `InvalidConfig`.
+pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registration {
+    let run_prefix = run_prefix.to_owned();
     let factory_url = url.to_owned();
     let factory_prefix = run_prefix.clone();
     let setup_url = url.to_owned();

@@ -15,6 +15,20 @@ fn say(message: &str) {
     let _ = writeln!(std::io::stderr(), "{message}");
 }
 
+/// The schemas whose name starts with `prefix`.
+fn leftover_schemas(url: &str, prefix: &str) -> Vec<String> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connect");
+        tokio::spawn(connection);
+        let rows = client
+            .query("SELECT nspname::text FROM pg_namespace WHERE starts_with(nspname::text, $1)", &[&prefix])
+            .await
+            .expect("query");
+        rows.iter().map(|r| r.get(0)).collect()
+    })
+}
+
 #[test]
 fn postgres_saver_passes_every_case() {
     let Ok(url) = std::env::var("CHECKPOINT_POSTGRES_URL") else {
@@ -27,7 +41,9 @@ fn postgres_saver_passes_every_case() {
         return;
     };
     let options = RunOptions { jobs: 4, ..RunOptions::default() };
-    let report = conformance_spec::validate(&checkpoint_postgres::registration(&url), &options);
+    let prefix = format!("checkpoint_validate_{}_", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let registration = checkpoint_postgres::registration_with_schema_prefix(&url, &prefix);
+    let report = conformance_spec::validate(&registration, &options);
     assert!(report.setup_error.is_none(), "setup failed: {:?}", report.setup_error);
     let bad: Vec<String> = report
         .tests
@@ -41,6 +57,7 @@ fn postgres_saver_passes_every_case() {
         report.conformance_level.as_str()
     ));
     assert!(bad.is_empty(), "{} case(s) did not pass:\n{}", bad.len(), bad.join("\n"));
+    assert_eq!(leftover_schemas(&url, &prefix), Vec::<String>::new(), "schemas left behind after the run");
     assert!(passed > 0, "the catalog ran no case");
     assert!(report.warnings.is_empty(), "warnings: {:?}", report.warnings);
     let every_base_has_cases = Capability::BASE.iter().all(|c| report.tests.iter().any(|t| t.capability == *c));
