@@ -77,14 +77,17 @@ pub(crate) const DELETE_STALE_CHANNELS: &str = "DELETE FROM checkpoint_channels
     WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND NOT (channel = ANY($4::text[]))";
 
 /// $1 thread, $2 ns, $3 id: the values this checkpoint reads become the newest stored at
-/// their (channel, version), as when they were stored again. Rows are locked in channel
-/// order first, so two puts cannot deadlock on them.
+/// their (channel, version), as when they were stored again. Only values that are not the
+/// newest already are touched (usually none: one value per (channel, version)); they are
+/// locked in channel order first, so two puts cannot deadlock on them.
 pub(crate) const TOUCH_READ_VALUES: &str = "WITH k AS (
         SELECT b.channel, b.version, b.digest
         FROM checkpoint_blobs b JOIN checkpoint_channels r
           ON r.thread_id = b.thread_id AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
          AND r.version = b.version AND r.digest = b.digest
         WHERE r.thread_id = $1 AND r.checkpoint_ns = $2 AND r.checkpoint_id = $3
+          AND b.seq < (SELECT max(n.seq) FROM checkpoint_blobs n WHERE n.thread_id = b.thread_id
+                AND n.checkpoint_ns = b.checkpoint_ns AND n.channel = b.channel AND n.version = b.version)
         ORDER BY b.channel
         FOR UPDATE OF b
     )
