@@ -104,7 +104,8 @@ mod sql;
 pub mod test_server;
 
 pub use registration::{
-    drop_schema, drop_schemas_with_prefix, registration, registration_with_schema_prefix, TEST_SCHEMA_PREFIX,
+    drop_schema, drop_schemas_with_prefix, registration, registration_from_env, registration_with_schema_prefix,
+    NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
 };
 pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
 

@@ -2,11 +2,17 @@
 
 use std::time::Duration;
 
-use conformance_core::{BoxError, Fixture, Registration};
+use conformance_core::{BoxError, Capability, Fixture, Registration};
 use tokio_postgres::NoTls;
 
 use crate::schema::valid_schema_name;
 use crate::{PostgresOptions, PostgresSaver};
+
+/// The environment variable naming the server the tests use.
+pub const URL_ENV: &str = "CHECKPOINT_POSTGRES_URL";
+
+/// Set to `1` to make a missing [`URL_ENV`] an error instead of a skip (CI).
+pub const REQUIRED_ENV: &str = "CHECKPOINT_POSTGRES_REQUIRED";
 
 /// The prefix of every schema [`registration`] creates.
 pub const TEST_SCHEMA_PREFIX: &str = "checkpoint_test_";
@@ -135,4 +141,28 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
             }
         },
     )
+}
+
+/// Why the cases do not run when [`URL_ENV`] is not set.
+pub const NO_URL_REASON: &str = "CHECKPOINT_POSTGRES_URL is not set; start a throwaway server with \
+                                 `export CHECKPOINT_POSTGRES_URL=$(scripts/pg-test-server.sh start)`";
+
+/// [`registration`] on the server named by `CHECKPOINT_POSTGRES_URL`.
+///
+/// Without the variable, every capability is skipped with [`NO_URL_REASON`], so a front end
+/// reports each case as skipped (ignored, under `checkpointer_test!`) with the reason rather
+/// than passing silently; with `CHECKPOINT_POSTGRES_REQUIRED=1` the factory fails instead,
+/// so every case fails with the reason.
+pub fn registration_from_env() -> Registration {
+    if let Ok(url) = std::env::var(URL_ENV) {
+        return registration(&url);
+    }
+    let required = std::env::var(REQUIRED_ENV).is_ok_and(|v| v == "1");
+    let registration = Registration::new("postgres", || async {
+        Err::<Fixture, BoxError>(format!("{NO_URL_REASON} (and {REQUIRED_ENV}=1)").into())
+    });
+    if required {
+        return registration;
+    }
+    Capability::ALL.iter().fold(registration, |r, cap| r.skip(*cap, NO_URL_REASON))
 }
