@@ -1,5 +1,7 @@
-//! The terminal report, in the spirit of the upstream kit's `print_report()`: a base section,
-//! an extended section, failures, and `Result: LEVEL (passed/detected)`.
+//! The renderers of a [`Report`]: the terminal report ([`render_terminal`], in the spirit of
+//! the upstream kit's `print_report()`: a base section, an extended section, failures, and
+//! `Result: LEVEL (passed/detected)`), JUnit XML ([`render_junit`]) and a markdown summary
+//! ([`render_markdown`], [`append_step_summary`]). The JSON report is [`Report::to_json`].
 
 use std::fmt::Write;
 
@@ -7,6 +9,12 @@ use owo_colors::{OwoColorize, Stream};
 
 use crate::report::{CapabilityResult, CapabilityStatus, Level, Outcome, Report};
 use crate::Capability;
+
+mod junit;
+mod markdown;
+
+pub use junit::{render_junit, JunitError};
+pub use markdown::{append_step_summary, render_markdown, STEP_SUMMARY_ENV};
 
 const BORDER: &str = "====================================================";
 
@@ -81,5 +89,73 @@ fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
             format!("⏭  {name} (skipped: {})", r.skip_reason.as_deref().unwrap_or("no reason given"))
         }
         CapabilityStatus::NotSelected => format!("   {name} (not selected)"),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::collections::BTreeSet;
+    use std::time::Duration;
+
+    use crate::report::{CaseResult, Outcome, Report};
+    use crate::run::{build_report, Detection};
+    use crate::{Capability, CheckpointSaver, Fixture, Registration};
+
+    struct Nothing;
+    impl CheckpointSaver for Nothing {}
+
+    /// A report with passes, a multi-line failure, a not-implemented and a skipped
+    /// capability, and fixed durations (so snapshots are stable).
+    pub(crate) fn sample_report() -> Report {
+        let reg = Registration::new("mem", || async { Ok(Fixture::new(Nothing)) })
+            .skip(Capability::Prune, "needs a server | not here");
+        let not_detected: BTreeSet<_> = [
+            Capability::DeleteForRuns,
+            Capability::CopyThread,
+            Capability::DeltaChannelHistory,
+            Capability::Durability,
+        ]
+        .into();
+        let detection = Detection {
+            detected: Capability::ALL.iter().map(|c| (*c, !not_detected.contains(c))).collect(),
+            warnings: vec!["the cleanup after probing failed: disk full".into()],
+        };
+        // Built through serde so that fields with a serde default may be added to
+        // `CaseResult` without touching this sample.
+        let case = |cap: Capability, name: &str, outcome: Outcome, message: Option<&str>, ms: f64| -> CaseResult {
+            serde_json::from_value(serde_json::json!({
+                "id": format!("{cap}::{name}"),
+                "capability": cap,
+                "name": name,
+                "outcome": outcome,
+                "message": message,
+                "duration_ms": ms,
+            }))
+            .expect("a valid CaseResult")
+        };
+        let tests = vec![
+            case(Capability::Put, "returns_config_of_stored_checkpoint", Outcome::Passed, None, 1.5),
+            case(Capability::Put, "roundtrip_channel_values", Outcome::Passed, None, 2.0),
+            case(
+                Capability::PutWrites,
+                "regular_write_first_wins",
+                Outcome::Failed,
+                Some("get_tuple(thread=t1, ns=\"\", id=c2): pending_writes[0].value: expected \"v1\", got \"v2\"\nwrites: [(task-1, a|b, <json>)]"),
+                3.25,
+            ),
+            case(Capability::PutWrites, "empty_list_is_noop", Outcome::Passed, None, 1.0),
+            case(Capability::GetTuple, "latest_by_id", Outcome::Passed, None, 1.0),
+            case(Capability::List, "newest_first", Outcome::Passed, None, 1.0),
+            case(Capability::DeleteThread, "removes_every_namespace", Outcome::Passed, None, 1.0),
+            case(
+                Capability::DeleteForRuns,
+                "deletes_listed_runs",
+                Outcome::NotImplemented,
+                Some("delete_for_runs is not implemented"),
+                0.0,
+            ),
+            case(Capability::Prune, "keep_latest", Outcome::Skipped, Some("needs a server | not here"), 0.0),
+        ];
+        build_report(&reg, &detection, None, tests, Duration::from_millis(42))
     }
 }

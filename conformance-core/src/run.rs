@@ -388,7 +388,9 @@ pub fn build_report(
                 kind: cap.kind(),
                 status,
                 skip_reason,
-                duration_ms: cases.iter().map(|t| t.duration_ms).sum(),
+                // A fold from +0.0: `Sum for f64` starts at -0.0, which the JSON would show
+                // as `-0.0` for a capability without cases.
+                duration_ms: cases.iter().fold(0.0, |acc, t| acc + t.duration_ms),
             },
         );
     }

@@ -13,6 +13,7 @@
 
 pub mod cx;
 pub mod fixtures;
+pub mod harness;
 
 pub mod delete_thread;
 pub mod get_tuple;
@@ -20,6 +21,12 @@ pub mod list;
 pub mod put;
 pub mod put_writes;
 pub mod upstream;
+
+pub mod copy_thread;
+pub mod delete_for_runs;
+pub mod delta_channel_history;
+mod ext_helpers;
+pub mod prune;
 
 pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
 pub use cx::{CaseResult, Cx};
@@ -41,6 +48,41 @@ macro_rules! spec_cases {
     };
 }
 
+/// Writes the `main` of a conformance test binary: one libtest-mimic trial per spec case
+/// against the given [`Registration`] (see [`harness`] for trial names, skips, detection
+/// cost and reports).
+///
+/// Put it in a `[[test]]` target with `harness = false`:
+///
+/// ```toml
+/// [[test]]
+/// name = "conformance"
+/// harness = false
+/// ```
+///
+/// ```ignore
+/// // tests/conformance.rs
+/// conformance_spec::checkpointer_test!(my_crate::registration());
+/// // or, the same:
+/// conformance_spec::checkpointer_test! { registration: my_crate::registration() }
+/// ```
+///
+/// The expression is evaluated once per process, at the start of `main`; keep it cheap
+/// (nextest starts the binary once per test). It expands to
+/// `fn main() -> std::process::ExitCode`, which returns libtest's exit code (101 when a
+/// trial failed) rather than calling `exit`, so destructors run.
+#[macro_export]
+macro_rules! checkpointer_test {
+    (registration: $registration:expr $(,)?) => {
+        $crate::checkpointer_test!($registration);
+    };
+    ($registration:expr $(,)?) => {
+        fn main() -> ::std::process::ExitCode {
+            $crate::harness::run_main($registration)
+        }
+    };
+}
+
 /// Every case of every capability, in run order (capability order, then module order).
 pub fn catalog() -> Vec<SpecCase> {
     let mut all = Vec::new();
@@ -49,6 +91,10 @@ pub fn catalog() -> Vec<SpecCase> {
     all.extend(get_tuple::cases());
     all.extend(list::cases());
     all.extend(delete_thread::cases());
+    all.extend(delete_for_runs::cases());
+    all.extend(copy_thread::cases());
+    all.extend(prune::cases());
+    all.extend(delta_channel_history::cases());
     all
 }
 

@@ -1,1 +1,376 @@
-//! The reference SQLite checkpointer (placeholder; see issue 2).
+//! # checkpoint-sqlite
+//!
+//! The reference SQLite checkpointer of the conformance kit: every method of
+//! shared/CONTRACT.md §2 and §3 and the §4 properties (two instances on one file, durable
+//! acknowledgements), on a file in WAL mode through `rusqlite` with a bundled SQLite.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), conformance_core::CheckpointError> {
+//! use checkpoint_sqlite::SqliteSaver;
+//! let saver = SqliteSaver::open("checkpoints.sqlite")?;
+//! # Ok(()) }
+//! ```
+//!
+//! ## Threads: nothing blocks the async runtime
+//!
+//! An instance owns one **writer thread** (the only write connection) and a pool of
+//! **reader threads** (one WAL reader connection each, with its own cache of prepared
+//! statements). Async methods only build a request, hand it to a thread and await the
+//! answer on a oneshot channel, so they never block a runtime thread and work on any
+//! runtime (or several: the threads are not tied to one).
+//!
+//! **Group commit.** The writer takes every request queued at that moment, runs them in
+//! one `BEGIN IMMEDIATE` transaction, each inside its own savepoint (a failing request is
+//! rolled back alone and gets its own error; the others commit), commits once and only
+//! then answers each request. Alone, a put is one commit; under load, one fsync serves the
+//! whole group. With the default `synchronous = FULL`, an `Ok` from `put`/`put_writes`
+//! means the data is in the fsynced WAL (CONTRACT §4 durability).
+//!
+//! **Two instances.** SQLite's busy timeout waits for a lock another instance holds, and
+//! a group that still meets `SQLITE_BUSY` is retried whole until
+//! [`SqliteOptions::lock_timeout`]; readers retry the same way. Setup (WAL switch, schema)
+//! is idempotent and serialised by `BEGIN IMMEDIATE`, so two instances may open the same
+//! new file at once.
+//!
+//! ## Schema (version [`SCHEMA_VERSION`], kept in `PRAGMA user_version`)
+//!
+//! - `checkpoints` — key (`thread_id`, `checkpoint_ns`, `checkpoint_id`): the parent id,
+//!   `run_id` (metadata `run_id` when it is a string, indexed for `delete_for_runs`),
+//!   `metadata` (JSON text), `value_versions` (JSON object: each channel that has a value
+//!   -> its version) and `checkpoint` (the MessagePack body: `v`, `ts`, versions,
+//!   `versions_seen`, `updated_channels` and the resolved channel values).
+//! - `writes` — key (`thread_id`, `checkpoint_ns`, `checkpoint_id`, `task_id`, `idx`):
+//!   `task_path`, `channel`, `type_tag`, `value`.
+//! - `blobs` — key (`thread_id`, `blob_id`): channel values longer than 16 KiB, stored once
+//!   and shared by every checkpoint that reads them; `blob_refs` says which checkpoint
+//!   reads which blob, so `prune`, `delete_for_runs` and re-puts drop unreferenced blobs.
+//!
+//! ## Channel values: resolved at put, stored with the checkpoint
+//!
+//! At `put`, each channel of `channel_versions` gets its value (CONTRACT §2 put): the value
+//! the checkpoint carries; else none when the channel is in `new_versions`; else the
+//! parent's value when the parent has the same version; else the newest value stored at
+//! that (channel, version) in the thread and namespace. The resolved map is stored with the
+//! checkpoint, small values inline and large ones by reference. Why this layout:
+//! - **Siblings never collide** (their values are keyed by checkpoint, not by version), a
+//!   read needs no version lookup, and `prune(keep_latest)` keeps every value a kept
+//!   checkpoint reads by construction.
+//! - **Reads are one row**: `get_tuple` is one statement (checkpoint row, its writes, its
+//!   large values) and `list` decodes one row per checkpoint plus one query for the
+//!   page's writes, which is what makes them fast.
+//! - **Large values are not copied**: a value over 16 KiB that the child carries unchanged
+//!   (same version, same bytes as the parent's) or inherits is referenced, not rewritten.
+//!
+//! MessagePack (`rmp-serde`) is used for the body because it is self-describing (so a
+//! channel version keeps its kind, integer or string) and stores bytes as bytes.
+//! Metadata is JSON text so that `list`'s filter runs in SQL (`json_each`, bound
+//! parameters only; no key or value is ever pasted into SQL text).
+//!
+//! ## Registration
+//!
+//! [`registration`] gives each case a fresh file in a fresh temporary directory (removed
+//! by the cleanup) and can open a second instance on it ([`conformance_core::Fixture::with_reopen`]);
+//! [`registration_at`] puts each case's file beside a path the user chose.
+
+#![warn(missing_docs)]
+
+mod codec;
+mod reader;
+mod registration;
+mod schema;
+mod writer;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use conformance_core::{
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
+    CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
+};
+
+pub use registration::{registration, registration_at, registration_with};
+pub use schema::SCHEMA_VERSION;
+
+/// SQLite's `PRAGMA synchronous` level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    /// Every commit is fsynced before it is acknowledged: survives a process kill and a
+    /// power loss (the default; CONTRACT §4 durability).
+    #[default]
+    Full,
+    /// Commits are fsynced at WAL checkpoints only: survives a process kill, may lose the
+    /// last commits on a power loss.
+    Normal,
+    /// No fsync at all (tests and benchmarks only).
+    Off,
+}
+
+/// Options of [`SqliteSaver::open_with`].
+#[derive(Clone, Debug)]
+pub struct SqliteOptions {
+    /// The synchronous level (default [`Synchronous::Full`]).
+    pub synchronous: Synchronous,
+    /// How long SQLite itself waits for a lock held by another connection before
+    /// answering busy (default 5 s).
+    pub busy_timeout: Duration,
+    /// How long a request keeps retrying while the database stays busy before it fails
+    /// with a `Storage` error (default 30 s).
+    pub lock_timeout: Duration,
+    /// Reader threads (default: the number of CPUs, at least 2, at most 8).
+    pub readers: usize,
+    /// The most write requests committed in one group (default 1024).
+    pub max_batch: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        Self {
+            synchronous: Synchronous::Full,
+            busy_timeout: Duration::from_secs(5),
+            lock_timeout: Duration::from_secs(30),
+            readers: cpus.clamp(2, 8),
+            max_batch: 1024,
+        }
+    }
+}
+
+impl SqliteOptions {
+    /// The same options with `synchronous` set.
+    pub fn synchronous(mut self, level: Synchronous) -> Self {
+        self.synchronous = level;
+        self
+    }
+
+    /// The same options with `readers` reader threads (at least 1).
+    pub fn readers(mut self, readers: usize) -> Self {
+        self.readers = readers.max(1);
+        self
+    }
+}
+
+/// Counters of an instance's writer, for tests and benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Transactions the writer has finished (committed or failed).
+    pub commits: u64,
+    /// Write requests those transactions carried.
+    pub requests: u64,
+}
+
+struct Inner {
+    path: PathBuf,
+    writer: writer::Writer,
+    readers: reader::Readers,
+}
+
+/// The SQLite checkpointer. Cheap to clone (clones share the threads and connections);
+/// `Send + Sync`. See the crate docs for its threads, schema and value layout.
+#[derive(Clone)]
+pub struct SqliteSaver {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for SqliteSaver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteSaver").field("path", &self.inner.path).finish()
+    }
+}
+
+impl SqliteSaver {
+    /// Opens (creating if needed) the database file at `path` with default options.
+    ///
+    /// Blocks while it sets the file up; from async code prefer [`SqliteSaver::open_async`].
+    ///
+    /// # Errors
+    /// `Storage` with a clear message when the directory does not exist, the path is a
+    /// directory, the file is not an SQLite database, it holds a newer schema version or
+    /// tables this saver did not create, or SQLite fails (the rusqlite error is the cause).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
+        Self::open_with(path, SqliteOptions::default())
+    }
+
+    /// Opens the database file at `path` with `options` (see [`SqliteSaver::open`]).
+    ///
+    /// # Errors
+    /// As [`SqliteSaver::open`].
+    pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, CheckpointError> {
+        let path = path.as_ref().to_path_buf();
+        schema::check_path(&path)?;
+        let write_conn = schema::open_connection(&path, &options, false)?;
+        schema::setup(&write_conn, &path, &options)?;
+        let mut read_conns = Vec::with_capacity(options.readers.max(1));
+        for _ in 0..options.readers.max(1) {
+            read_conns.push(schema::open_connection(&path, &options, true)?);
+        }
+        let writer = writer::Writer::spawn(write_conn, &options)?;
+        let readers = reader::Readers::spawn(read_conns, &options)?;
+        Ok(Self { inner: Arc::new(Inner { path, writer, readers }) })
+    }
+
+    /// [`SqliteSaver::open_with`] on a separate thread, so an async caller's runtime thread
+    /// is not blocked while the file is set up (which may wait for another instance's lock).
+    ///
+    /// # Errors
+    /// As [`SqliteSaver::open`].
+    pub async fn open_async(path: impl Into<PathBuf>, options: SqliteOptions) -> Result<Self, CheckpointError> {
+        let path = path.into();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("checkpoint-sqlite-open".into())
+            .spawn(move || {
+                let _ = tx.send(Self::open_with(path, options));
+            })
+            .map_err(|e| CheckpointError::storage("starting a thread to open the database", e))?;
+        rx.await.map_err(|_| CheckpointError::storage_msg("the thread opening the database stopped"))?
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The writer's counters so far.
+    pub fn writer_stats(&self) -> WriterStats {
+        let s = &self.inner.writer.stats;
+        WriterStats { commits: s.commits.load(Ordering::Relaxed), requests: s.requests.load(Ordering::Relaxed) }
+    }
+}
+
+fn check_thread(thread_id: &str) -> Result<(), CheckpointError> {
+    if thread_id.is_empty() {
+        return Err(CheckpointError::InvalidConfig("thread_id must be a non-empty string".into()));
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl CheckpointSaver for SqliteSaver {
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        config.validate()?;
+        let stored = CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(checkpoint.id.clone()),
+        };
+        let args = writer::PutArgs {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            parent: config.checkpoint_id.clone(),
+            metadata_json: codec::encode_metadata(&metadata)?,
+            run_id: codec::run_id_of(&metadata).map(str::to_owned),
+            checkpoint,
+            new_versions,
+        };
+        self.inner.writer.submit(Box::new(move |conn| writer::put(conn, &args))).await?;
+        Ok(stored)
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, TypedValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        config.validate()?;
+        let Some(checkpoint_id) = &config.checkpoint_id else {
+            return Err(CheckpointError::InvalidConfig("put_writes needs config.checkpoint_id".into()));
+        };
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let args = writer::PutWritesArgs {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: checkpoint_id.clone(),
+            task_id: task_id.to_owned(),
+            task_path: task_path.to_owned(),
+            writes,
+        };
+        self.inner.writer.submit(Box::new(move |conn| writer::put_writes(conn, &args))).await
+    }
+
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        config.validate()?;
+        let cfg = config.clone();
+        self.inner.readers.run(move |conn| reader::get_tuple(conn, &cfg)).await
+    }
+
+    async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        check_thread(thread_id)?;
+        if options.limit == Some(0) {
+            return Ok(Vec::new());
+        }
+        let thread_id = thread_id.to_owned();
+        let options = options.clone();
+        self.inner.readers.run(move |conn| reader::list(conn, &thread_id, &options)).await
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        check_thread(thread_id)?;
+        let thread_id = thread_id.to_owned();
+        self.inner.writer.submit(Box::new(move |conn| writer::delete_thread(conn, &thread_id))).await
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        if run_ids.is_empty() {
+            return Ok(());
+        }
+        let json = serde_json::to_string(run_ids).map_err(|e| CheckpointError::storage("encoding run ids", e))?;
+        self.inner.writer.submit(Box::new(move |conn| writer::delete_for_runs(conn, &json))).await
+    }
+
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
+        check_thread(source)?;
+        check_thread(target)?;
+        if source == target {
+            return Ok(());
+        }
+        let (source, target) = (source.to_owned(), target.to_owned());
+        self.inner.writer.submit(Box::new(move |conn| writer::copy_thread(conn, &source, &target))).await
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        let threads: BTreeSet<String> = thread_ids.iter().filter(|t| !t.is_empty()).cloned().collect();
+        if threads.is_empty() {
+            return Ok(());
+        }
+        self.inner
+            .writer
+            .submit(Box::new(move |conn| {
+                for t in &threads {
+                    match strategy {
+                        PruneStrategy::Delete => writer::delete_thread(conn, t)?,
+                        PruneStrategy::KeepLatest => writer::prune_keep_latest(conn, t)?,
+                    }
+                }
+                Ok(())
+            }))
+            .await
+    }
+
+    async fn delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
+        config.validate()?;
+        if channels.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let cfg = config.clone();
+        let channels = channels.to_vec();
+        self.inner.readers.run(move |conn| reader::delta_channel_history(conn, &cfg, &channels)).await
+    }
+}

@@ -1,0 +1,100 @@
+//! The kit's registrations of this saver.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use conformance_core::{BoxError, CheckpointError, Fixture, Registration};
+use rusqlite::{Connection, OpenFlags};
+
+use crate::{SqliteOptions, SqliteSaver};
+
+/// The registration named `sqlite`: each case gets a fresh database file
+/// (`checkpoints.sqlite`) in a fresh temporary directory, which its cleanup removes; the
+/// fixture can open a second instance on the same file ([`Fixture::with_reopen`]), which
+/// enables the two-instance and durability cases (CONTRACT §4).
+pub fn registration() -> Registration {
+    registration_with(SqliteOptions::default())
+}
+
+/// [`registration`] with the given options (a synchronous level, reader count, ...).
+pub fn registration_with(options: SqliteOptions) -> Registration {
+    Registration::new("sqlite", move || {
+        let options = options.clone();
+        async move {
+            let dir = tempfile::Builder::new().prefix("checkpoint-sqlite-").tempdir()?;
+            let path = dir.path().join("checkpoints.sqlite");
+            let fixture = fixture(path, options).await?;
+            Ok(fixture.with_cleanup(move || async move { dir.close().map_err(BoxError::from) }))
+        }
+    })
+}
+
+/// The registration named `sqlite` with each case's file beside `base`: the n-th case of
+/// this process uses `<base>.case-<pid>-<n>` (plus SQLite's `-wal` and `-shm` files next to
+/// it). A leftover file of that name is removed before the case and the case's files are
+/// removed after it. `base` itself is never created, written or removed; this is for
+/// running the suite on a chosen filesystem (`cargo xtask conformance --sqlite-path FILE`).
+///
+/// # Errors
+/// `Storage` when the directory of `base` does not exist, `base` is a directory, or `base`
+/// exists and is not an SQLite database.
+pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, CheckpointError> {
+    let base = base.as_ref().to_path_buf();
+    crate::schema::check_path(&base)?;
+    if base.exists() {
+        check_is_database(&base)?;
+    }
+    let options = SqliteOptions::default();
+    let counter = Arc::new(AtomicU64::new(0));
+    Ok(Registration::new("sqlite", move || {
+        let n = counter.fetch_add(1, Ordering::Relaxed);
+        let path = case_path(&base, n);
+        let options = options.clone();
+        async move {
+            remove_database(&path)?;
+            let fixture = fixture(path.clone(), options).await?;
+            Ok(fixture.with_cleanup(move || async move { remove_database(&path).map_err(BoxError::from) }))
+        }
+    }))
+}
+
+/// `<base>.case-<pid>-<n>`.
+fn case_path(base: &Path, n: u64) -> PathBuf {
+    let mut name = OsString::from(base.as_os_str());
+    name.push(format!(".case-{}-{n}", std::process::id()));
+    PathBuf::from(name)
+}
+
+/// Removes the database file and its `-wal`, `-shm` and `-journal` companions.
+fn remove_database(path: &Path) -> std::io::Result<()> {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = OsString::from(path.as_os_str());
+        name.push(suffix);
+        match std::fs::remove_file(PathBuf::from(name)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Fails unless the file at `path` is an SQLite database (read only; nothing is changed).
+fn check_is_database(path: &Path) -> Result<(), CheckpointError> {
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| CheckpointError::storage(format!("cannot open {}", path.display()), e))?;
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
+        .map(|_| ())
+        .map_err(|e| CheckpointError::storage(format!("{} exists but is not an SQLite database", path.display()), e))
+}
+
+/// A fixture on `path` that can reopen the same file.
+async fn fixture(path: PathBuf, options: SqliteOptions) -> Result<Fixture, BoxError> {
+    let saver = SqliteSaver::open_async(path.clone(), options.clone()).await?;
+    Ok(Fixture::new(saver).with_reopen(move || {
+        let (path, options) = (path.clone(), options.clone());
+        async move { SqliteSaver::open_async(path, options).await.map_err(BoxError::from) }
+    }))
+}

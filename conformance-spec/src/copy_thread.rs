@@ -1,0 +1,443 @@
+//! `copy_thread` (CONTRACT §3): copies every checkpoint of every namespace of the source
+//! thread to the target with the same ids, metadata, values, versions and writes (task ids,
+//! task paths, indexes); configs and parent configs in the copy name the target; the source
+//! is unchanged; copying twice equals copying once; a missing source leaves the target
+//! untouched.
+//!
+//! The expected copy is the source as the saver reads it back, with the thread of each
+//! config and parent config replaced by the target (see `retarget`); cases that matter
+//! most also spell the expected values and writes out by hand.
+
+use conformance_core::{Capability, ChannelVersion, CheckpointConfig, CheckpointTuple, ListOptions, TypedValue};
+use conformance_core::{ERROR, INTERRUPT, RESUME, SCHEDULED};
+use serde_json::json;
+
+use crate::cx::{ensure_eq, CaseResult, Cx};
+use crate::ext_helpers::{
+    at, ensure_gone, ensure_ids, ensure_reads, ensure_same_tuples, ensure_writes, id_of, snapshot, write,
+};
+use crate::fixtures::{jv, metadata, Step};
+use crate::Failure;
+
+/// The cases of this module.
+pub fn cases() -> Vec<crate::SpecCase> {
+    crate::spec_cases!(Capability::CopyThread => [
+        target_lists_copied_checkpoints ["test_copy_thread_basic"],
+        copies_each_checkpoint_exactly ["test_copy_thread_all_checkpoints"],
+        copies_metadata_exactly ["test_copy_thread_preserves_metadata"],
+        copies_every_namespace ["test_copy_thread_preserves_namespaces"],
+        copies_writes ["test_copy_thread_preserves_writes"],
+        keeps_id_order ["test_copy_thread_preserves_ordering"],
+        leaves_source_unchanged ["test_copy_thread_source_unchanged"],
+        missing_source_leaves_target_empty ["test_copy_thread_nonexistent_source"],
+        configs_name_target_thread,
+        copies_writes_of_every_checkpoint,
+        copied_writes_keep_their_indexes,
+        copies_values_stored_by_older_checkpoints,
+        copies_opaque_values_and_string_versions,
+        copying_twice_equals_once,
+        missing_source_keeps_existing_target,
+        copy_is_independent_of_source,
+        target_continues_from_copied_values,
+        scenario_s16_copy_keeps_lineage_writes_and_namespaces,
+    ])
+}
+
+/// `tuple` as it should read on `thread`: the same checkpoint with the thread of its config
+/// and parent config replaced.
+fn retarget(tuple: &CheckpointTuple, thread: &str) -> CheckpointTuple {
+    let mut t = tuple.clone();
+    t.config.thread_id = thread.to_owned();
+    if let Some(p) = t.parent_config.as_mut() {
+        p.thread_id = thread.to_owned();
+    }
+    t
+}
+
+/// Fails unless `list(target, ns=<all>)` is exactly `list(source, ns=<all>)` retargeted:
+/// the same (namespace, id) keys in the same order, each with equal config, parent config,
+/// checkpoint, metadata and pending writes.
+async fn ensure_copy_of(cx: &Cx, when: &str, source: &str, target: &str) -> CaseResult {
+    let src = snapshot(cx, source).await?;
+    let want: Vec<CheckpointTuple> = src.iter().map(|t| retarget(t, target)).collect();
+    let got = snapshot(cx, target).await?;
+    ensure_same_tuples(&format!("{when}: list(thread={target}, ns=<all>)"), &want, &got, true)
+}
+
+/// Puts a chain of `n` checkpoints on `(thread, ns)` where checkpoint i stores channel
+/// `step` = i at version i + 1 and metadata `step` = i (upstream's helper); returns the
+/// stored configs, oldest first.
+async fn chain_with_values(cx: &Cx, thread: &str, ns: &str, n: i64) -> Result<Vec<CheckpointConfig>, Failure> {
+    let mut parent = CheckpointConfig::new(thread).with_ns(ns);
+    let mut out = Vec::new();
+    for i in 0..n {
+        parent = cx.put(&parent, Step::fresh().value("step", json!(i), i + 1).meta("step", json!(i))).await?;
+        out.push(parent.clone());
+    }
+    Ok(out)
+}
+
+/// 3 checkpoints on the source: the target lists the same 3 ids.
+async fn target_lists_copied_checkpoints(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c = chain_with_values(&cx, &s, "", 3).await?;
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    ensure_ids(&cx, &when, &d, &ListOptions::all(), &[id_of(&c[2]), id_of(&c[1]), id_of(&c[0])]).await
+}
+
+/// Each copied checkpoint reads exactly like its source (values, versions, metadata,
+/// writes), under the target thread, through `get_tuple` by id.
+async fn copies_each_checkpoint_exactly(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c = chain_with_values(&cx, &s, "", 3).await?;
+    cx.put_writes(&c[1], vec![("step", jv(json!("w")))], "task-1", "").await?;
+    let mut before = Vec::new();
+    for cfg in &c {
+        before.push(cx.get_some(cfg).await?);
+    }
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    for (cfg, src) in c.iter().zip(&before) {
+        ensure_reads(&cx, &when, &at(&d, "", id_of(cfg)), &retarget(src, &d)).await?;
+    }
+    Ok(())
+}
+
+/// Metadata with every JSON kind (nested, null, float, bool, Unicode, `parents`, `run_id`)
+/// is copied exactly.
+async fn copies_metadata_exactly(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let meta = metadata(json!({
+        "source": "update", "step": 3, "parents": {"": "p-1", "child:1": "p-2"}, "run_id": "run-7",
+        "score": 1.5, "flag": true, "none": null, "nested": {"a": [1, "two", {"three": 3.25}]},
+        "unicode": "h\u{e9}llo \u{2713} \u{5e9}\u{5dc}\u{5d5}\u{5dd} \u{1f389}"
+    }));
+    let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().metadata(meta.clone())).await?;
+    let c2 = cx.put(&c1, Step::fresh().meta("step", json!(4))).await?;
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    let got = cx.get_some(&at(&d, "", id_of(&c1))).await?;
+    ensure_eq(format!("{when}: get_tuple({}): metadata", at(&d, "", id_of(&c1))), &meta, &got.metadata)?;
+    let got2 = cx.get_some(&at(&d, "", id_of(&c2))).await?;
+    ensure_eq(
+        format!("{when}: get_tuple({}): metadata.step", at(&d, "", id_of(&c2))),
+        &Some(&json!(4)),
+        &got2.metadata.get("step"),
+    )
+}
+
+/// Checkpoints (with writes) in "", "child:1" and a nested namespace are all copied, each
+/// to its own namespace, and the whole listing matches the source.
+async fn copies_every_namespace(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let mut per_ns = Vec::new();
+    for ns in ["", "child:1", "outer:1|inner:2"] {
+        let c = chain_with_values(&cx, &s, ns, 2).await?;
+        cx.put_writes(&c[0], vec![("ch", jv(json!(format!("write in {ns:?}"))))], "task-1", "").await?;
+        per_ns.push((ns, c));
+    }
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    for (ns, c) in &per_ns {
+        ensure_ids(&cx, &when, &d, &ListOptions::all().ns(*ns), &[id_of(&c[1]), id_of(&c[0])]).await?;
+    }
+    ensure_copy_of(&cx, &when, &s, &d).await
+}
+
+/// A checkpoint with one write: the copy has exactly that write (task id, task path,
+/// channel, value).
+async fn copies_writes(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c = chain_with_values(&cx, &s, "", 1).await?;
+    cx.put_writes(&c[0], vec![("ch", jv(json!("write_val")))], "task-1", "~p").await?;
+    cx.copy_thread(&s, &d).await?;
+    let want = [write("task-1", "~p", "ch", jv(json!("write_val")))];
+    ensure_writes(&cx, &format!("after copy_thread({s}, {d})"), &at(&d, "", id_of(&c[0])), &want).await
+}
+
+/// 4 checkpoints: the target lists the same ids newest first, and its latest is the
+/// source's latest.
+async fn keeps_id_order(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c = chain_with_values(&cx, &s, "", 4).await?;
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    let want: Vec<&str> = c.iter().rev().map(id_of).collect();
+    ensure_ids(&cx, &when, &d, &ListOptions::all(), &want).await?;
+    let latest = cx.get_some(&CheckpointConfig::new(&d)).await?;
+    ensure_eq(
+        format!("{when}: get_tuple(thread={d}, ns=\"\", id=none): checkpoint.id"),
+        &c[3].checkpoint_id,
+        &latest.config.checkpoint_id,
+    )
+}
+
+/// The source (every namespace, writes included) and an unrelated thread read exactly the
+/// same after the copy.
+async fn leaves_source_unchanged(cx: Cx) -> CaseResult {
+    let (s, d, other) = (cx.thread("src"), cx.thread("dst"), cx.thread("other"));
+    let c = chain_with_values(&cx, &s, "", 2).await?;
+    chain_with_values(&cx, &s, "child:1", 1).await?;
+    cx.put_writes(&c[1], vec![("ch", jv(json!(1))), (ERROR, jv(json!("e")))], "task-1", "").await?;
+    chain_with_values(&cx, &other, "", 1).await?;
+    let src_before = snapshot(&cx, &s).await?;
+    let other_before = snapshot(&cx, &other).await?;
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    ensure_same_tuples(&format!("{when}: list(thread={s}, ns=<all>)"), &src_before, &snapshot(&cx, &s).await?, true)?;
+    ensure_same_tuples(
+        &format!("{when}: list(thread={other}, ns=<all>)"),
+        &other_before,
+        &snapshot(&cx, &other).await?,
+        true,
+    )
+}
+
+/// Copying a thread that does not exist returns Ok (unknown inputs are no-ops, CONTRACT §3)
+/// and the target stays empty in every namespace.
+async fn missing_source_leaves_target_empty(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("missing"), cx.thread("dst"));
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    ensure_ids(&cx, &when, &d, &ListOptions::all(), &[]).await?;
+    ensure_gone(&cx, &when, &CheckpointConfig::new(&d)).await
+}
+
+/// Every config and parent config of the copy, in the root and in a subgraph namespace,
+/// through `list` and `get_tuple`, names the target thread and the source namespace.
+async fn configs_name_target_thread(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let root = chain_with_values(&cx, &s, "", 2).await?;
+    let child = chain_with_values(&cx, &s, "child:1", 2).await?;
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    for (ns, c) in [("", &root), ("child:1", &child)] {
+        let want_parent = Some(at(&d, ns, id_of(&c[0])));
+        let got = cx.get_some(&at(&d, ns, id_of(&c[1]))).await?;
+        let call = format!("{when}: get_tuple({})", at(&d, ns, id_of(&c[1])));
+        ensure_eq(format!("{call}: config"), &at(&d, ns, id_of(&c[1])), &got.config)?;
+        ensure_eq(format!("{call}: parent_config"), &want_parent, &got.parent_config)?;
+        let first = cx.get_some(&at(&d, ns, id_of(&c[0]))).await?;
+        ensure_eq(
+            format!("{when}: get_tuple({}): parent_config", at(&d, ns, id_of(&c[0]))),
+            &None,
+            &first.parent_config,
+        )?;
+    }
+    for t in snapshot(&cx, &d).await? {
+        let call = format!("{when}: list(thread={d}, ns=<all>): checkpoint {}", t.checkpoint.id);
+        ensure_eq(format!("{call}: config.thread_id"), &d, &t.config.thread_id)?;
+        if let Some(p) = &t.parent_config {
+            ensure_eq(format!("{call}: parent_config.thread_id"), &d, &p.thread_id)?;
+            ensure_eq(format!("{call}: parent_config.checkpoint_ns"), &t.config.checkpoint_ns, &p.checkpoint_ns)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes on every checkpoint (not only the latest), of several tasks with task paths, with
+/// all four special channels, are copied with their order (task_path, task_id, index).
+async fn copies_writes_of_every_checkpoint(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c = chain_with_values(&cx, &s, "", 3).await?;
+    cx.put_writes(&c[0], vec![("a", jv(json!("c1-b"))), ("b", jv(json!("c1-b2")))], "task-b", "~1").await?;
+    cx.put_writes(&c[0], vec![("a", jv(json!("c1-a")))], "task-a", "~2").await?;
+    cx.put_writes(&c[1], vec![(ERROR, jv(json!("boom"))), (SCHEDULED, jv(json!("s")))], "task-z", "").await?;
+    cx.put_writes(
+        &c[1],
+        vec![(INTERRUPT, jv(json!("q"))), (RESUME, jv(json!("r"))), ("a", jv(json!(1)))],
+        "task-y",
+        "",
+    )
+    .await?;
+    cx.put_writes(&c[2], vec![("a", jv(json!("latest")))], "task-1", "").await?;
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    let c1 = [
+        write("task-b", "~1", "a", jv(json!("c1-b"))),
+        write("task-b", "~1", "b", jv(json!("c1-b2"))),
+        write("task-a", "~2", "a", jv(json!("c1-a"))),
+    ];
+    ensure_writes(&cx, &when, &at(&d, "", id_of(&c[0])), &c1).await?;
+    let c2 = [
+        write("task-y", "", RESUME, jv(json!("r"))),
+        write("task-y", "", INTERRUPT, jv(json!("q"))),
+        write("task-y", "", "a", jv(json!(1))),
+        write("task-z", "", SCHEDULED, jv(json!("s"))),
+        write("task-z", "", ERROR, jv(json!("boom"))),
+    ];
+    ensure_writes(&cx, &when, &at(&d, "", id_of(&c[1])), &c2).await?;
+    ensure_writes(&cx, &when, &at(&d, "", id_of(&c[2])), &[write("task-1", "", "a", jv(json!("latest")))]).await
+}
+
+/// A copied write keeps its index: one call `[__interrupt__, b]` stores `b` at index 1 and
+/// nothing at 0. On the copy, a later regular write at index 0 is added (not dropped as a
+/// repeat) and a later `__interrupt__` replaces the copied one (last wins), so the stored
+/// keys were copied, not renumbered. The source does not see these writes.
+async fn copied_writes_keep_their_indexes(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c = chain_with_values(&cx, &s, "", 1).await?;
+    cx.put_writes(&c[0], vec![(INTERRUPT, jv(json!("q1"))), ("b", jv(json!("b-orig")))], "task-1", "").await?;
+    cx.copy_thread(&s, &d).await?;
+    let dc = at(&d, "", id_of(&c[0]));
+    cx.put_writes(&dc, vec![("x", jv(json!("x-late"))), ("b", jv(json!("b-retry")))], "task-1", "").await?;
+    cx.put_writes(&dc, vec![(INTERRUPT, jv(json!("q2")))], "task-1", "").await?;
+    let when = format!("after copy_thread({s}, {d}) and two more put_writes on the copy");
+    let want = [
+        write("task-1", "", INTERRUPT, jv(json!("q2"))),
+        write("task-1", "", "x", jv(json!("x-late"))),
+        write("task-1", "", "b", jv(json!("b-orig"))),
+    ];
+    ensure_writes(&cx, &when, &dc, &want).await?;
+    let src = [write("task-1", "", INTERRUPT, jv(json!("q1"))), write("task-1", "", "b", jv(json!("b-orig")))];
+    ensure_writes(&cx, &when, &c[0], &src).await
+}
+
+/// c1 stores `a`; c2 keeps `a` unchanged and stores `b`; c3 keeps both and stores `c`.
+/// Each copied checkpoint reads every value it read on the source, including the ones
+/// first stored by an older checkpoint.
+async fn copies_values_stored_by_older_checkpoints(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().value("a", json!("a@1"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
+    let c3 = cx.put(&c2, Step::fresh().keep("a", 1).keep("b", 1).value("c", json!("c@1"), 1)).await?;
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    let got = cx.get_some(&at(&d, "", id_of(&c3))).await?;
+    let want: std::collections::BTreeMap<String, TypedValue> =
+        [("a", "a@1"), ("b", "b@1"), ("c", "c@1")].iter().map(|(k, v)| ((*k).to_owned(), jv(json!(v)))).collect();
+    ensure_eq(
+        format!("{when}: get_tuple({}): checkpoint.channel_values", at(&d, "", id_of(&c3))),
+        &want,
+        &got.checkpoint.channel_values,
+    )?;
+    ensure_copy_of(&cx, &when, &s, &d).await
+}
+
+/// Opaque values (non-UTF-8 bytes, empty bytes, a custom type tag), string versions, an
+/// empty `ts`, `versions_seen` and an empty `updated_channels` are copied exactly.
+async fn copies_opaque_values_and_string_versions(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let v1 = ChannelVersion::Str(format!("{:032}.5", 1));
+    let v2 = ChannelVersion::Str(format!("{:032}.25", 2));
+    let step = Step::fresh()
+        .typed("bin", TypedValue::bytes(vec![0u8, 159, 146, 150, 255]), v1.clone())
+        .typed("empty", TypedValue::new("bytes", Vec::new()), v2.clone())
+        .typed("custom", TypedValue::new("msgpack", vec![0x93, 1, 2, 3]), 7)
+        .seen("node", "bin", v1)
+        .with(|c| {
+            c.ts = String::new();
+            c.updated_channels = Some(Vec::new());
+        });
+    let c1 = cx.put(&CheckpointConfig::new(&s), step).await?;
+    cx.put_writes(&c1, vec![("bin", TypedValue::bytes(vec![0u8, 0, 1]))], "task-1", "").await?;
+    let before = cx.get_some(&c1).await?;
+    cx.copy_thread(&s, &d).await?;
+    ensure_reads(&cx, &format!("after copy_thread({s}, {d})"), &at(&d, "", id_of(&c1)), &retarget(&before, &d)).await
+}
+
+/// Copying the same source twice leaves the target exactly as after one copy: the same
+/// checkpoints, and each write once, not twice.
+async fn copying_twice_equals_once(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c = chain_with_values(&cx, &s, "", 2).await?;
+    chain_with_values(&cx, &s, "child:1", 1).await?;
+    cx.put_writes(&c[1], vec![("ch", jv(json!("once"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
+    cx.copy_thread(&s, &d).await?;
+    let once = snapshot(&cx, &d).await?;
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d}) twice");
+    let want = [write("task-1", "", INTERRUPT, jv(json!("q"))), write("task-1", "", "ch", jv(json!("once")))];
+    ensure_writes(&cx, &when, &at(&d, "", id_of(&c[1])), &want).await?;
+    ensure_same_tuples(
+        &format!("{when}: list(thread={d}, ns=<all>) compared with after one copy"),
+        &once,
+        &snapshot(&cx, &d).await?,
+        true,
+    )
+}
+
+/// A target that already has checkpoints and writes reads exactly the same after copying a
+/// missing source onto it.
+async fn missing_source_keeps_existing_target(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("missing"), cx.thread("dst"));
+    let c = chain_with_values(&cx, &d, "", 2).await?;
+    chain_with_values(&cx, &d, "child:1", 1).await?;
+    cx.put_writes(&c[1], vec![("ch", jv(json!("mine")))], "task-1", "").await?;
+    let before = snapshot(&cx, &d).await?;
+    cx.copy_thread(&s, &d).await?;
+    let when = format!("after copy_thread({s}, {d})");
+    ensure_same_tuples(&format!("{when}: list(thread={d}, ns=<all>)"), &before, &snapshot(&cx, &d).await?, true)
+}
+
+/// The copy stands on its own: a write added to the source afterwards does not appear in
+/// the copy, and deleting the source afterwards leaves the copy readable in full (values
+/// first stored by older checkpoints and writes included).
+async fn copy_is_independent_of_source(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().value("a", json!("a@1"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
+    chain_with_values(&cx, &s, "child:1", 1).await?;
+    cx.put_writes(&c2, vec![("a", jv(json!("w")))], "task-1", "").await?;
+    cx.copy_thread(&s, &d).await?;
+    let copied = snapshot(&cx, &d).await?;
+    ensure_eq(
+        format!("after copy_thread({s}, {d}): number of checkpoints in list(thread={d}, ns=<all>)"),
+        &3,
+        &copied.len(),
+    )?;
+    cx.put_writes(&c2, vec![("a", jv(json!("late")))], "task-2", "").await?;
+    cx.delete_thread(&s).await?;
+    let when = format!("after copy_thread({s}, {d}), a new write on the source and delete_thread({s})");
+    ensure_same_tuples(&format!("{when}: list(thread={d}, ns=<all>)"), &copied, &snapshot(&cx, &d).await?, true)?;
+    ensure_ids(&cx, &when, &s, &ListOptions::all(), &[]).await
+}
+
+/// After the copy, a new checkpoint on the target whose channels are unchanged from the
+/// copied latest (`keep`) reads their values: the copied values are stored for the target
+/// thread (CONTRACT §2 put), not only inlined into the copied tuples.
+async fn target_continues_from_copied_values(cx: Cx) -> CaseResult {
+    let (s, d) = (cx.thread("src"), cx.thread("dst"));
+    let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().value("a", json!("a@1"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
+    cx.copy_thread(&s, &d).await?;
+    let next = cx.put(&at(&d, "", id_of(&c2)), Step::fresh().keep("a", 1).keep("b", 1)).await?;
+    let got = cx.get_some(&next).await?;
+    let want: std::collections::BTreeMap<String, TypedValue> =
+        [("a", "a@1"), ("b", "b@1")].iter().map(|(k, v)| ((*k).to_owned(), jv(json!(v)))).collect();
+    ensure_eq(
+        format!("after copy_thread({s}, {d}) and a put on the copy keeping a and b: get_tuple({next}): checkpoint.channel_values"),
+        &want,
+        &got.checkpoint.channel_values,
+    )?;
+    ensure_ids(&cx, "after a put on the copy", &s, &ListOptions::all(), &[id_of(&c2), id_of(&c1)]).await
+}
+
+/// Scenario S16 (shared/reference/bug-scenarios.md): S has c1 <- c2 in "", k1 in
+/// "child:1", a write on c2; `copy_thread(S, D)` twice; `copy_thread("missing", D2)`.
+/// D lists [c2, c1]; D's c2 has parent (D, "", c1); the namespace is copied; one write,
+/// not two; S unchanged; D2 empty.
+async fn scenario_s16_copy_keeps_lineage_writes_and_namespaces(cx: Cx) -> CaseResult {
+    let (s, d, d2, missing) = (cx.thread("S"), cx.thread("D"), cx.thread("D2"), cx.thread("missing"));
+    let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().value("a", json!(1), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().value("a", json!(2), 2)).await?;
+    let k1 = cx.put(&CheckpointConfig::new(&s).with_ns("child:1"), Step::fresh().value("k", json!("k"), 1)).await?;
+    cx.put_writes(&c2, vec![("a", jv(json!("w")))], "task-1", "").await?;
+    let src_before = snapshot(&cx, &s).await?;
+    cx.copy_thread(&s, &d).await?;
+    cx.copy_thread(&s, &d).await?;
+    cx.copy_thread(&missing, &d2).await?;
+    let when = format!("after copy_thread({s}, {d}) twice");
+    ensure_ids(&cx, &when, &d, &ListOptions::all().ns(""), &[id_of(&c2), id_of(&c1)]).await?;
+    let got = cx.get_some(&at(&d, "", id_of(&c2))).await?;
+    ensure_eq(
+        format!("{when}: get_tuple({}): parent_config", at(&d, "", id_of(&c2))),
+        &Some(at(&d, "", id_of(&c1))),
+        &got.parent_config,
+    )?;
+    ensure_ids(&cx, &when, &d, &ListOptions::all().ns("child:1"), &[id_of(&k1)]).await?;
+    ensure_writes(&cx, &when, &at(&d, "", id_of(&c2)), &[write("task-1", "", "a", jv(json!("w")))]).await?;
+    ensure_same_tuples(&format!("{when}: list(thread={s}, ns=<all>)"), &src_before, &snapshot(&cx, &s).await?, true)?;
+    ensure_ids(&cx, &format!("after copy_thread({missing}, {d2})"), &d2, &ListOptions::all(), &[]).await
+}

@@ -1,0 +1,650 @@
+//! The libtest-mimic front end behind [`checkpointer_test!`](crate::checkpointer_test): one
+//! trial per spec case, so the catalog runs under `cargo test` and `cargo nextest` like
+//! ordinary tests, through the same plan and case execution as [`validate`](crate::validate)
+//! and `cargo xtask conformance` (`conformance_core::run`).
+//!
+//! - Trials are named `{registration}::{capability}::{case}` and sorted by name; filters,
+//!   `--exact`, `--skip`, `--list`, `--ignored`, `--include-ignored` and `--test-threads`
+//!   behave as in libtest.
+//! - The cases of a capability skipped by the registration or not detected are statically
+//!   ignored trials: `cargo test` counts them as ignored and nextest shows them as SKIP.
+//!   One line per such capability, with its reason, goes to stderr before the run.
+//! - Our own flag `--junit PATH` is taken out of the arguments before libtest parses them.
+//!
+//! ## When detection runs (its cost)
+//!
+//! Detection probes one fresh saver from the factory (plus the lifespan setup and
+//! teardown when the registration has one), once per process, and only when the ignored
+//! flags matter:
+//!
+//! - a normal run, filtered or not, and `--ignored` runs;
+//! - `--list --ignored` (nextest lists a binary with `--list --format terse` and again with
+//!   `--list --format terse --ignored` to learn which tests are ignored).
+//!
+//! It does not run for a plain `--list` (which does not show the flags), for
+//! `--include-ignored` (every trial runs anyway), when the filters leave no trial of a
+//! capability that is not skipped, or under nextest's process-per-test mode
+//! (`NEXTEST_EXECUTION_MODE=process-per-test` with `--exact NAME`): nextest already chose to
+//! run that trial from its `--list --ignored` output, and passes `--ignored` when the trial
+//! is an ignored one, so the process registers the trial's flag from that and spends no
+//! probe. A `cargo nextest run` therefore costs two probes per test binary (the two
+//! listings), not one per test.
+//!
+//! ## Reports
+//!
+//! When the binary runs the whole suite (no filter or `--skip` that leaves a trial out, no
+//! `--list`, `--ignored`, `--include-ignored`, not one nextest process per test), it
+//! builds the [`Report`] from the trials' results and
+//! - writes the JSON report to `$CHECKPOINT_CONFORMANCE_REPORT` when set,
+//! - writes JUnit XML to `--junit PATH` when given,
+//! - appends the markdown summary to `$GITHUB_STEP_SUMMARY` when set,
+//! - prints the terminal report after libtest's output.
+//!
+//! A partial run writes none of them and says so on stderr when one was asked for. Every
+//! conformance binary reads the same variable, so `cargo test --workspace` with
+//! `CHECKPOINT_CONFORMANCE_REPORT` set leaves the report of the last binary that ran; give
+//! each binary its own path (`cargo test -p my-saver --test conformance`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use conformance_core::render::{append_step_summary, render_junit, render_terminal};
+use conformance_core::run::{
+    build_report, detect, execute_case, lifespan_setup, lifespan_teardown, not_run, plan_case, Detection, Planned,
+};
+use conformance_core::{Capability, CaseResult, Outcome, Registration, Report, SpecCase};
+use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
+
+/// The environment variable naming the file the JSON report is written to.
+pub const REPORT_ENV: &str = "CHECKPOINT_CONFORMANCE_REPORT";
+
+/// Exit code for a usage error in our own flags (libtest's own parse errors exit 2 too).
+const USAGE_ERROR: u8 = 2;
+
+/// The `main` of a `checkpointer_test!` binary: the whole [`catalog`](crate::catalog)
+/// against `registration`, with the process's arguments.
+pub fn run_main(registration: Registration) -> ExitCode {
+    run_with_args(registration, crate::catalog(), std::env::args_os())
+}
+
+/// [`run_main`] with explicit cases and arguments (the first argument is the program
+/// name, as in `std::env::args_os`).
+///
+/// Returns [`libtest_mimic::Conclusion::exit_code`] (101 when a trial failed), 2 for a bad
+/// `--junit` flag, and 1 when the run passed but a requested report could not be written.
+pub fn run_with_args(
+    registration: Registration,
+    cases: Vec<SpecCase>,
+    args: impl IntoIterator<Item = OsString>,
+) -> ExitCode {
+    let (junit, rest) = match take_junit_flag(args.into_iter().collect()) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(USAGE_ERROR);
+        }
+    };
+    if let Some(path) = &junit {
+        if let Err(e) = check_writable(path) {
+            eprintln!("error: --junit: {e}");
+            return ExitCode::from(USAGE_ERROR);
+        }
+    }
+    let args = Arguments::from_iter(rest);
+    Harness::new(registration, cases, args, junit).run()
+}
+
+/// Removes `--junit PATH` / `--junit=PATH` from `args`.
+///
+/// # Errors
+/// A one-line message when `--junit` has no value or is given twice.
+pub fn take_junit_flag(args: Vec<OsString>) -> Result<(Option<PathBuf>, Vec<OsString>), String> {
+    let mut junit = None;
+    let mut rest = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let value = if a == "--junit" {
+            match it.next() {
+                Some(v) if !v.is_empty() => v,
+                _ => return Err("--junit needs a file path: --junit PATH".into()),
+            }
+        } else if let Some(v) = a.to_str().and_then(|s| s.strip_prefix("--junit=")) {
+            if v.is_empty() {
+                return Err("--junit needs a file path: --junit PATH".into());
+            }
+            OsString::from(v)
+        } else {
+            rest.push(a);
+            continue;
+        };
+        if junit.replace(PathBuf::from(value)).is_some() {
+            return Err("--junit was given twice; give one path".into());
+        }
+    }
+    Ok((junit, rest))
+}
+
+/// Checks, without changing any file, that a report can be written at `path`: it is not a
+/// directory, its directory exists, and an existing file is writable (a new file is
+/// created and removed again to check the directory's permissions).
+///
+/// # Errors
+/// A one-line message naming the path and the problem.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("{} is a directory, not a file", path.display()));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(format!("cannot write {}: directory {} does not exist", path.display(), parent.display()));
+    }
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .and_then(|f| {
+                drop(f);
+                std::fs::remove_file(path)
+            })
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+/// Where the outputs of a whole-suite run go.
+#[derive(Clone, Debug, Default)]
+pub struct ReportOutputs {
+    /// JSON report path.
+    pub json: Option<PathBuf>,
+    /// JUnit XML path.
+    pub junit: Option<PathBuf>,
+    /// Append the markdown summary to `$GITHUB_STEP_SUMMARY` when set.
+    pub step_summary: bool,
+}
+
+/// Writes the requested reports of `report`; every failure is a line in the result.
+///
+/// # Errors
+/// One message per report that could not be written.
+pub fn write_reports(report: &Report, outputs: &ReportOutputs) -> Result<(), Vec<String>> {
+    let mut errors = Vec::new();
+    if let Some(p) = &outputs.json {
+        if let Err(e) = std::fs::write(p, report.to_json()) {
+            errors.push(format!("could not write the JSON report to {}: {e}", p.display()));
+        }
+    }
+    if let Some(p) = &outputs.junit {
+        match render_junit(report) {
+            Ok(xml) => {
+                if let Err(e) = std::fs::write(p, xml) {
+                    errors.push(format!("could not write the JUnit report to {}: {e}", p.display()));
+                }
+            }
+            Err(e) => errors.push(format!("could not render the JUnit report: {e}")),
+        }
+    }
+    if outputs.step_summary {
+        if let Err(e) = append_step_summary(report) {
+            errors.push(format!("could not append the markdown summary to $GITHUB_STEP_SUMMARY: {e}"));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// What [`Harness::prepare`] gives.
+struct Prepared {
+    start: Instant,
+    knowledge: Knowledge,
+    plans: Vec<Planned>,
+    trials: Vec<Trial>,
+    results: Arc<Mutex<BTreeMap<usize, CaseResult>>>,
+    lifespan_ran: bool,
+}
+
+struct Harness {
+    registration: Registration,
+    cases: Vec<SpecCase>,
+    args: Arguments,
+    junit: Option<PathBuf>,
+    /// `NEXTEST_EXECUTION_MODE=process-per-test` was set.
+    under_nextest: bool,
+}
+
+/// What the harness knows about the capabilities before building the trials.
+enum Knowledge {
+    /// Detection ran.
+    Detected(Detection),
+    /// The lifespan setup failed: every trial that would run fails with this message.
+    SetupFailed(String),
+    /// Detection was not needed (see the module docs): trials not skipped by the
+    /// registration get the ignored flag `--ignored` asks for.
+    Unprobed,
+}
+
+impl Harness {
+    fn new(registration: Registration, mut cases: Vec<SpecCase>, args: Arguments, junit: Option<PathBuf>) -> Self {
+        // Catalog order (capability, then module order) is the report's order; trials are
+        // sorted by name separately.
+        cases.sort_by_key(|c| c.capability);
+        let under_nextest = std::env::var("NEXTEST_EXECUTION_MODE").is_ok_and(|m| m == "process-per-test");
+        Self { registration, cases, args, junit, under_nextest }
+    }
+
+    fn trial_name(&self, case: &SpecCase) -> String {
+        format!("{}::{}::{}", self.registration.name(), case.capability, case.name)
+    }
+
+    /// True when the filters (ignoring `--ignored`) leave `case`'s trial in.
+    fn selected(&self, case: &SpecCase) -> bool {
+        let mut a = self.args.clone();
+        a.ignored = false;
+        !a.is_filtered_out(&Trial::test(self.trial_name(case), || Ok(())))
+    }
+
+    fn nextest_process_per_test(&self) -> bool {
+        self.under_nextest && self.args.exact && !self.args.list
+    }
+
+    fn needs_detection(&self) -> bool {
+        let any = self.cases.iter().any(|c| !self.registration.skips().contains_key(&c.capability) && self.selected(c));
+        if !any || self.args.include_ignored || self.nextest_process_per_test() {
+            return false;
+        }
+        !self.args.list || self.args.ignored
+    }
+
+    fn whole_suite(&self, filtered_out: u64) -> bool {
+        !self.args.list
+            && !self.args.ignored
+            && !self.args.include_ignored
+            && !self.args.bench
+            && filtered_out == 0
+            && !self.nextest_process_per_test()
+    }
+
+    /// Lifespan setup and detection when needed, the plan, and the trials (sorted by name).
+    fn prepare(&self) -> Prepared {
+        let start = Instant::now();
+        let needs_detection = self.needs_detection();
+        let mut lifespan_ran = false;
+        let knowledge = if needs_detection {
+            lifespan_ran = true;
+            match lifespan_setup(&self.registration) {
+                Ok(()) => Knowledge::Detected(detect(&self.registration)),
+                Err(e) => Knowledge::SetupFailed(e),
+            }
+        } else if !self.args.list
+            && self.cases.iter().any(|c| !self.registration.skips().contains_key(&c.capability) && self.selected(c))
+        {
+            // Trials will run without detection: the lifespan still wraps them.
+            lifespan_ran = true;
+            match lifespan_setup(&self.registration) {
+                Ok(()) => Knowledge::Unprobed,
+                Err(e) => Knowledge::SetupFailed(e),
+            }
+        } else {
+            Knowledge::Unprobed
+        };
+
+        let plans: Vec<Planned> = self
+            .cases
+            .iter()
+            .map(|c| match &knowledge {
+                Knowledge::Detected(d) => plan_case(c, &self.registration, d, None),
+                Knowledge::SetupFailed(_) | Knowledge::Unprobed => match self.registration.skips().get(&c.capability) {
+                    Some(r) => Planned::Skipped(r.clone()),
+                    None => Planned::Run,
+                },
+            })
+            .collect();
+
+        if !self.args.list {
+            self.print_preamble(&knowledge, &plans);
+        }
+
+        let results: Arc<Mutex<BTreeMap<usize, CaseResult>>> = Arc::default();
+        let mut trials: Vec<Trial> = self
+            .cases
+            .iter()
+            .zip(&plans)
+            .enumerate()
+            .map(|(i, (case, planned))| {
+                let ignored = match (planned, &knowledge) {
+                    (Planned::Run, Knowledge::Unprobed) => self.args.ignored,
+                    (Planned::Run, _) => false,
+                    _ => true,
+                };
+                let reg = self.registration.clone();
+                let case = *case;
+                let results = results.clone();
+                let setup_error = match &knowledge {
+                    Knowledge::SetupFailed(e) => Some(e.clone()),
+                    _ => None,
+                };
+                Trial::test(self.trial_name(&case), move || {
+                    if let Some(e) = setup_error {
+                        return Err(Failed::from(format!("not run: {e}")));
+                    }
+                    let r = execute_case(&reg, &case);
+                    let outcome = match (r.outcome, &r.message) {
+                        (Outcome::Failed, m) => Err(Failed::from(m.as_deref().unwrap_or("failed"))),
+                        _ => Ok(()),
+                    };
+                    results.lock().unwrap_or_else(|e| e.into_inner()).insert(i, r);
+                    outcome
+                })
+                .with_ignored_flag(ignored)
+            })
+            .collect();
+        trials.sort_by(|a, b| a.name().cmp(b.name()));
+        Prepared { start, knowledge, plans, trials, results, lifespan_ran }
+    }
+
+    fn run(self) -> ExitCode {
+        let Prepared { start, knowledge, plans, trials, results, lifespan_ran } = self.prepare();
+        let conclusion = libtest_mimic::run(&self.args, trials);
+
+        let teardown = if lifespan_ran { lifespan_teardown(&self.registration).err() } else { None };
+        if let Some(e) = &teardown {
+            eprintln!("warning: {e}");
+        }
+
+        let outputs = ReportOutputs {
+            json: std::env::var_os(REPORT_ENV).filter(|p| !p.is_empty()).map(PathBuf::from),
+            junit: self.junit.clone(),
+            step_summary: true,
+        };
+        if !self.whole_suite(conclusion.num_filtered_out) {
+            if !self.args.list && (outputs.json.is_some() || outputs.junit.is_some()) {
+                eprintln!(
+                    "note: no conformance report written: this run did not run the whole suite \
+                     (a filter, --skip, --ignored, --include-ignored or one nextest process per test)"
+                );
+            }
+            return conclusion.exit_code();
+        }
+
+        let results = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
+        let (detection, tests) = match &knowledge {
+            Knowledge::SetupFailed(e) => (
+                Detection::default(),
+                self.cases.iter().map(|c| not_run(c, &Planned::Skipped(format!("not run: {e}")))).collect(),
+            ),
+            Knowledge::Detected(d) => (d.clone(), self.collect_results(&plans, results)),
+            // A whole-suite run always detects; this arm is only reached if it did not.
+            Knowledge::Unprobed => (Detection::default(), self.collect_results(&plans, results)),
+        };
+        let mut report = build_report(&self.registration, &detection, None, tests, start.elapsed());
+        if let Knowledge::SetupFailed(e) = &knowledge {
+            report.setup_error = Some(e.clone());
+        }
+        report.warnings.extend(teardown);
+
+        let terminal = render_terminal(&report);
+        if self.args.format == Some(FormatSetting::Json) {
+            eprint!("{terminal}");
+        } else {
+            print!("{terminal}");
+        }
+        match write_reports(&report, &outputs) {
+            Ok(()) => conclusion.exit_code(),
+            Err(errors) => {
+                for e in errors {
+                    eprintln!("error: {e}");
+                }
+                if conclusion.has_failed() {
+                    conclusion.exit_code()
+                } else {
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+
+    fn collect_results(&self, plans: &[Planned], mut results: BTreeMap<usize, CaseResult>) -> Vec<CaseResult> {
+        self.cases
+            .iter()
+            .zip(plans)
+            .enumerate()
+            .map(|(i, (case, planned))| match results.remove(&i) {
+                Some(r) => r,
+                None => not_run(case, planned),
+            })
+            .collect()
+    }
+
+    /// One stderr line per capability whose selected trials are ignored, with the reason;
+    /// detection warnings; the setup error.
+    fn print_preamble(&self, knowledge: &Knowledge, plans: &[Planned]) {
+        let reg = self.registration.name();
+        if let Knowledge::Detected(d) = knowledge {
+            for w in &d.warnings {
+                eprintln!("warning: {reg}: {w}");
+            }
+        }
+        if let Knowledge::SetupFailed(e) = knowledge {
+            eprintln!("error: {reg}: {e}; every trial fails");
+        }
+        let mut seen = BTreeSet::<Capability>::new();
+        for (case, planned) in self.cases.iter().zip(plans) {
+            if !self.selected(case) || !seen.insert(case.capability) {
+                continue;
+            }
+            let why = match planned {
+                Planned::Skipped(r) => format!("skipped by the registration: {r}"),
+                Planned::NotImplemented => "not implemented (its probe answered Unsupported)".to_owned(),
+                Planned::Run | Planned::NotSelected => continue,
+            };
+            let n = self.cases.iter().filter(|c| c.capability == case.capability && self.selected(c)).count();
+            eprintln!("ignored: {reg}::{} ({n} trial{}): {why}", case.capability, if n == 1 { "" } else { "s" });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use conformance_core::{async_trait, CheckpointError, CheckpointSaver, Failure, Fixture};
+
+    /// Implements `put` only (answers with its config); every other method is Unsupported.
+    struct PutOnly;
+
+    #[async_trait]
+    impl CheckpointSaver for PutOnly {
+        async fn put(
+            &self,
+            config: &conformance_core::CheckpointConfig,
+            _checkpoint: conformance_core::Checkpoint,
+            _metadata: conformance_core::CheckpointMetadata,
+            _new_versions: conformance_core::ChannelVersions,
+        ) -> Result<conformance_core::CheckpointConfig, CheckpointError> {
+            Ok(config.clone())
+        }
+    }
+
+    fn case(capability: Capability, name: &'static str, run: conformance_core::CaseFn) -> SpecCase {
+        SpecCase { capability, name, upstream: &[], multi_thread: false, run }
+    }
+
+    fn cases() -> Vec<SpecCase> {
+        vec![
+            case(Capability::Prune, "c_prune", |_| Box::pin(async { Ok(()) })),
+            case(Capability::Put, "b_fails", |_| Box::pin(async { Err(Failure::new("put(t): expected 1, got 2")) })),
+            case(Capability::Put, "a_passes", |_| Box::pin(async { Ok(()) })),
+            case(Capability::CopyThread, "d_copy", |_| Box::pin(async { Ok(()) })),
+        ]
+    }
+
+    /// A registration counting its factory calls (each probe and each case makes one).
+    fn registration(calls: &Arc<AtomicUsize>) -> Registration {
+        let calls = calls.clone();
+        Registration::new("t", move || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Ok(Fixture::new(PutOnly)) }
+        })
+        .skip(Capability::CopyThread, "no copy here")
+    }
+
+    /// JSON output, so the inner runs print no `test result:` line that a reader of this
+    /// crate's test output could take for its own.
+    fn json_args(args: &[&str]) -> Arguments {
+        let mut v = os(args);
+        v.extend(os(&["--format", "json"]));
+        Arguments::from_iter(v)
+    }
+
+    fn harness(calls: &Arc<AtomicUsize>, args: &[&str], under_nextest: bool) -> Harness {
+        let mut h = Harness::new(registration(calls), cases(), json_args(args), None);
+        h.under_nextest = under_nextest;
+        h
+    }
+
+    /// (name, ignored) of every trial, in order.
+    fn flags(p: &Prepared) -> Vec<(String, bool)> {
+        p.trials.iter().map(|t| (t.name().to_owned(), t.has_ignored_flag())).collect()
+    }
+
+    #[test]
+    fn trials_are_sorted_named_and_statically_ignored() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let h = harness(&calls, &["bin", "--test-threads", "1"], false);
+        let p = h.prepare();
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "one probe for the whole process");
+        assert_eq!(
+            flags(&p),
+            vec![
+                ("t::copy_thread::d_copy".into(), true),
+                ("t::prune::c_prune".into(), true),
+                ("t::put::a_passes".into(), false),
+                ("t::put::b_fails".into(), false),
+            ]
+        );
+        let c = libtest_mimic::run(&h.args, p.trials);
+        assert_eq!((c.num_passed, c.num_failed, c.num_ignored), (1, 1, 2));
+        assert_eq!(calls.load(Ordering::SeqCst), 3, "one fresh saver per case that ran");
+        let results = p.results.lock().unwrap();
+        assert_eq!(results.len(), 2);
+        assert!(results.values().any(|r| r.message.as_deref() == Some("put(t): expected 1, got 2")));
+    }
+
+    #[test]
+    fn plain_list_does_not_probe_but_list_ignored_does() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let p = harness(&calls, &["bin", "--list"], false).prepare();
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "a plain --list shows no ignored flags: no probe");
+        assert_eq!(p.trials.len(), 4);
+        let p = harness(&calls, &["bin", "--list", "--ignored"], false).prepare();
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "--list --ignored needs the flags: one probe");
+        assert!(flags(&p).contains(&("t::prune::c_prune".into(), true)));
+    }
+
+    #[test]
+    fn nextest_process_per_test_trusts_the_listing() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let h = harness(&calls, &["bin", "--exact", "t::put::a_passes", "--nocapture"], true);
+        let p = h.prepare();
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "no probe in a nextest process");
+        assert!(flags(&p).contains(&("t::put::a_passes".into(), false)));
+        let c = libtest_mimic::run(&h.args, p.trials);
+        assert_eq!((c.num_passed, c.num_filtered_out), (1, 3));
+        assert!(!h.whole_suite(c.num_filtered_out));
+        assert_eq!(calls.swap(0, Ordering::SeqCst), 1, "the case itself made one saver");
+        // nextest runs an ignored test (--run-ignored) with --ignored: the flag follows it.
+        let p = harness(&calls, &["bin", "--exact", "t::prune::c_prune", "--ignored"], true).prepare();
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+        assert!(flags(&p).contains(&("t::prune::c_prune".into(), true)));
+        // The same arguments outside nextest probe.
+        harness(&calls, &["bin", "--exact", "t::put::a_passes"], false).prepare();
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn no_probe_when_only_skipped_capabilities_are_selected_or_all_run() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let p = harness(&calls, &["bin", "copy_thread"], false).prepare();
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+        assert!(flags(&p).contains(&("t::copy_thread::d_copy".into(), true)));
+        harness(&calls, &["bin", "--include-ignored", "--list"], false).prepare();
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn only_an_unfiltered_plain_run_is_the_whole_suite() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        assert!(harness(&calls, &["bin"], false).whole_suite(0));
+        assert!(!harness(&calls, &["bin", "put"], false).whole_suite(2));
+        assert!(!harness(&calls, &["bin", "--ignored"], false).whole_suite(0));
+        assert!(!harness(&calls, &["bin", "--include-ignored"], false).whole_suite(0));
+        assert!(!harness(&calls, &["bin", "--list"], false).whole_suite(0));
+    }
+
+    #[test]
+    fn a_failed_lifespan_setup_fails_every_trial_that_would_run() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let reg = registration(&calls).lifespan(|| async { Err("no server on :5432".into()) }, || async { Ok(()) });
+        let h = Harness::new(reg, cases(), json_args(&["bin", "--test-threads", "1"]), None);
+        let p = h.prepare();
+        assert!(matches!(&p.knowledge, Knowledge::SetupFailed(e) if e.contains("no server")));
+        let c = libtest_mimic::run(&h.args, p.trials);
+        assert_eq!(
+            (c.num_passed, c.num_failed, c.num_ignored),
+            (0, 3, 1),
+            "only the registration's skip stays ignored"
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "no saver is made when the setup failed");
+    }
+
+    #[test]
+    fn junit_flag_is_taken_out_in_both_forms() {
+        let (j, rest) = take_junit_flag(os(&["bin", "--junit", "a.xml", "--exact", "x"])).unwrap();
+        assert_eq!(j, Some(PathBuf::from("a.xml")));
+        assert_eq!(rest, os(&["bin", "--exact", "x"]));
+        let (j, rest) = take_junit_flag(os(&["bin", "--junit=b.xml"])).unwrap();
+        assert_eq!(j, Some(PathBuf::from("b.xml")));
+        assert_eq!(rest, os(&["bin"]));
+        let (j, _) = take_junit_flag(os(&["bin", "filter"])).unwrap();
+        assert_eq!(j, None);
+    }
+
+    #[test]
+    fn junit_flag_errors() {
+        assert!(take_junit_flag(os(&["bin", "--junit"])).unwrap_err().contains("--junit PATH"));
+        assert!(take_junit_flag(os(&["bin", "--junit="])).is_err());
+        assert!(take_junit_flag(os(&["bin", "--junit", "a", "--junit", "b"])).unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn check_writable_rejects_missing_dirs_and_directories() {
+        let dir = std::env::temp_dir();
+        assert!(check_writable(&dir).unwrap_err().contains("is a directory"));
+        let missing = dir.join("conformance-no-such-dir-5f1c").join("r.xml");
+        assert!(check_writable(&missing).unwrap_err().contains("does not exist"));
+        let fresh = dir.join(format!("conformance-check-{}.xml", std::process::id()));
+        check_writable(&fresh).unwrap();
+        assert!(!fresh.exists(), "the check leaves no file behind");
+    }
+}

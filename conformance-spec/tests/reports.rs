@@ -1,0 +1,45 @@
+//! The reports of a real run over the whole catalog: JUnit XML with one `<testcase>` per
+//! spec case, JSON that reads back, and the markdown summary naming every case.
+
+use conformance_core::render::{render_junit, render_markdown};
+use conformance_core::{CheckpointSaver, Fixture, Outcome, Registration, RunOptions};
+
+/// A saver that implements nothing: every case is planned "not implemented".
+struct Nothing;
+impl CheckpointSaver for Nothing {}
+
+fn report() -> conformance_core::Report {
+    let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
+    conformance_spec::validate(&reg, &RunOptions::default())
+}
+
+#[test]
+fn junit_has_one_testcase_per_spec_case() {
+    let report = report();
+    let catalog = conformance_spec::catalog();
+    assert_eq!(report.tests.len(), catalog.len());
+    let xml = render_junit(&report).expect("renders");
+    let doc = roxmltree::Document::parse(&xml).expect("the JUnit report is well-formed XML");
+    let names: Vec<&str> =
+        doc.descendants().filter(|n| n.has_tag_name("testcase")).filter_map(|n| n.attribute("name")).collect();
+    let want: Vec<String> = catalog.iter().map(|c| format!("nothing::{}::{}", c.capability, c.name)).collect();
+    assert_eq!(names, want, "one testcase per spec case, in catalog order, named like the trials");
+    for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
+        let skipped = case.children().find(|n| n.has_tag_name("skipped")).expect("not implemented is <skipped>");
+        assert_eq!(skipped.attribute("type"), Some("not_implemented"));
+        assert!(skipped.attribute("message").is_some_and(|m| m.ends_with("is not implemented")));
+    }
+}
+
+#[test]
+fn json_reads_back_and_markdown_names_every_case() {
+    let report = report();
+    assert!(report.tests.iter().all(|t| t.outcome == Outcome::NotImplemented));
+    assert_eq!(report.conformance_level.as_str(), "NONE");
+    let back: conformance_core::Report = serde_json::from_str(&report.to_json()).expect("the JSON reads back");
+    assert_eq!(back, report);
+    let md = render_markdown(&report);
+    for t in &report.tests {
+        assert!(md.contains(&format!("| `{}` |", t.name)), "{} missing from the markdown", t.id);
+    }
+}

@@ -1,0 +1,237 @@
+//! `cargo xtask conformance`: runs the conformance catalog against a reference backend
+//! through the kit's one execution path (`conformance_spec::validate`, i.e.
+//! `conformance_core::run::run`), prints the progress and the terminal report, and writes
+//! the JSON / JUnit reports and the GitHub step summary when asked.
+//!
+//! Exit codes: 0 when the report is a success (`Report::is_success`: every base capability
+//! passed and no detected capability failed), 1 otherwise or when a report could not be
+//! written, 2 on a usage error (checked before anything runs).
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use conformance_core::render::render_terminal;
+use conformance_core::{Capability, Progress, RunOptions};
+use conformance_spec::harness::{check_writable, write_reports, ReportOutputs};
+
+use crate::USAGE;
+
+/// The first bytes of every SQLite 3 database file.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// A reference backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// `checkpoint_memory`.
+    Memory,
+    /// `checkpoint_sqlite`.
+    Sqlite,
+}
+
+impl Backend {
+    const NAMES: &'static str = "memory, sqlite";
+}
+
+/// The options of `cargo xtask conformance`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The backend to check: memory or sqlite.
+    #[arg(long, value_name = "BACKEND", default_value = "sqlite", value_parser = parse_backend)]
+    backend: Backend,
+
+    /// Run the sqlite cases on this filesystem: each case uses its own database file next
+    /// to FILE (FILE.case-<pid>-<n>, removed after the case); FILE itself is never written.
+    /// Its directory must exist, and FILE, if it exists, must be an SQLite database.
+    /// Default: a fresh temporary file per case.
+    #[arg(long, value_name = "FILE")]
+    sqlite_path: Option<PathBuf>,
+
+    /// Run only these capabilities (comma-separated names such as put,list,prune).
+    #[arg(long, value_name = "CAP,...", value_delimiter = ',', value_parser = parse_capability)]
+    capabilities: Option<Vec<Capability>>,
+
+    /// Skip a capability, with a reason (repeatable): --skip 'prune=needs a server'. A
+    /// skipped capability is reported as skipped with its reason.
+    #[arg(long, value_name = "CAP=REASON", value_parser = parse_skip)]
+    skip: Vec<(Capability, String)>,
+
+    /// Write the JSON report (docs/report-schema.md) to PATH, also when the run fails.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+
+    /// Write a JUnit XML report (one test case per spec case) to PATH, also when the run fails.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+
+    /// Progress while running: dots, verbose or quiet.
+    #[arg(long, value_name = "STYLE", default_value = "dots", value_parser = parse_progress)]
+    progress: Progress,
+
+    /// Per-case time limit in seconds (factory and cleanup included); default 30.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
+
+    /// Cases run at once (default: the number of CPUs).
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    jobs: Option<usize>,
+}
+
+fn parse_backend(s: &str) -> Result<Backend, String> {
+    match s {
+        "memory" => Ok(Backend::Memory),
+        "sqlite" => Ok(Backend::Sqlite),
+        other => Err(format!("unknown backend `{other}`; valid backends are: {}", Backend::NAMES)),
+    }
+}
+
+fn parse_capability(s: &str) -> Result<Capability, String> {
+    s.parse().map_err(|e: conformance_core::UnknownCapability| e.to_string())
+}
+
+fn parse_skip(s: &str) -> Result<(Capability, String), String> {
+    let Some((cap, reason)) = s.split_once('=') else {
+        return Err(format!("expected CAPABILITY=REASON (e.g. prune=needs a server), got `{s}`"));
+    };
+    let cap = parse_capability(cap)?;
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(format!("--skip {cap}= needs a reason after `=`"));
+    }
+    Ok((cap, reason.to_owned()))
+}
+
+fn parse_progress(s: &str) -> Result<Progress, String> {
+    s.parse()
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(Duration::from_secs_f64(v)),
+        _ => Err(format!("expected a number of seconds greater than 0 (at most 86400), got `{s}`")),
+    }
+}
+
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("expected a whole number of at least 1, got `{s}`")),
+    }
+}
+
+/// Checks `--sqlite-path`: not a directory, in an existing directory, and either missing,
+/// empty, or starting with the SQLite header.
+fn check_sqlite_path(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("--sqlite-path {} is a directory; give a database file", path.display()));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(format!("--sqlite-path {}: directory {} does not exist", path.display(), parent.display()));
+    }
+    if !path.exists() {
+        return Ok(());
+    }
+    let mut header = Vec::with_capacity(SQLITE_HEADER.len());
+    std::fs::File::open(path)
+        .and_then(|f| f.take(SQLITE_HEADER.len() as u64).read_to_end(&mut header))
+        .map_err(|e| format!("--sqlite-path {}: cannot read it: {e}", path.display()))?;
+    if header.is_empty() || header == SQLITE_HEADER {
+        Ok(())
+    } else {
+        Err(format!(
+            "--sqlite-path {} is not an SQLite database (give a new file, an empty file or an SQLite 3 database)",
+            path.display()
+        ))
+    }
+}
+
+/// Everything checked before the run; a message is a usage error.
+fn prepare(args: &Args) -> Result<(), String> {
+    if args.sqlite_path.is_some() && args.backend != Backend::Sqlite {
+        return Err("--sqlite-path applies only to --backend sqlite".into());
+    }
+    if let Some(p) = &args.sqlite_path {
+        check_sqlite_path(p)?;
+    }
+    if let Some(p) = &args.json {
+        check_writable(p).map_err(|e| format!("--json: {e}"))?;
+    }
+    if let Some(p) = &args.junit {
+        check_writable(p).map_err(|e| format!("--junit: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Runs the task.
+pub fn run(args: Args) -> ExitCode {
+    if let Err(e) = prepare(&args) {
+        eprintln!("error: {e}");
+        return ExitCode::from(USAGE);
+    }
+    let mut registration = match (args.backend, &args.sqlite_path) {
+        (Backend::Memory, _) => checkpoint_memory::registration(),
+        // A fresh temporary database file per case, removed by the case's cleanup.
+        (Backend::Sqlite, None) => checkpoint_sqlite::registration(),
+        (Backend::Sqlite, Some(path)) => match checkpoint_sqlite::registration_at(path) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: --sqlite-path {}: {}", path.display(), e.display_chain());
+                return ExitCode::from(USAGE);
+            }
+        },
+    };
+    for (cap, reason) in &args.skip {
+        registration = registration.skip(*cap, reason.clone());
+    }
+    if let Some(t) = args.timeout {
+        registration = registration.timeout(t);
+    }
+    let mut options = RunOptions { progress: args.progress, ..RunOptions::default() };
+    if let Some(caps) = &args.capabilities {
+        options.capabilities = Some(caps.iter().copied().collect::<BTreeSet<_>>());
+    }
+    if let Some(j) = args.jobs {
+        options.jobs = j;
+    }
+
+    let report = conformance_spec::validate(&registration, &options);
+    print!("{}", render_terminal(&report));
+
+    let outputs = ReportOutputs { json: args.json.clone(), junit: args.junit.clone(), step_summary: true };
+    let written = write_reports(&report, &outputs);
+    if let Err(errors) = &written {
+        for e in errors {
+            eprintln!("error: {e}");
+        }
+    }
+    if report.is_success() && written.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_parsers_name_the_valid_values() {
+        assert!(parse_backend("postgres").unwrap_err().contains("memory, sqlite"));
+        assert!(parse_capability("puts").unwrap_err().contains("put_writes"));
+        assert_eq!(parse_skip("prune= no server ").unwrap(), (Capability::Prune, "no server".into()));
+        assert!(parse_skip("prune").unwrap_err().contains("CAPABILITY=REASON"));
+        assert!(parse_skip("prune=").unwrap_err().contains("needs a reason"));
+        assert!(parse_skip("prunes=x").unwrap_err().contains("valid capabilities are"));
+        assert!(parse_progress("loud").unwrap_err().contains("dots, verbose, quiet"));
+        assert_eq!(parse_timeout("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_timeout("0").is_err() && parse_timeout("nan").is_err() && parse_timeout("x").is_err());
+        assert!(parse_jobs("0").is_err());
+    }
+}

@@ -1,0 +1,142 @@
+//! `cargo xtask` as a user meets it: the built binary, its exit codes and its messages.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn xtask(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("the xtask binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Exit code 2, nothing on stdout, and exactly one line on stderr containing `needle`.
+#[track_caller]
+fn assert_usage_error(args: &[&str], needle: &str) {
+    let out = xtask(args);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: one line expected, got: {stderr}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: expected {needle:?} in: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+    assert!(stdout.is_empty(), "{args:?}: nothing may run on a usage error, stdout: {stdout}");
+}
+
+#[test]
+fn no_arguments_lists_the_tasks() {
+    for args in [&[][..], &["--help"][..]] {
+        let out = xtask(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let stdout = text(&out.stdout);
+        assert!(stdout.contains("conformance"), "{stdout}");
+    }
+}
+
+#[test]
+fn unknown_backend() {
+    assert_usage_error(&["conformance", "--backend", "oracle"], "valid backends are: memory, sqlite");
+}
+
+#[test]
+fn unknown_capability_in_capabilities_lists_valid_names() {
+    assert_usage_error(
+        &["conformance", "--backend", "memory", "--capabilities", "put,puts"],
+        "valid capabilities are: put, put_writes, get_tuple, list, delete_thread, delete_for_runs",
+    );
+}
+
+#[test]
+fn unknown_capability_in_skip_lists_valid_names() {
+    assert_usage_error(&["conformance", "--skip", "prunes=no server"], "unknown capability `prunes`");
+    assert_usage_error(&["conformance", "--skip", "prune"], "CAPABILITY=REASON");
+}
+
+#[test]
+fn bad_progress_timeout_jobs_and_flags() {
+    assert_usage_error(&["conformance", "--progress", "loud"], "dots, verbose, quiet");
+    assert_usage_error(&["conformance", "--timeout", "0"], "greater than 0");
+    assert_usage_error(&["conformance", "--jobs", "0"], "at least 1");
+    assert_usage_error(&["conformance", "--frobnicate"], "--frobnicate");
+    assert_usage_error(&["mutate"], "valid tasks are: conformance");
+}
+
+#[test]
+fn report_paths_are_checked_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir").join("r.json");
+    assert_usage_error(&["conformance", "--backend", "memory", "--json", missing.to_str().unwrap()], "does not exist");
+    let as_dir = dir.path().to_str().unwrap();
+    assert_usage_error(&["conformance", "--backend", "memory", "--junit", as_dir], "is a directory");
+}
+
+#[test]
+fn sqlite_path_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope").join("db.sqlite");
+    assert_usage_error(&["conformance", "--sqlite-path", missing.to_str().unwrap()], "does not exist");
+    let not_db = dir.path().join("notes.txt");
+    std::fs::write(&not_db, "hello, this is not a database").unwrap();
+    assert_usage_error(&["conformance", "--sqlite-path", not_db.to_str().unwrap()], "is not an SQLite database");
+    assert_usage_error(
+        &["conformance", "--backend", "memory", "--sqlite-path", not_db.to_str().unwrap()],
+        "only to --backend sqlite",
+    );
+}
+
+/// The reports are written whatever the outcome, and the exit code follows the report.
+#[test]
+fn memory_run_writes_json_and_junit_and_exit_code_follows_the_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let junit = dir.path().join("r.xml");
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "# earlier step\n").unwrap();
+    // Only `put` selected: the other base capabilities did not pass, so this run fails (1)
+    // and must still write both reports.
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "memory", "--capabilities", "put", "--progress", "quiet"])
+        .args(["--json", json.to_str().unwrap(), "--junit", junit.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Checkpointer Validation: memory"), "the terminal report is printed");
+    let report = read_json(&json);
+    assert_eq!(report["checkpointer_name"], "memory");
+    assert_eq!(report["results"]["list"]["status"], "not_selected");
+    assert_ne!(report["conformance_level"], "FULL");
+    assert_junit_matches(&junit, &report);
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(md.starts_with("# earlier step\n"), "the summary is appended, not overwritten");
+    assert!(md.contains("## Checkpointer conformance: memory"), "{md}");
+}
+
+/// The whole catalog on the memory saver: exit 0 exactly when the report is a success.
+#[test]
+fn memory_full_run_exit_code_is_the_report_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = xtask(&["conformance", "--backend", "memory", "--progress", "quiet", "--json", json.to_str().unwrap()]);
+    let report = read_json(&json);
+    let success = report["conformance_level"] == "FULL" && report["setup_error"].is_null();
+    assert_eq!(out.status.code(), Some(if success { 0 } else { 1 }), "{}", text(&out.stdout));
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).expect("the JSON report was written")).expect("valid JSON")
+}
+
+fn assert_junit_matches(p: &Path, report: &serde_json::Value) {
+    let xml = std::fs::read_to_string(p).expect("the JUnit report was written");
+    let doc = roxmltree::Document::parse(&xml).expect("the JUnit report is XML");
+    let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
+    assert_eq!(cases, report["tests"].as_array().unwrap().len(), "one testcase per spec case");
+}
