@@ -125,20 +125,21 @@ fn same<T: PartialEq + Debug>(
     log: &[String],
     pg: &Result<T, CheckpointError>,
     mem: &Result<T, CheckpointError>,
-) {
+) -> Result<(), String> {
     let ok = match (pg, mem) {
         (Ok(a), Ok(b)) => a == b,
         (Err(a), Err(b)) => a.kind() == b.kind(),
         _ => false,
     };
-    if !ok {
-        let tail: Vec<&String> = log.iter().rev().take(25).rev().collect();
-        panic!(
-            "{label}: the PostgreSQL saver and the memory saver disagree\n  postgres: {pg:?}\n  memory:   {mem:?}\n\
-             last calls:\n  {}",
-            tail.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n  ")
-        );
+    if ok {
+        return Ok(());
     }
+    let tail: Vec<&str> = log.iter().rev().take(25).rev().map(String::as_str).collect();
+    Err(format!(
+        "{label}: the PostgreSQL saver and the memory saver disagree\n  postgres: {pg:?}\n  memory:   {mem:?}\n\
+         last calls:\n  {}",
+        tail.join("\n  ")
+    ))
 }
 
 async fn run_seed(url: &str, seed: u64, ops: usize) {
@@ -146,6 +147,17 @@ async fn run_seed(url: &str, seed: u64, ops: usize) {
     let pg = PostgresSaver::connect_with(url, PostgresOptions::new().schema(schema.clone()).max_connections(2))
         .await
         .expect("connect");
+    let outcome = compare_calls(&pg, seed, ops).await;
+    drop(pg);
+    // Dropped before reporting a disagreement, so a failing run leaves nothing behind.
+    drop_schema(url, &schema).await.expect("drop schema");
+    if let Err(message) = outcome {
+        panic!("{message}");
+    }
+}
+
+/// Runs `ops` random calls on `pg` and a fresh memory saver; the first disagreement.
+async fn compare_calls(pg: &PostgresSaver, seed: u64, ops: usize) -> Result<(), String> {
     let mem = MemorySaver::new();
     let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0xDEAD_BEEF);
     let mut log: Vec<String> = Vec::new();
@@ -195,7 +207,7 @@ async fn run_seed(url: &str, seed: u64, ops: usize) {
             ));
             let a = pg.put(&cfg, cp.clone(), md.clone(), new_versions.clone()).await;
             let b = mem.put(&cfg, cp, md, new_versions).await;
-            same(&label, &log, &a, &b);
+            same(&label, &log, &a, &b)?;
         } else if kind < 50 {
             let cfg = config(&mut rng, 95);
             let writes: Vec<(String, TypedValue)> =
@@ -205,13 +217,13 @@ async fn run_seed(url: &str, seed: u64, ops: usize) {
             log.push(format!("put_writes({cfg}, {writes:?}, {task}, {path:?})"));
             let a = pg.put_writes(&cfg, writes.clone(), task, path).await;
             let b = mem.put_writes(&cfg, writes, task, path).await;
-            same(&label, &log, &a, &b);
+            same(&label, &log, &a, &b)?;
         } else if kind < 62 {
             let cfg = config(&mut rng, 70);
             log.push(format!("get_tuple({cfg})"));
             let a = pg.get_tuple(&cfg).await;
             let b = mem.get_tuple(&cfg).await;
-            same(&label, &log, &a, &b);
+            same(&label, &log, &a, &b)?;
         } else if kind < 80 {
             let thread = rng.pick(&THREADS);
             let mut opts = ListOptions::all();
@@ -233,32 +245,32 @@ async fn run_seed(url: &str, seed: u64, ops: usize) {
             log.push(format!("list({thread}, {opts:?})"));
             let a = pg.list(thread, &opts).await;
             let b = mem.list(thread, &opts).await;
-            same(&label, &log, &a, &b);
+            same(&label, &log, &a, &b)?;
         } else if kind < 84 {
             let thread = rng.pick(&THREADS);
             log.push(format!("delete_thread({thread})"));
             let a = pg.delete_thread(thread).await;
             let b = mem.delete_thread(thread).await;
-            same(&label, &log, &a, &b);
+            same(&label, &log, &a, &b)?;
         } else if kind < 87 {
             let runs: Vec<String> = rng.subset(&RUNS, 40).into_iter().map(str::to_owned).collect();
             log.push(format!("delete_for_runs({runs:?})"));
             let a = pg.delete_for_runs(&runs).await;
             let b = mem.delete_for_runs(&runs).await;
-            same(&label, &log, &a, &b);
+            same(&label, &log, &a, &b)?;
         } else if kind < 91 {
             let (s, t) = (rng.pick(&THREADS), rng.pick(&THREADS));
             log.push(format!("copy_thread({s}, {t})"));
             let a = pg.copy_thread(s, t).await;
             let b = mem.copy_thread(s, t).await;
-            same(&label, &log, &a, &b);
+            same(&label, &log, &a, &b)?;
         } else if kind < 94 {
             let threads: Vec<String> = rng.subset(&THREADS, 40).into_iter().map(str::to_owned).collect();
             let strategy = if rng.chance(75) { PruneStrategy::KeepLatest } else { PruneStrategy::Delete };
             log.push(format!("prune({threads:?}, {strategy})"));
             let a = pg.prune(&threads, strategy).await;
             let b = mem.prune(&threads, strategy).await;
-            same(&label, &log, &a, &b);
+            same(&label, &log, &a, &b)?;
         } else {
             let cfg = config(&mut rng, 70);
             let channels: Vec<String> =
@@ -266,18 +278,17 @@ async fn run_seed(url: &str, seed: u64, ops: usize) {
             log.push(format!("delta_channel_history({cfg}, {channels:?})"));
             let a = pg.delta_channel_history(&cfg, &channels).await;
             let b = mem.delta_channel_history(&cfg, &channels).await;
-            same(&label, &log, &a, &b);
+            same(&label, &log, &a, &b)?;
         }
         if step % 25 == 24 {
             for thread in THREADS {
                 let a = pg.list(thread, &ListOptions::all()).await;
                 let b = mem.list(thread, &ListOptions::all()).await;
-                same(&format!("{label}: full state of {thread}"), &log, &a, &b);
+                same(&format!("{label}: full state of {thread}"), &log, &a, &b)?;
             }
         }
     }
-    drop(pg);
-    drop_schema(url, &schema).await.expect("drop schema");
+    Ok(())
 }
 
 #[tokio::test]

@@ -35,6 +35,7 @@ struct Scratch {
     url: String,
     schema: String,
     saver: PostgresSaver,
+    finished: bool,
 }
 
 impl Scratch {
@@ -43,7 +44,7 @@ impl Scratch {
         let saver = PostgresSaver::connect_with(url, PostgresOptions::new().schema(schema.clone()).max_connections(8))
             .await
             .expect("connect");
-        Self { url: url.to_owned(), schema, saver }
+        Self { url: url.to_owned(), schema, saver, finished: false }
     }
 
     async fn reopen(&self) -> PostgresSaver {
@@ -52,9 +53,26 @@ impl Scratch {
             .expect("reopen")
     }
 
-    async fn finish(self) {
-        drop(self.saver);
+    async fn finish(mut self) {
+        self.saver.pool().close();
         drop_schema(&self.url, &self.schema).await.expect("drop schema");
+        self.finished = true;
+    }
+}
+
+impl Drop for Scratch {
+    /// A test that failed before [`Scratch::finish`] still drops its schema.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.saver.pool().close();
+        let (url, schema) = (self.url.clone(), self.schema.clone());
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(drop_schema(&url, &schema))
+        })
+        .join();
     }
 }
 
