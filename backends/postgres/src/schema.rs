@@ -30,6 +30,9 @@ CREATE TABLE checkpoints (
     metadata             JSON NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 );
+-- list without a namespace: newest ids of a thread across its namespaces.
+CREATE INDEX checkpoints_thread_id_idx ON checkpoints (thread_id, checkpoint_id);
+-- delete_for_runs.
 CREATE INDEX checkpoints_run_id_idx ON checkpoints ((metadata ->> 'run_id'));
 
 CREATE TABLE checkpoint_blobs (
