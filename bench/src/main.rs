@@ -259,6 +259,7 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
     let reg = registration(target);
     let mut runs = Vec::new();
     let mut cases = 0;
+    let mut slowest = Vec::new();
     for _ in 0..args.reps {
         let start = Instant::now();
         let reg = reg.clone();
@@ -267,12 +268,16 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
             .expect("validate");
         runs.push(start.elapsed().as_secs_f64() * 1e3);
         cases = report.tests.len();
+        let mut tests = report.tests.clone();
+        tests.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
+        slowest = tests.iter().take(5).map(|t| json!({"case": t.id, "ms": t.duration_ms})).collect();
         if !report.is_success() {
             eprintln!("warning: the conformance run was {} during the benchmark", report.conformance_level);
         }
     }
     out.insert("conformance_run_ms".into(), figure("ms", runs));
     out.insert("conformance_cases".into(), json!(cases));
+    out.insert("conformance_slowest_cases".into(), Value::Array(slowest));
     out.insert("peak_rss_mib".into(), json!({"median": peak_rss_mib(), "unit": "MiB"}));
     Value::Object(out)
 }
@@ -291,15 +296,16 @@ fn main() {
     println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
 }
 
-fn sqlite_saver(_dir: &Path, _name: &str) -> Saver {
-    unimplemented_backend()
+fn sqlite_saver(dir: &Path, name: &str) -> Saver {
+    match checkpoint_sqlite::SqliteSaver::open(dir.join(format!("{name}.db"))) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("cannot open the SQLite saver in {}: {e}", dir.display());
+            std::process::exit(2)
+        }
+    }
 }
 
 fn sqlite_registration() -> conformance_core::Registration {
-    unimplemented_backend()
-}
-
-fn unimplemented_backend() -> ! {
-    eprintln!("the SQLite saver is not wired into the benchmark yet");
-    std::process::exit(2)
+    checkpoint_sqlite::registration()
 }

@@ -44,7 +44,22 @@ pub const LARGE_VALUE_LEN: usize = 16 * 1024 * 1024;
 
 /// `len` deterministic bytes that are not UTF-8 and contain NULs, tagged `"bytes"`.
 pub fn large_value(len: usize) -> TypedValue {
-    TypedValue::bytes((0..len).map(|i| ((i * 31 + i / 251) % 256) as u8).collect::<Vec<u8>>())
+    // A 4 KiB block of every byte value, repeated with the block number mixed in, so no two
+    // blocks are equal (a saver that truncates, dedups or reorders blocks is caught) and
+    // building 16 MiB stays cheap.
+    let block: Vec<u8> = (0..4096usize).map(|i| ((i * 31 + i / 251) % 256) as u8).collect();
+    let mut data = Vec::with_capacity(len);
+    let mut n: u32 = 0;
+    while data.len() < len {
+        let take = (len - data.len()).min(block.len());
+        let start = data.len();
+        data.extend_from_slice(&block[..take]);
+        for (k, b) in n.to_le_bytes().iter().enumerate().take(take) {
+            data[start + k] ^= b;
+        }
+        n += 1;
+    }
+    TypedValue::bytes(data)
 }
 
 /// Values a saver must keep byte for byte with their type tag (CONTRACT §1 "Typed value"),

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod bench;
 mod conformance;
 
 /// The command line: `cargo xtask <TASK>`.
@@ -31,6 +32,9 @@ enum Task {
     /// Run the conformance suite against a reference backend and print (and optionally
     /// write) the report.
     Conformance(conformance::Args),
+    /// Measure the reference savers (release build) against the speed targets and print
+    /// (and optionally write) the figures.
+    Bench(bench::Args),
 }
 
 /// Exit code for usage errors.
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Task::Conformance(args)) => conformance::run(args),
+        Some(Task::Bench(args)) => bench::run(args),
     }
 }
 

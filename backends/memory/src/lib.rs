@@ -49,8 +49,9 @@ struct Namespace {
     checkpoints: BTreeMap<String, Stored>,
     /// Writes by checkpoint id; they may exist before their checkpoint is put.
     writes: HashMap<String, WriteMap>,
-    /// The newest value stored at each (channel, version), for uncarried channels.
-    blobs: HashMap<(String, ChannelVersion), TypedValue>,
+    /// For each (channel, version), the id of the newest checkpoint whose resolved values
+    /// hold it: where an uncarried channel finds its value without a second copy.
+    blobs: HashMap<(String, ChannelVersion), String>,
 }
 
 type Thread = BTreeMap<String, Namespace>;
@@ -133,6 +134,20 @@ impl MemorySaver {
     }
 }
 
+/// The newest value stored for `ch` at `version` in `ns`: through the blob index, or, when
+/// the indexed checkpoint is gone (deleted by run), by a scan newest first.
+fn stored_value(ns: &Namespace, ch: &str, version: &ChannelVersion) -> Option<TypedValue> {
+    fn holds<'a>(s: &'a Stored, ch: &str, version: &ChannelVersion) -> Option<&'a TypedValue> {
+        (s.checkpoint.channel_versions.get(ch) == Some(version)).then(|| s.checkpoint.channel_values.get(ch)).flatten()
+    }
+    if let Some(id) = ns.blobs.get(&(ch.to_owned(), version.clone())) {
+        if let Some(v) = ns.checkpoints.get(id).and_then(|s| holds(s, ch, version)) {
+            return Some(v.clone());
+        }
+    }
+    ns.checkpoints.values().rev().find_map(|s| holds(s, ch, version)).cloned()
+}
+
 /// Resolves the channel values of a checkpoint being put (see the crate docs).
 fn resolve(
     ns: &Namespace,
@@ -151,7 +166,7 @@ fn resolve(
             parent
                 .filter(|p| p.checkpoint.channel_versions.get(ch) == Some(version))
                 .and_then(|p| p.checkpoint.channel_values.get(ch).cloned())
-                .or_else(|| ns.blobs.get(&(ch.clone(), version.clone())).cloned())
+                .or_else(|| stored_value(ns, ch, version))
         };
         if let Some(v) = value {
             values.insert(ch.clone(), v);
@@ -176,9 +191,9 @@ impl CheckpointSaver for MemorySaver {
         let parent = config.checkpoint_id.as_ref().and_then(|p| ns.checkpoints.get(p));
         let id = checkpoint.id.clone();
         let resolved = resolve(ns, parent, checkpoint, &new_versions);
-        for (ch, v) in &resolved.channel_values {
+        for ch in resolved.channel_values.keys() {
             if let Some(version) = resolved.channel_versions.get(ch) {
-                ns.blobs.insert((ch.clone(), version.clone()), v.clone());
+                ns.blobs.insert((ch.clone(), version.clone()), id.clone());
             }
         }
         ns.checkpoints.insert(
@@ -337,7 +352,7 @@ impl CheckpointSaver for MemorySaver {
                         let writes = ns.writes.remove(&id);
                         ns.checkpoints.clear();
                         ns.writes.clear();
-                        ns.blobs.retain(|(ch, version), _| stored.checkpoint.channel_versions.get(ch) == Some(version));
+                        ns.blobs.retain(|_, holder| *holder == id);
                         if let Some(w) = writes {
                             ns.writes.insert(id.clone(), w);
                         }
