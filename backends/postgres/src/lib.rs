@@ -24,28 +24,37 @@
 //! - `checkpoints(thread_id, checkpoint_ns, checkpoint_id)`: `parent_checkpoint_id`, the
 //!   checkpoint without its values (`v`, `ts`, `channel_versions`, `versions_seen`,
 //!   `updated_channels`) and the metadata, both as `json` (stored verbatim, so numbers and
-//!   versions come back with their kind and exact value). Index on `metadata ->> 'run_id'`.
+//!   versions come back with their kind and exact value). Indexes on
+//!   `(thread_id, checkpoint_id)` and `metadata ->> 'run_id'`.
 //! - `checkpoint_blobs(thread_id, checkpoint_ns, channel, version, digest)`: stored channel
-//!   values (`type_tag`, `data bytea`, byte for byte). `version` is `jsonb` (`1` and `"1"`
-//!   are different versions); `digest` is the sha256 of tag and bytes.
-//! - `checkpoint_channels(thread_id, checkpoint_ns, checkpoint_id, channel)`: which stored
-//!   value (`version`, `digest`) each checkpoint reads.
+//!   values (`type_tag`, `data bytea`, byte for byte), each stored once however many
+//!   checkpoints read it. `version` is `jsonb` (`1` and `"1"` are different versions);
+//!   `digest` is the sha256 of tag and bytes.
+//! - `checkpoint_channels(thread_id, checkpoint_ns, checkpoint_id, channel)`: one row per
+//!   channel of each checkpoint's `channel_versions`: the stored value it reads (`version`,
+//!   `digest`), or no value (`digest` NULL).
+//! - `checkpoint_value_holders(thread_id, checkpoint_ns, channel, version)`: the checkpoint
+//!   most recently put with a value at that (channel, version).
 //! - `checkpoint_writes(thread_id, checkpoint_ns, checkpoint_id, task_id, idx)`:
 //!   `task_path`, `channel`, `type_tag`, `data`.
 //!
 //! Ids, namespaces, channels, task ids and paths are `text COLLATE "C"`: they order by bytes,
-//! whatever the database's collation.
+//! whatever the database's collation. PostgreSQL 11 or later.
 //!
 //! ## Channel values (CONTRACT §2 put)
 //!
-//! Values are resolved when a checkpoint is put, like the in-memory reference saver: for each
-//! channel of `channel_versions`, the value the checkpoint carries; else nothing when the
-//! channel is in `new_versions` (the channel is empty); else the parent's value when the
-//! parent reads the same version; else the newest value stored at that (channel, version) in
-//! the thread and namespace; else nothing. What was resolved is recorded in
+//! Values are resolved when a checkpoint is put, as the in-memory reference saver does: for
+//! each channel of `channel_versions`, the value the checkpoint carries; else nothing when
+//! the channel is in `new_versions` (the channel is empty); else the parent's value when the
+//! parent has one at the same version; else the value of the checkpoint most recently put
+//! with one at that (channel, version), if it still has it; else that of the checkpoint with
+//! the greatest id that has one there; else nothing. What was resolved is recorded in
 //! `checkpoint_channels`, so sibling checkpoints never read each other's values, even when
-//! their versions are equal (the default, integer `get_next_version` is kept). A value
-//! carried again at the same (channel, version) with the same bytes is stored once.
+//! their versions are equal (the default, integer `get_next_version` is kept).
+//!
+//! A stored value lives as long as a checkpoint reads it: putting a checkpoint again,
+//! `delete_for_runs`, `prune`, `copy_thread` (on its target) and `delete_thread` remove the
+//! values no checkpoint reads any more, so nothing is left behind.
 //!
 //! ## What PostgreSQL cannot store: NUL characters
 //!
@@ -77,14 +86,13 @@
 //!
 //! Every change that takes more than one statement runs in one transaction; `put_writes` is
 //! one statement. Reads (`get_tuple`, `list`, `delta_channel_history`) run in a read-only
-//! `REPEATABLE READ` transaction, so they see one snapshot. `put` holds a shared advisory
-//! lock on its thread; `delete_thread`, `prune`, `copy_thread` and `delete_for_runs` hold
-//! exclusive ones (taken in a fixed order), so no value a new checkpoint reads is removed
-//! under it. Serialization failures and deadlocks are retried. Every connection runs with
-//! `synchronous_commit = on`: once a call returned `Ok`, its data is on disk.
-//!
-//! `delete_for_runs` keeps the stored values the deleted checkpoints read (a later put may
-//! still resolve to them); `prune` and `delete_thread` remove values no kept checkpoint reads.
+//! `REPEATABLE READ` transaction, so they see one snapshot. Transaction-scoped advisory
+//! locks order the writers that resolve or remove values: `put` holds its thread's lock
+//! shared and its (thread, namespace)'s exclusively, so puts in one namespace of a thread run
+//! one after another and puts elsewhere run at once; `delete_thread`, `prune`,
+//! `copy_thread` and `delete_for_runs` hold their threads' locks exclusively (taken in a
+//! fixed order). Serialization failures and deadlocks are retried. Every connection runs
+//! with `synchronous_commit = on`: once a call returned `Ok`, its data is on disk.
 //!
 //! ## Testing
 //!

@@ -332,7 +332,9 @@ impl PostgresSaver {
         let tx = client.transaction().await?;
         let (thread, ns, id) = (&config.thread_id, &config.checkpoint_ns, &checkpoint.id);
         let parent = config.checkpoint_id.as_deref();
-        tx.execute(&tx.prepare_cached(sql::LOCK_THREAD_SHARED).await?, &[thread]).await?;
+        tx.execute(&tx.prepare_cached(sql::LOCK_FOR_PUT).await?, &[thread, ns]).await?;
+        // What a checkpoint put again read before: removed below if nothing reads it now.
+        let old = tx.query(&tx.prepare_cached(sql::SELECT_OWN_VALUES).await?, &[thread, ns, id]).await?;
         tx.execute(&tx.prepare_cached(sql::UPSERT_CHECKPOINT).await?, &[thread, ns, id, &parent, &shell, &metadata])
             .await?;
         if !carried.channels.is_empty() {
@@ -347,7 +349,14 @@ impl PostgresSaver {
         }
         let all_channels: Vec<&str> = checkpoint.channel_versions.keys().map(String::as_str).collect();
         tx.execute(&tx.prepare_cached(sql::DELETE_STALE_CHANNELS).await?, &[thread, ns, id, &all_channels]).await?;
-        tx.execute(&tx.prepare_cached(sql::TOUCH_READ_VALUES).await?, &[thread, ns, id]).await?;
+        tx.execute(&tx.prepare_cached(sql::UPSERT_HOLDERS).await?, &[thread, ns, id]).await?;
+        if !old.is_empty() {
+            let channels: Vec<&str> = old.iter().map(|r| r.get(0)).collect();
+            let versions: Vec<&str> = old.iter().map(|r| r.get(1)).collect();
+            let digests: Vec<&[u8]> = old.iter().map(|r| r.get(2)).collect();
+            let params: [&(dyn ToSql + Sync); 5] = [thread, ns, &channels, &versions, &digests];
+            tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES).await?, &params).await?;
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -518,6 +527,7 @@ impl PostgresSaver {
         // query above counts as put after this call.
         tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
         tx.execute(&tx.prepare_cached(sql::DELETE_FOR_RUNS).await?, &[&run_ids, &threads]).await?;
+        tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&threads]).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -530,6 +540,8 @@ impl PostgresSaver {
         for statement in sql::COPY_THREAD {
             tx.execute(&tx.prepare_cached(statement).await?, &[&source, &target]).await?;
         }
+        let targets = [target];
+        tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&&targets[..]]).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -1,11 +1,15 @@
 //! The SQL text of every statement. All of it is constant: caller data (thread ids, metadata
 //! filter keys and values, channel names) is always a bound parameter, never pasted in.
 
-/// Shared lock on a thread for the length of a transaction: writers that add checkpoints
-/// (`put`) take it shared; operations that remove stored values a new checkpoint could
-/// reference (`delete_thread`, `prune`, `copy_thread` on its target) take it exclusively.
-pub(crate) const LOCK_THREAD_SHARED: &str =
-    "SELECT pg_advisory_xact_lock_shared(hashtextextended('checkpoint-postgres thread ' || $1::text, 0))";
+/// The locks a `put` holds for the length of its transaction: the thread's lock shared, and
+/// its (thread, namespace)'s exclusively. Puts in one namespace of a thread run one after
+/// another (they resolve values from, and remove values of, that namespace); puts in
+/// different namespaces run at once. Operations that remove checkpoints or values of a
+/// whole thread (`delete_thread`, `prune`, `copy_thread` on its target, `delete_for_runs`)
+/// take the thread's lock exclusively. $1 thread, $2 ns.
+pub(crate) const LOCK_FOR_PUT: &str = "SELECT
+    pg_advisory_xact_lock_shared(hashtextextended('checkpoint-postgres thread ' || $1::text, 0)),
+    pg_advisory_xact_lock(hashtextextended('checkpoint-postgres namespace ' || $1::text || ' ' || $2::text, 0))";
 
 /// Exclusive locks on every thread of `$1`, in a fixed order so two such calls cannot
 /// deadlock.
@@ -24,6 +28,11 @@ pub(crate) const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints
         parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
         checkpoint = EXCLUDED.checkpoint,
         metadata = EXCLUDED.metadata";
+
+/// $1 thread, $2 ns, $3 id: the values a checkpoint read before it is put again, so that
+/// those no checkpoint reads any more can be removed afterwards.
+pub(crate) const SELECT_OWN_VALUES: &str = "SELECT channel, version::text, digest FROM checkpoint_channels
+    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND digest IS NOT NULL";
 
 /// Stores the values a checkpoint carries and records that it reads them.
 /// $1 thread, $2 ns, $3 id, $4 channels, $5 version JSON texts, $6 type tags, $7 data.
@@ -47,10 +56,11 @@ pub(crate) const UPSERT_CARRIED_VALUES: &str = "WITH v AS (
 /// $1 thread, $2 ns, $3 id, $4 parent id (or NULL), $5 channels, $6 version JSON texts,
 /// $7 per channel: resolve it (true) or leave it empty (false: it is in `new_versions`).
 ///
-/// A channel to resolve reads the parent's value when the parent has a value at the same
-/// version, else the newest value stored at that (channel, version) in the thread and
-/// namespace, else nothing (`digest` NULL: absent on read). The parent is read as it was
-/// before this statement, which matters when a checkpoint is re-put as its own parent.
+/// A channel to resolve reads, at its version: the parent's value; else the value of the
+/// checkpoint most recently put with one there (`checkpoint_value_holders`), if that
+/// checkpoint still has it; else the value of the checkpoint with the greatest id that has
+/// one there; else nothing (`digest` NULL: absent on read). Checkpoints are read as they were
+/// before this statement, which matters when a checkpoint is put again, as its own parent.
 pub(crate) const UPSERT_OTHER_CHANNELS: &str = "INSERT INTO checkpoint_channels
         (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
     SELECT $1, $2, $3, u.channel, u.version, found.digest
@@ -58,14 +68,21 @@ pub(crate) const UPSERT_OTHER_CHANNELS: &str = "INSERT INTO checkpoint_channels
           FROM unnest($5::text[], $6::text[], $7::bool[]) AS t(channel, version, resolve)) AS u
     LEFT JOIN LATERAL (
         SELECT c.digest FROM (
-            SELECT p.digest, 0 AS pref, 0::bigint AS seq FROM checkpoint_channels p
+            SELECT p.digest, 0 AS pref, NULL::text AS holder FROM checkpoint_channels p
             WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2
               AND p.checkpoint_id = $4 AND p.channel = u.channel AND p.version = u.version
               AND p.digest IS NOT NULL
             UNION ALL
-            SELECT b.digest, 1, b.seq FROM checkpoint_blobs b
-            WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = u.channel AND b.version = u.version
-        ) AS c ORDER BY c.pref, c.seq DESC LIMIT 1
+            SELECT h.digest, 1, NULL FROM checkpoint_value_holders i JOIN checkpoint_channels h
+              ON h.thread_id = i.thread_id AND h.checkpoint_ns = i.checkpoint_ns
+             AND h.checkpoint_id = i.holder_id AND h.channel = i.channel AND h.version = i.version
+            WHERE i.thread_id = $1 AND i.checkpoint_ns = $2 AND i.channel = u.channel AND i.version = u.version
+              AND h.digest IS NOT NULL
+            UNION ALL
+            SELECT s.digest, 2, s.checkpoint_id FROM checkpoint_channels s
+            WHERE s.thread_id = $1 AND s.checkpoint_ns = $2 AND s.channel = u.channel AND s.version = u.version
+              AND s.digest IS NOT NULL
+        ) AS c ORDER BY c.pref, c.holder DESC LIMIT 1
     ) AS found ON u.resolve
     ORDER BY u.channel
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, channel) DO UPDATE SET
@@ -76,25 +93,31 @@ pub(crate) const UPSERT_OTHER_CHANNELS: &str = "INSERT INTO checkpoint_channels
 pub(crate) const DELETE_STALE_CHANNELS: &str = "DELETE FROM checkpoint_channels
     WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND NOT (channel = ANY($4::text[]))";
 
-/// $1 thread, $2 ns, $3 id: the values this checkpoint reads become the newest stored at
-/// their (channel, version), as when they were stored again. Only values that are not the
-/// newest already are touched (usually none: one value per (channel, version)); they are
-/// locked in channel order first, so two puts cannot deadlock on them.
-pub(crate) const TOUCH_READ_VALUES: &str = "WITH k AS (
-        SELECT b.channel, b.version, b.digest
-        FROM checkpoint_blobs b JOIN checkpoint_channels r
-          ON r.thread_id = b.thread_id AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
-         AND r.version = b.version AND r.digest = b.digest
-        WHERE r.thread_id = $1 AND r.checkpoint_ns = $2 AND r.checkpoint_id = $3
-          AND b.seq < (SELECT max(n.seq) FROM checkpoint_blobs n WHERE n.thread_id = b.thread_id
-                AND n.checkpoint_ns = b.checkpoint_ns AND n.channel = b.channel AND n.version = b.version)
-        ORDER BY b.channel
-        FOR UPDATE OF b
-    )
-    UPDATE checkpoint_blobs b SET seq = nextval(pg_get_serial_sequence('checkpoint_blobs', 'seq'))
-    FROM k
-    WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = k.channel
-      AND b.version = k.version AND b.digest = k.digest";
+/// $1 thread, $2 ns, $3 id: this checkpoint is now the one most recently put with a value at
+/// each (channel, version) it has a value for.
+pub(crate) const UPSERT_HOLDERS: &str = "INSERT INTO checkpoint_value_holders
+        (thread_id, checkpoint_ns, channel, version, holder_id)
+    SELECT thread_id, checkpoint_ns, channel, version, checkpoint_id FROM checkpoint_channels
+    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND digest IS NOT NULL
+    ORDER BY channel
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET holder_id = EXCLUDED.holder_id";
+
+/// $1 thread, $2 ns, $3 channels, $4 version JSON texts, $5 digests: removes those stored
+/// values that no checkpoint reads any more.
+pub(crate) const DELETE_UNREAD_VALUES: &str = "DELETE FROM checkpoint_blobs b
+    USING unnest($3::text[], $4::text[], $5::bytea[]) AS o(channel, version, digest)
+    WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = o.channel
+      AND b.version = o.version::jsonb AND b.digest = o.digest
+      AND NOT EXISTS (SELECT 1 FROM checkpoint_channels r WHERE r.thread_id = b.thread_id
+          AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
+          AND r.version = b.version AND r.digest = b.digest)";
+
+/// $1 threads: removes the stored values of these threads that no checkpoint reads.
+pub(crate) const DELETE_UNREAD_VALUES_OF_THREADS: &str = "DELETE FROM checkpoint_blobs b
+    WHERE b.thread_id = ANY($1::text[])
+      AND NOT EXISTS (SELECT 1 FROM checkpoint_channels r WHERE r.thread_id = b.thread_id
+          AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
+          AND r.version = b.version AND r.digest = b.digest)";
 
 // ---- put_writes ------------------------------------------------------------------------
 
@@ -170,8 +193,9 @@ pub(crate) const SELECT_WRITES: &str =
 // ---- deletes ---------------------------------------------------------------------------
 
 /// $1 threads: everything of these threads, one statement per table.
-pub(crate) const DELETE_THREADS: [&str; 4] = [
+pub(crate) const DELETE_THREADS: [&str; 5] = [
     "DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[])",
+    "DELETE FROM checkpoint_value_holders WHERE thread_id = ANY($1::text[])",
     "DELETE FROM checkpoint_channels WHERE thread_id = ANY($1::text[])",
     "DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[])",
     "DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])",
@@ -183,7 +207,8 @@ pub(crate) const SELECT_RUN_THREADS: &str = "SELECT DISTINCT thread_id FROM chec
 
 /// $1 run ids, $2 threads (locked by the caller): every checkpoint of these threads whose
 /// metadata `run_id` is one of the run ids (a JSON string), with its writes and the record
-/// of the values it read (CONTRACT §3 delete_for_runs).
+/// of the values it read (CONTRACT §3 delete_for_runs). The caller then removes the values
+/// no checkpoint reads any more.
 pub(crate) const DELETE_FOR_RUNS: &str = "WITH doomed AS (
         DELETE FROM checkpoints
         WHERE (metadata ->> 'run_id') = ANY($1::text[]) AND json_typeof(metadata -> 'run_id') = 'string'
@@ -200,9 +225,10 @@ pub(crate) const DELETE_FOR_RUNS: &str = "WITH doomed AS (
 
 /// $1 source, $2 target, in this order (CONTRACT §3 copy_thread): checkpoints replace those
 /// with the same id in the target; the values the copied checkpoints read are replaced;
-/// stored values are added, in the source's order, so that the newest at each (channel,
-/// version) is the source's; writes replace those with the same key.
-pub(crate) const COPY_THREAD: [&str; 5] = [
+/// stored values are added; writes replace those with the same key; the source's value
+/// holders replace the target's. The caller then removes the target's values no checkpoint
+/// reads any more.
+pub(crate) const COPY_THREAD: [&str; 6] = [
     "INSERT INTO checkpoints
         (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
     SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
@@ -216,9 +242,8 @@ pub(crate) const COPY_THREAD: [&str; 5] = [
           AND s.checkpoint_ns = t.checkpoint_ns AND s.checkpoint_id = t.checkpoint_id)",
     "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)
     SELECT $2, checkpoint_ns, channel, version, digest, type_tag, data
-    FROM checkpoint_blobs WHERE thread_id = $1 ORDER BY seq
-    ON CONFLICT (thread_id, checkpoint_ns, channel, version, digest) DO UPDATE SET
-        seq = nextval(pg_get_serial_sequence('checkpoint_blobs', 'seq'))",
+    FROM checkpoint_blobs WHERE thread_id = $1
+    ON CONFLICT DO NOTHING",
     "INSERT INTO checkpoint_channels (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
     SELECT $2, checkpoint_ns, checkpoint_id, channel, version, digest
     FROM checkpoint_channels WHERE thread_id = $1",
@@ -231,16 +256,18 @@ pub(crate) const COPY_THREAD: [&str; 5] = [
         channel = EXCLUDED.channel,
         type_tag = EXCLUDED.type_tag,
         data = EXCLUDED.data",
+    "INSERT INTO checkpoint_value_holders (thread_id, checkpoint_ns, channel, version, holder_id)
+    SELECT $2, checkpoint_ns, channel, version, holder_id FROM checkpoint_value_holders WHERE thread_id = $1
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET holder_id = EXCLUDED.holder_id",
 ];
 
 // ---- prune keep_latest -----------------------------------------------------------------
 
 /// $1 threads, in this order (CONTRACT §3 prune `keep_latest`): all but the newest
 /// checkpoint of each (thread, namespace); then the value records and writes of checkpoints
-/// that are gone (writes waiting for a checkpoint never put included); then stored values
-/// no kept checkpoint reads, except the newest at each (channel, version) a kept checkpoint
-/// has in its `channel_versions` (a later put may still resolve to it).
-pub(crate) const PRUNE_KEEP_LATEST: [&str; 4] = [
+/// that are gone (writes waiting for a checkpoint never put included); then the value
+/// holders that are not a kept checkpoint; then the stored values no kept checkpoint reads.
+pub(crate) const PRUNE_KEEP_LATEST: [&str; 5] = [
     "DELETE FROM checkpoints c WHERE c.thread_id = ANY($1::text[]) AND c.checkpoint_id <> (
         SELECT max(l.checkpoint_id) FROM checkpoints l
         WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns)",
@@ -250,16 +277,10 @@ pub(crate) const PRUNE_KEEP_LATEST: [&str; 4] = [
     "DELETE FROM checkpoint_writes w WHERE w.thread_id = ANY($1::text[]) AND NOT EXISTS (
         SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id
           AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)",
-    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = ANY($1::text[])
-      AND NOT EXISTS (
-        SELECT 1 FROM checkpoint_channels r WHERE r.thread_id = b.thread_id
-          AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
-          AND r.version = b.version AND r.digest = b.digest)
-      AND NOT (
-        EXISTS (SELECT 1 FROM checkpoint_channels r WHERE r.thread_id = b.thread_id
-          AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel AND r.version = b.version)
-        AND b.seq = (SELECT max(n.seq) FROM checkpoint_blobs n WHERE n.thread_id = b.thread_id
-          AND n.checkpoint_ns = b.checkpoint_ns AND n.channel = b.channel AND n.version = b.version))",
+    "DELETE FROM checkpoint_value_holders i WHERE i.thread_id = ANY($1::text[]) AND NOT EXISTS (
+        SELECT 1 FROM checkpoints c WHERE c.thread_id = i.thread_id
+          AND c.checkpoint_ns = i.checkpoint_ns AND c.checkpoint_id = i.holder_id)",
+    DELETE_UNREAD_VALUES_OF_THREADS,
 ];
 
 // ---- delta_channel_history -------------------------------------------------------------

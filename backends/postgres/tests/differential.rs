@@ -288,6 +288,21 @@ async fn compare_calls(pg: &PostgresSaver, seed: u64, ops: usize) -> Result<(), 
             }
         }
     }
+    // No stored value outlives the last checkpoint that reads it.
+    let client = pg.pool().get().await.map_err(|e| e.to_string())?;
+    let orphans: i64 = client
+        .query_one(
+            "SELECT count(*) FROM checkpoint_blobs b WHERE NOT EXISTS (SELECT 1 FROM checkpoint_channels r
+             WHERE r.thread_id = b.thread_id AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
+               AND r.version = b.version AND r.digest = b.digest)",
+            &[],
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .get(0);
+    if orphans != 0 {
+        return Err(format!("seed {seed}: {orphans} stored value(s) that no checkpoint reads were left behind"));
+    }
     Ok(())
 }
 
