@@ -99,7 +99,7 @@
 //! [`registration`] gives the kit a fresh schema per case on one server. The tests read the
 //! server's URL from `CHECKPOINT_POSTGRES_URL`; `scripts/pg-test-server.sh start` starts a
 //! throwaway server and prints one, and the `test-server` feature offers the same as
-//! [`test_server::TestServer`].
+//! `test_server::TestServer`.
 
 #![warn(missing_docs)]
 
