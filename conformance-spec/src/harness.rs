@@ -326,10 +326,14 @@ impl Harness {
             .zip(&plans)
             .enumerate()
             .map(|(i, (case, planned))| {
+                // A base capability that is not implemented is a conformance failure
+                // (CONTRACT §5: the level drops), so its trials fail rather than hide among
+                // the ignored ones; a missing extended capability is optional and ignored.
+                let missing_base = *planned == Planned::NotImplemented && case.capability.is_base();
                 let ignored = match (planned, &knowledge) {
                     (Planned::Run, Knowledge::Unprobed) => self.args.ignored,
                     (Planned::Run, _) => false,
-                    _ => true,
+                    _ => !missing_base,
                 };
                 let reg = self.registration.clone();
                 let case = *case;
@@ -341,6 +345,13 @@ impl Harness {
                 Trial::test(self.trial_name(&case), move || {
                     if let Some(e) = setup_error {
                         return Err(Failed::from(format!("not run: {e}")));
+                    }
+                    if missing_base {
+                        return Err(Failed::from(format!(
+                            "{} is not implemented (its probe answered Unsupported); every base capability is \
+                             required for a conformance level above NONE/BASE (CONTRACT §5)",
+                            case.capability
+                        )));
                     }
                     let r = execute_case(&reg, &case);
                     let outcome = match (r.outcome, &r.message) {
@@ -549,6 +560,20 @@ mod tests {
         let results = p.results.lock().unwrap();
         assert_eq!(results.len(), 2);
         assert!(results.values().any(|r| r.message.as_deref() == Some("put(t): expected 1, got 2")));
+    }
+
+    #[test]
+    fn a_missing_base_capability_fails_its_trials_instead_of_hiding_them() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut with_list = cases();
+        with_list.push(case(Capability::List, "e_list", |_| Box::pin(async { Ok(()) })));
+        let mut h = Harness::new(registration(&calls), with_list, json_args(&["bin", "--test-threads", "1"]), None);
+        h.under_nextest = false;
+        let p = h.prepare();
+        assert!(flags(&p).contains(&("t::list::e_list".into(), false)), "list is base: not ignored");
+        assert!(flags(&p).contains(&("t::prune::c_prune".into(), true)), "prune is extended: ignored");
+        let c = libtest_mimic::run(&h.args, p.trials);
+        assert_eq!((c.num_passed, c.num_failed, c.num_ignored), (1, 2, 2));
     }
 
     #[test]
