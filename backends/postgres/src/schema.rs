@@ -62,8 +62,12 @@ CREATE TABLE checkpoint_channels (
     digest        BYTEA,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, channel)
 );
+-- Is a stored value still read by some checkpoint?
 CREATE INDEX checkpoint_channels_blob_idx
     ON checkpoint_channels (thread_id, checkpoint_ns, channel, version, digest);
+-- The checkpoint with the greatest id that reads a value at a (channel, version).
+CREATE INDEX checkpoint_channels_version_idx
+    ON checkpoint_channels (thread_id, checkpoint_ns, channel, version, checkpoint_id);
 
 -- For each (channel, version), the checkpoint most recently put with a value there: where
 -- a checkpoint that neither carries nor changes a channel finds its value.

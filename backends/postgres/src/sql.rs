@@ -59,31 +59,28 @@ pub(crate) const UPSERT_CARRIED_VALUES: &str = "WITH v AS (
 /// A channel to resolve reads, at its version: the parent's value; else the value of the
 /// checkpoint most recently put with one there (`checkpoint_value_holders`), if that
 /// checkpoint still has it; else the value of the checkpoint with the greatest id that has
-/// one there; else nothing (`digest` NULL: absent on read). Checkpoints are read as they were
-/// before this statement, which matters when a checkpoint is put again, as its own parent.
+/// one there; else nothing (`digest` NULL: absent on read). `COALESCE` stops at the first
+/// found, so the usual case (the parent has it) costs one key lookup. Checkpoints are read as
+/// they were before this statement, which matters when a checkpoint is put again, as its own
+/// parent.
 pub(crate) const UPSERT_OTHER_CHANNELS: &str = "INSERT INTO checkpoint_channels
         (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
-    SELECT $1, $2, $3, u.channel, u.version, found.digest
+    SELECT $1, $2, $3, u.channel, u.version,
+        CASE WHEN u.resolve THEN COALESCE(
+            (SELECT p.digest FROM checkpoint_channels p
+             WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2
+               AND p.checkpoint_id = $4 AND p.channel = u.channel AND p.version = u.version),
+            (SELECT h.digest FROM checkpoint_value_holders i JOIN checkpoint_channels h
+               ON h.thread_id = i.thread_id AND h.checkpoint_ns = i.checkpoint_ns
+              AND h.checkpoint_id = i.holder_id AND h.channel = i.channel AND h.version = i.version
+             WHERE i.thread_id = $1 AND i.checkpoint_ns = $2 AND i.channel = u.channel AND i.version = u.version),
+            (SELECT s.digest FROM checkpoint_channels s
+             WHERE s.thread_id = $1 AND s.checkpoint_ns = $2 AND s.channel = u.channel AND s.version = u.version
+               AND s.digest IS NOT NULL
+             ORDER BY s.checkpoint_id DESC LIMIT 1)
+        ) END
     FROM (SELECT t.channel, t.version::jsonb AS version, t.resolve
           FROM unnest($5::text[], $6::text[], $7::bool[]) AS t(channel, version, resolve)) AS u
-    LEFT JOIN LATERAL (
-        SELECT c.digest FROM (
-            SELECT p.digest, 0 AS pref, NULL::text AS holder FROM checkpoint_channels p
-            WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2
-              AND p.checkpoint_id = $4 AND p.channel = u.channel AND p.version = u.version
-              AND p.digest IS NOT NULL
-            UNION ALL
-            SELECT h.digest, 1, NULL FROM checkpoint_value_holders i JOIN checkpoint_channels h
-              ON h.thread_id = i.thread_id AND h.checkpoint_ns = i.checkpoint_ns
-             AND h.checkpoint_id = i.holder_id AND h.channel = i.channel AND h.version = i.version
-            WHERE i.thread_id = $1 AND i.checkpoint_ns = $2 AND i.channel = u.channel AND i.version = u.version
-              AND h.digest IS NOT NULL
-            UNION ALL
-            SELECT s.digest, 2, s.checkpoint_id FROM checkpoint_channels s
-            WHERE s.thread_id = $1 AND s.checkpoint_ns = $2 AND s.channel = u.channel AND s.version = u.version
-              AND s.digest IS NOT NULL
-        ) AS c ORDER BY c.pref, c.holder DESC LIMIT 1
-    ) AS found ON u.resolve
     ORDER BY u.channel
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, channel) DO UPDATE SET
         version = EXCLUDED.version, digest = EXCLUDED.digest";

@@ -387,3 +387,67 @@ async fn many_writers_and_maintenance_at_once_lose_nothing() {
     drop(other);
     s.finish().await;
 }
+
+/// Timing smoke test on a long thread (ignored by default: run with `--ignored`): 2000
+/// checkpoints in a chain, each carrying one changed channel of three, then the reads that
+/// must not scan the thread.
+#[tokio::test]
+#[ignore = "timing smoke test; run with --ignored"]
+async fn long_thread_reads_stay_fast() {
+    let Some(url) = url() else { return };
+    let s = Scratch::new(&url).await;
+    let root = CheckpointConfig::new("long");
+    let start = std::time::Instant::now();
+    let mut parent: Option<String> = None;
+    for i in 0..2000i64 {
+        let id = format!("c{i:06}");
+        let mut cp = Checkpoint { v: 1, id: id.clone(), ..Checkpoint::default() };
+        for (ch, v) in [("a", 1), ("b", 1), ("n", i + 1)] {
+            cp.channel_versions.insert(ch.into(), ChannelVersion::Int(v));
+        }
+        cp.channel_values.insert("n".into(), TypedValue::json(&json!(i)));
+        if i == 0 {
+            cp.channel_values.insert("a".into(), TypedValue::json(&json!("A")));
+            cp.channel_values.insert("b".into(), TypedValue::json(&json!("B")));
+        }
+        let nv: ChannelVersions = [("n".to_owned(), ChannelVersion::Int(i + 1))].into();
+        let cfg = match &parent {
+            Some(p) => root.clone().with_id(p.clone()),
+            None => root.clone(),
+        };
+        s.saver.put(&cfg, cp, meta(&[("step", json!(i))]), nv).await.unwrap();
+        s.saver
+            .put_writes(&root.clone().with_id(id.clone()), vec![("n".into(), TypedValue::json(&json!(i)))], "t", "")
+            .await
+            .unwrap();
+        parent = Some(id);
+    }
+    let put_time = start.elapsed();
+    let t = std::time::Instant::now();
+    for _ in 0..50 {
+        let got = s.saver.get_tuple(&root).await.unwrap().unwrap();
+        assert_eq!(got.checkpoint.channel_values.len(), 3);
+    }
+    let get_time = t.elapsed() / 50;
+    let t = std::time::Instant::now();
+    for _ in 0..50 {
+        assert_eq!(s.saver.list("long", &ListOptions::all().limit(10)).await.unwrap().len(), 10);
+    }
+    let list_time = t.elapsed() / 50;
+    let t = std::time::Instant::now();
+    let got = s.saver.list("long", &ListOptions::all().filter("step", json!(3)).limit(1)).await.unwrap();
+    assert_eq!(ids(&got), ["c000003"]);
+    let filter_time = t.elapsed();
+    let t = std::time::Instant::now();
+    let h = s.saver.delta_channel_history(&root, &["a".to_owned(), "n".to_owned()]).await.unwrap();
+    assert_eq!(h["n"].writes.len(), 1);
+    assert_eq!(h["a"].writes.len(), 0);
+    let delta_time = t.elapsed();
+    let _ = writeln!(
+        std::io::stderr(),
+        "2000 puts+put_writes: {put_time:?} ({:?} per pair); get_tuple latest: {get_time:?}; list limit 10: \
+         {list_time:?}; list filter step=3 limit 1: {filter_time:?}; delta history (2 channels): {delta_time:?}",
+        put_time / 2000
+    );
+    s.finish().await;
+}
