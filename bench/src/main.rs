@@ -109,7 +109,7 @@ impl Timer {
         Self { start: Instant::now(), min, n: 0 }
     }
     fn going(&self) -> bool {
-        self.n % 16 != 0 || self.start.elapsed() < self.min
+        !self.n.is_multiple_of(16) || self.start.elapsed() < self.min
     }
     fn tick(&mut self) {
         self.n += 1;
@@ -282,8 +282,15 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
     Value::Object(out)
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    // The conformance run's durability crash test re-executes this binary with the same
+    // arguments: in that child, run its workload instead of the benchmark.
+    if args.target != Target::Disk {
+        if let Some(code) = conformance_spec::child_main_if_requested(&registration(args.target)) {
+            return code;
+        }
+    }
     let tmp = tempfile::tempdir().expect("temporary directory");
     let dir = args.dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
     let value = if args.target == Target::Disk {
@@ -294,6 +301,7 @@ fn main() {
         rt.block_on(measure_saver(args.target, &args, &dir))
     };
     println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+    std::process::ExitCode::SUCCESS
 }
 
 fn sqlite_saver(dir: &Path, name: &str) -> Saver {

@@ -1,11 +1,12 @@
 //! A spec case as the runner sees it: a capability, a name, and an async function over a
 //! [`TestContext`]. The catalog of cases lives in `conformance-spec`; core knows none.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::registration::ReopenFn;
 use crate::{BoxError, Capability, CheckpointSaver};
@@ -72,6 +73,9 @@ impl std::error::Error for Failure {}
 
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
+/// Facts a case reports, shared between its [`TestContext`] clones and the runner.
+pub(crate) type Facts = Arc<Mutex<BTreeMap<String, serde_json::Value>>>;
+
 /// What a case gets: a fresh saver from the registration's factory and helpers for
 /// unique ids.
 #[derive(Clone)]
@@ -80,6 +84,9 @@ pub struct TestContext {
     pub saver: Arc<dyn CheckpointSaver>,
     reopen: Option<ReopenFn>,
     prefix: String,
+    location: Option<String>,
+    registration: String,
+    facts: Facts,
 }
 
 impl TestContext {
@@ -87,7 +94,46 @@ impl TestContext {
     /// storage (used by the durability and two-instance cases).
     pub fn new(saver: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>) -> Self {
         let prefix = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
-        Self { saver, reopen, prefix }
+        Self { saver, reopen, prefix, location: None, registration: String::new(), facts: Facts::default() }
+    }
+
+    /// The same context with the storage location of the fixture
+    /// ([`crate::Fixture::with_location`]) and the registration's name, which the
+    /// durability crash test hands to its child process.
+    pub fn for_registration(mut self, registration: impl Into<String>, location: Option<String>) -> Self {
+        self.registration = registration.into();
+        self.location = location;
+        self
+    }
+
+    /// The fixture's storage location ([`crate::Fixture::with_location`]), if it has one.
+    pub fn location(&self) -> Option<&str> {
+        self.location.as_deref()
+    }
+
+    /// The name of the registration the case runs under (empty when the context was built
+    /// by hand).
+    pub fn registration_name(&self) -> &str {
+        &self.registration
+    }
+
+    /// Records a fact about the run, e.g. `fact("kills", 20)` in a durability case. The
+    /// runner copies a case's facts into its [`crate::CaseResult::facts`] under
+    /// `{capability}.{key}` (`durability.kills`), and the report gathers them in
+    /// [`crate::Report::facts`]. Recording a key again replaces its value.
+    pub fn fact(&self, key: impl Into<String>, value: impl Into<serde_json::Value>) {
+        self.facts.lock().unwrap_or_else(|e| e.into_inner()).insert(key.into(), value.into());
+    }
+
+    /// The facts recorded so far, by their unqualified key.
+    pub fn facts(&self) -> BTreeMap<String, serde_json::Value> {
+        self.facts.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The same context recording its facts into `facts` (the runner's map).
+    pub(crate) fn with_facts(mut self, facts: Facts) -> Self {
+        self.facts = facts;
+        self
     }
 
     /// A thread id unique to this case and `label`, e.g. `t-3f2a9c1b0d4e-main-7`. Cases

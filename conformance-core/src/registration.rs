@@ -18,6 +18,7 @@ pub type ReopenFn = Arc<dyn Fn() -> BoxFuture<'static, Result<Arc<dyn Checkpoint
 pub type CleanupFn = Box<dyn FnOnce() -> BoxFuture<'static, Result<(), BoxError>> + Send>;
 
 type FactoryFn = Arc<dyn Fn() -> BoxFuture<'static, Result<Fixture, BoxError>> + Send + Sync>;
+type OpenAtFn = Arc<dyn Fn(String) -> BoxFuture<'static, Result<Fixture, BoxError>> + Send + Sync>;
 type HookFn = Arc<dyn Fn() -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;
 
 /// What the factory gives for one case: the saver, and optionally a cleanup and a way to
@@ -26,6 +27,7 @@ pub struct Fixture {
     pub(crate) saver: Arc<dyn CheckpointSaver>,
     pub(crate) cleanup: Option<CleanupFn>,
     pub(crate) reopen: Option<ReopenFn>,
+    pub(crate) location: Option<String>,
 }
 
 impl Fixture {
@@ -36,7 +38,7 @@ impl Fixture {
 
     /// A fixture around a shared saver.
     pub fn from_arc(saver: Arc<dyn CheckpointSaver>) -> Self {
-        Self { saver, cleanup: None, reopen: None }
+        Self { saver, cleanup: None, reopen: None, location: None }
     }
 
     /// Runs `cleanup` after the case, whether it passed, failed, panicked or timed out
@@ -67,9 +69,23 @@ impl Fixture {
         self
     }
 
+    /// Names the fixture's storage with an opaque `location` (a file path, a database URL
+    /// with a schema name, ...) that [`Registration::open_at`] can open again, in this or
+    /// another process. The durability crash test passes it to a child process that writes
+    /// to the storage and is killed (CONTRACT §4 Durability).
+    pub fn with_location(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
+    }
+
     /// The saver.
     pub fn saver(&self) -> &Arc<dyn CheckpointSaver> {
         &self.saver
+    }
+
+    /// The storage location given with [`Fixture::with_location`], if any.
+    pub fn location(&self) -> Option<&str> {
+        self.location.as_deref()
     }
 }
 
@@ -89,6 +105,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Registration {
     pub(crate) name: String,
     pub(crate) factory: FactoryFn,
+    pub(crate) open_at: Option<OpenAtFn>,
     pub(crate) setup: Option<HookFn>,
     pub(crate) teardown: Option<HookFn>,
     pub(crate) skips: BTreeMap<Capability, String>,
@@ -107,6 +124,7 @@ impl Registration {
         Self {
             name: name.into(),
             factory: Arc::new(move || Box::pin(factory())),
+            open_at: None,
             setup: None,
             teardown: None,
             skips: BTreeMap::new(),
@@ -127,6 +145,64 @@ impl Registration {
         self.setup = Some(Arc::new(move || Box::pin(setup())));
         self.teardown = Some(Arc::new(move || Box::pin(teardown())));
         self
+    }
+
+    /// How to open the storage named by a fixture's [`Fixture::with_location`] again: `open`
+    /// gets the location and gives a fixture on that storage (its cleanup, reopen and
+    /// location are not used). The durability crash test calls it in a child process (the
+    /// same binary, re-executed) that has not run the lifespan setup, so it must work from
+    /// the location alone.
+    ///
+    /// A registration enables the whole `durability` capability with three pieces: the
+    /// factory's fixture has [`Fixture::with_reopen`] (which is what detection looks at)
+    /// and [`Fixture::with_location`], and the registration has `open_at`:
+    ///
+    /// ```
+    /// # use conformance_core::{Registration, Fixture, CheckpointSaver};
+    /// # struct FileSaver; impl CheckpointSaver for FileSaver {}
+    /// # fn open(_path: &str) -> Result<FileSaver, conformance_core::BoxError> { Ok(FileSaver) }
+    /// let reg = Registration::new("file", || async {
+    ///     let path = format!("/tmp/saver-{}.db", std::process::id());
+    ///     let reopen_path = path.clone();
+    ///     Ok(Fixture::new(open(&path)?)
+    ///         .with_reopen(move || {
+    ///             let p = reopen_path.clone();
+    ///             async move { open(&p) }
+    ///         })
+    ///         .with_location(path))
+    /// })
+    /// .open_at(|location| async move { Ok(Fixture::new(open(&location)?)) });
+    /// assert!(reg.can_open_at());
+    /// ```
+    pub fn open_at<F, Fut>(mut self, open: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Fixture, BoxError>> + Send + 'static,
+    {
+        self.open_at = Some(Arc::new(move |location| Box::pin(open(location))));
+        self
+    }
+
+    /// True when [`Registration::open_at`] was given.
+    pub fn can_open_at(&self) -> bool {
+        self.open_at.is_some()
+    }
+
+    /// Opens the storage at `location` with the [`Registration::open_at`] function. Must
+    /// run inside a tokio runtime if the saver needs one.
+    ///
+    /// # Errors
+    /// The function's error, or an error saying the registration has no `open_at`.
+    pub async fn open_location(&self, location: &str) -> Result<Fixture, BoxError> {
+        match &self.open_at {
+            Some(open) => open(location.to_owned()).await,
+            None => Err(format!(
+                "registration {:?} has no open_at function, so location {location:?} cannot be opened \
+                 (see Registration::open_at)",
+                self.name
+            )
+            .into()),
+        }
     }
 
     /// Skips `capability` with `reason`; it is reported as skipped with the reason, never as

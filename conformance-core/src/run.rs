@@ -2,7 +2,7 @@
 //! (fresh fixture, timeout, panic caught, cleanup always) -> report.
 //!
 //! `validate()` in `conformance-spec`, the `checkpointer_test!` trials and
-//! `cargo xtask conformance` all call [`detect`], [`plan`], [`execute_case`] and
+//! `cargo xtask conformance` all call [`detect`], [`plan_case`], [`execute_case`] and
 //! [`build_report`]; [`run`] strings them together.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -220,7 +220,7 @@ async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), Check
         Capability::DeleteThread => saver.delete_thread(&thread).await,
         Capability::DeleteForRuns => saver.delete_for_runs(&[format!("{thread}-run")]).await,
         Capability::CopyThread => saver.copy_thread(&thread, &format!("{thread}-copy")).await,
-        Capability::Prune => saver.prune(&[thread.clone()], PruneStrategy::KeepLatest).await,
+        Capability::Prune => saver.prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest).await,
         Capability::DeltaChannelHistory => saver.delta_channel_history(&with_id, &[]).await.map(|_| ()),
         Capability::Concurrency | Capability::Durability => Ok(()),
     }
@@ -252,6 +252,8 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let reg = registration.clone();
     let run = case.run;
     let limit = registration.timeout;
+    let facts = crate::case::Facts::default();
+    let case_facts = facts.clone();
     let outcome = run_isolated(case.multi_thread, limit, move || async move {
         let fixture = match catch(tokio::time::timeout(limit, reg.make_fixture())).await {
             Ok(Ok(Ok(f))) => f,
@@ -259,7 +261,9 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             Ok(Err(_)) => return Err(format!("the factory did not finish within {:.1} s", limit.as_secs_f64())),
             Err(p) => return Err(format!("the factory {p}")),
         };
-        let ctx = TestContext::new(fixture.saver.clone(), fixture.reopen.clone());
+        let ctx = TestContext::new(fixture.saver.clone(), fixture.reopen.clone())
+            .for_registration(reg.name.clone(), fixture.location.clone())
+            .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
         let result = match tokio::time::timeout(remaining, catch(run(ctx))).await {
             Ok(Ok(Ok(()))) => Ok(()),
@@ -289,6 +293,12 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         Ok(Err(m)) => (Outcome::Failed, Some(m)),
         Err(m) => (Outcome::Failed, Some(format!("the case {m}"))),
     };
+    let facts = facts
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|(k, v)| (format!("{}.{k}", case.capability), v.clone()))
+        .collect();
     CaseResult {
         id: case.id(),
         capability: case.capability,
@@ -296,6 +306,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         outcome,
         message,
         duration_ms: start.elapsed().as_secs_f64() * 1e3,
+        facts,
     }
 }
 
@@ -313,6 +324,7 @@ pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
         outcome,
         message,
         duration_ms: 0.0,
+        facts: BTreeMap::new(),
     }
 }
 
@@ -394,6 +406,8 @@ pub fn build_report(
             },
         );
     }
+    // Facts of every case, in run order (a later case's value for the same key wins).
+    let facts = tests.iter().flat_map(|t| t.facts.iter().map(|(k, v)| (k.clone(), v.clone()))).collect();
     let capabilities_detected = results.values().filter(|r| r.passed.is_some()).count();
     let capabilities_passed = results.values().filter(|r| r.passed == Some(true)).count();
     Report {
@@ -408,7 +422,7 @@ pub fn build_report(
         duration_ms: duration.as_secs_f64() * 1e3,
         setup_error: None,
         warnings: detection.warnings.clone(),
-        facts: BTreeMap::new(),
+        facts,
     }
 }
 
@@ -448,7 +462,7 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
                 tests.push(not_run(case, p));
             }
         }
-        if planned[0] == Planned::Run || planned.iter().any(|p| *p == Planned::Run) {
+        if planned.contains(&Planned::Run) {
             options.progress.capability_end(cap);
         }
     }
@@ -486,4 +500,61 @@ fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunO
     });
     let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
     results.drain(..).flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CaseFuture, Fixture};
+
+    struct Nothing;
+    impl CheckpointSaver for Nothing {}
+
+    fn records_facts(ctx: TestContext) -> CaseFuture {
+        Box::pin(async move {
+            ctx.fact("kills", 20);
+            ctx.fact("seed", "42");
+            match ctx.location() {
+                Some("mem://x") if ctx.registration_name() == "nothing" => Ok(()),
+                other => Err(crate::Failure::new(format!("location: got {other:?}"))),
+            }
+        })
+    }
+
+    #[test]
+    fn case_facts_reach_the_case_result_and_the_report() {
+        let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing).with_location("mem://x")) });
+        let case = SpecCase {
+            capability: Capability::Durability,
+            name: "records_facts",
+            upstream: &[],
+            multi_thread: false,
+            run: records_facts,
+        };
+        let r = execute_case(&reg, &case);
+        assert_eq!(r.outcome, Outcome::Passed, "{:?}", r.message);
+        assert_eq!(r.facts.get("durability.kills"), Some(&serde_json::json!(20)));
+        let report = build_report(&reg, &Detection::default(), None, vec![r], Duration::ZERO);
+        assert_eq!(report.facts.get("durability.seed"), Some(&serde_json::json!("42")));
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["facts"]["durability.kills"], 20);
+        assert_eq!(json["tests"][0]["facts"]["durability.kills"], 20);
+    }
+
+    #[test]
+    fn open_location_uses_open_at_or_says_it_is_missing() {
+        let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let err = rt.block_on(reg.open_location("here")).err().unwrap();
+        assert!(err.to_string().contains("no open_at"), "{err}");
+        let reg = reg.open_at(|loc| async move {
+            if loc == "here" {
+                Ok(Fixture::new(Nothing).with_location(loc))
+            } else {
+                Err(format!("unexpected location {loc}").into())
+            }
+        });
+        let fixture = rt.block_on(reg.open_location("here")).unwrap();
+        assert_eq!(fixture.location(), Some("here"));
+    }
 }

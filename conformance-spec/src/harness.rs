@@ -76,11 +76,17 @@ pub fn run_main(registration: Registration) -> ExitCode {
 ///
 /// Returns [`libtest_mimic::Conclusion::exit_code`] (101 when a trial failed), 2 for a bad
 /// `--junit` flag, and 1 when the run passed but a requested report could not be written.
+///
+/// In a durability crash child (the binary re-executed by the crash test, see
+/// [`crate::crash`]) it runs the child's workload instead and returns its exit code.
 pub fn run_with_args(
     registration: Registration,
     cases: Vec<SpecCase>,
     args: impl IntoIterator<Item = OsString>,
 ) -> ExitCode {
+    if let Some(code) = crate::child_main_if_requested(&registration) {
+        return code;
+    }
     let (junit, rest) = match take_junit_flag(args.into_iter().collect()) {
         Ok(v) => v,
         Err(e) => {

@@ -8,14 +8,24 @@
 //! A case is an `async fn(Cx) -> CaseResult`: it gets a fresh saver (through [`Cx`]) and
 //! fails with a message naming the call, the checkpoint, what was expected and what came
 //! back.
+//!
+//! The property capabilities of CONTRACT §4 are [`concurrency`] (many tasks, and two
+//! instances, at once) and [`durability`] (a new instance reads what was written; a child
+//! process killed with SIGKILL loses nothing it acknowledged, see [`crash`]). The crash test
+//! re-executes the test binary, so every front end calls [`child_main_if_requested`] first
+//! in `main`; `docs/crash-durability.md` says what each backend guarantees and how a
+//! registration enables the crash test.
 
 #![warn(missing_docs)]
 
+pub mod crash;
 pub mod cx;
 pub mod fixtures;
 pub mod harness;
 
+pub mod concurrency;
 pub mod delete_thread;
+pub mod durability;
 pub mod get_tuple;
 pub mod list;
 pub mod put;
@@ -29,22 +39,37 @@ mod ext_helpers;
 pub mod prune;
 
 pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
+pub use crash::{child_main_if_requested, child_main_if_requested_among};
 pub use cx::{CaseResult, Cx};
 
 /// Builds a module's case list: `spec_cases!(Capability::Put => [roundtrip ["test_put_roundtrip"], other])`.
 /// Each entry is an `async fn(Cx) -> CaseResult` in scope, optionally followed by the
-/// upstream test names it is the counterpart of.
+/// upstream test names it is the counterpart of. An entry marked `#[multi_thread]`
+/// (`#[multi_thread] many_writers`) runs on a multi-thread runtime
+/// ([`SpecCase::multi_thread`]), for cases that need real parallelism.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! spec_cases {
-    ($cap:expr => [ $( $f:ident $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
+    ($cap:expr => [ $( $(#[$mt:ident])? $f:ident $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
         vec![ $( $crate::SpecCase {
             capability: $cap,
             name: stringify!($f),
             upstream: &[$($($u),*)?],
-            multi_thread: false,
+            multi_thread: $crate::__spec_case_multi_thread!($($mt)?),
             run: |ctx| Box::pin($f($crate::Cx::new(ctx))),
         } ),* ]
+    };
+}
+
+/// `true` for the `#[multi_thread]` marker of [`spec_cases!`], `false` without it.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __spec_case_multi_thread {
+    () => {
+        false
+    };
+    (multi_thread) => {
+        true
     };
 }
 
@@ -95,6 +120,8 @@ pub fn catalog() -> Vec<SpecCase> {
     all.extend(copy_thread::cases());
     all.extend(prune::cases());
     all.extend(delta_channel_history::cases());
+    all.extend(concurrency::cases());
+    all.extend(durability::cases());
     all
 }
 

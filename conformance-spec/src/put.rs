@@ -95,7 +95,18 @@ async fn channel_values_roundtrip_byte_for_byte(cx: Cx) -> CaseResult {
 
 /// Where two large values first differ, for a message that does not print 16 MiB.
 fn describe_large(expected: &TypedValue, actual: &TypedValue) -> String {
-    let first_diff = expected.data.iter().zip(&actual.data).position(|(a, b)| a != b);
+    // Only scan when the bytes differ (a slice comparison is a fast memcmp; a byte-by-byte
+    // scan of 16 MiB is slow in debug builds).
+    let first_diff = if expected.data == actual.data {
+        None
+    } else {
+        let n = expected.data.len().min(actual.data.len());
+        let block = (0..n).step_by(4096).find(|&i| {
+            let end = (i + 4096).min(n);
+            expected.data[i..end] != actual.data[i..end]
+        });
+        block.and_then(|b| (b..n).find(|&i| expected.data[i] != actual.data[i]))
+    };
     format!(
         "expected tag {:?} and {} bytes, got tag {:?} and {} bytes{}",
         expected.type_tag,

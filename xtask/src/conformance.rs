@@ -225,6 +225,11 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     };
+    // The durability crash test re-executes this binary with the same arguments: in that
+    // child, run its workload on the registration's storage instead of the suite.
+    if let Some(code) = conformance_spec::child_main_if_requested(&registration) {
+        return code;
+    }
     for (cap, reason) in &args.skip {
         registration = registration.skip(*cap, reason.clone());
     }

@@ -17,6 +17,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod bench;
 mod conformance;
+mod mutants;
 
 /// The command line: `cargo xtask <TASK>`.
 #[derive(Debug, Parser)]
@@ -32,6 +33,9 @@ enum Task {
     /// Run the conformance suite against a reference backend and print (and optionally
     /// write) the report.
     Conformance(conformance::Args),
+    /// Run the spec against every mutant of the self-test's catalog and print the mutation
+    /// table, the spec cases no mutant makes fail, and the kill rate.
+    Mutants(mutants::Args),
     /// Measure the reference savers (release build) against the speed targets and print
     /// (and optionally write) the figures.
     Bench(bench::Args),
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Task::Conformance(args)) => conformance::run(args),
+        Some(Task::Mutants(args)) => mutants::run(args),
         Some(Task::Bench(args)) => bench::run(args),
     }
 }

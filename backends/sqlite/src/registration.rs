@@ -13,13 +13,16 @@ use crate::{SqliteOptions, SqliteSaver};
 /// The registration named `sqlite`: each case gets a fresh database file
 /// (`checkpoints.sqlite`) in a fresh temporary directory, which its cleanup removes; the
 /// fixture can open a second instance on the same file ([`Fixture::with_reopen`]), which
-/// enables the two-instance and durability cases (CONTRACT §4).
+/// enables the two-instance and durability cases (CONTRACT §4), and names the file
+/// ([`Fixture::with_location`]) so that the durability crash test's child process can
+/// open it ([`Registration::open_at`]).
 pub fn registration() -> Registration {
     registration_with(SqliteOptions::default())
 }
 
 /// [`registration`] with the given options (a synchronous level, reader count, ...).
 pub fn registration_with(options: SqliteOptions) -> Registration {
+    let open_options = options.clone();
     Registration::new("sqlite", move || {
         let options = options.clone();
         async move {
@@ -29,6 +32,7 @@ pub fn registration_with(options: SqliteOptions) -> Registration {
             Ok(fixture.with_cleanup(move || async move { dir.close().map_err(BoxError::from) }))
         }
     })
+    .open_at(open_at(open_options))
 }
 
 /// The registration named `sqlite` with each case's file beside `base`: the n-th case of
@@ -48,6 +52,7 @@ pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, Checkpoin
     }
     let options = SqliteOptions::default();
     let counter = Arc::new(AtomicU64::new(0));
+    let open_options = options.clone();
     Ok(Registration::new("sqlite", move || {
         let n = counter.fetch_add(1, Ordering::Relaxed);
         let path = case_path(&base, n);
@@ -57,7 +62,22 @@ pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, Checkpoin
             let fixture = fixture(path.clone(), options).await?;
             Ok(fixture.with_cleanup(move || async move { remove_database(&path).map_err(BoxError::from) }))
         }
-    }))
+    })
+    .open_at(open_at(open_options)))
+}
+
+/// The [`Registration::open_at`] function: opens the database file named by a fixture's
+/// location (its path) with `options`, in this or another process.
+fn open_at(
+    options: SqliteOptions,
+) -> impl Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Fixture, BoxError>> + Send>>
+       + Send
+       + Sync
+       + 'static {
+    move |location| {
+        let options = options.clone();
+        Box::pin(async move { Ok(Fixture::new(SqliteSaver::open_async(PathBuf::from(location), options).await?)) })
+    }
 }
 
 /// `<base>.case-<pid>-<n>`.
@@ -90,10 +110,11 @@ fn check_is_database(path: &Path) -> Result<(), CheckpointError> {
         .map_err(|e| CheckpointError::storage(format!("{} exists but is not an SQLite database", path.display()), e))
 }
 
-/// A fixture on `path` that can reopen the same file.
+/// A fixture on `path` that can reopen the same file, with the path as its location.
 async fn fixture(path: PathBuf, options: SqliteOptions) -> Result<Fixture, BoxError> {
     let saver = SqliteSaver::open_async(path.clone(), options.clone()).await?;
-    Ok(Fixture::new(saver).with_reopen(move || {
+    let location = path.to_str().ok_or_else(|| format!("{} is not valid UTF-8", path.display()))?.to_owned();
+    Ok(Fixture::new(saver).with_location(location).with_reopen(move || {
         let (path, options) = (path.clone(), options.clone());
         async move { SqliteSaver::open_async(path, options).await.map_err(BoxError::from) }
     }))

@@ -1,8 +1,40 @@
 //! Runs the whole conformance catalog against the SQLite saver through `validate()`.
+//!
+//! `harness = false`: the durability crash test re-executes this binary as a child process
+//! that writes to the database and is killed, so `main` first hands over to
+//! `conformance_spec::child_main_if_requested`, then runs the checks as libtest trials.
+
+use std::process::ExitCode;
 
 use conformance_core::{Level, Outcome, RunOptions};
 
-#[test]
+fn main() -> ExitCode {
+    // Both registrations below are named "sqlite" and open a location the same way.
+    if let Some(code) = conformance_spec::child_main_if_requested(&checkpoint_sqlite::registration()) {
+        return code;
+    }
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = vec![
+        libtest_mimic::Trial::test("sqlite_saver_passes_every_case", || catch(sqlite_saver_passes_every_case)),
+        libtest_mimic::Trial::test("sqlite_saver_passes_every_case_beside_a_chosen_path", || {
+            catch(sqlite_saver_passes_every_case_beside_a_chosen_path)
+        }),
+    ];
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// Runs a check written with `assert!`, turning its panic into a trial failure.
+fn catch(check: fn()) -> Result<(), libtest_mimic::Failed> {
+    std::panic::catch_unwind(check).map_err(|p| {
+        let message = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "the check panicked".to_owned());
+        libtest_mimic::Failed::from(message)
+    })
+}
+
 fn sqlite_saver_passes_every_case() {
     let report = conformance_spec::validate(&checkpoint_sqlite::registration(), &RunOptions::default());
     let failures: Vec<String> = report
@@ -16,7 +48,6 @@ fn sqlite_saver_passes_every_case() {
     assert_eq!(report.conformance_level, Level::Full, "{}", report.to_json());
 }
 
-#[test]
 fn sqlite_saver_passes_every_case_beside_a_chosen_path() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let base = dir.path().join("kit.sqlite");

@@ -1,0 +1,182 @@
+//! The kit's self-test: the reference savers pass every spec case, every mutant is caught
+//! by a case of the capability it breaks, and every spec case that no mutant makes fail
+//! is explained.
+//!
+//! `harness = false`: the durability crash test of the SQLite saver re-executes this binary
+//! as a child process, so `main` first hands over to
+//! `conformance_spec::child_main_if_requested`, then runs the checks as libtest trials.
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+use std::sync::OnceLock;
+
+use conformance_core::{Level, Outcome, Registration, RunOptions};
+use conformance_selftest::{
+    analyze, Analysis, AnalysisOptions, Cover, CONTRACT_RULES, GAPS, MUTANTS, RULES_WITHOUT_MUTANT, SCENARIOS,
+    SCENARIOS_WITHOUT_MUTANT,
+};
+
+fn main() -> ExitCode {
+    if let Some(code) = conformance_spec::child_main_if_requested(&checkpoint_sqlite::registration()) {
+        return code;
+    }
+    let args = libtest_mimic::Arguments::from_args();
+    let checks: [(&str, fn()); 8] = [
+        ("memory_saver_passes_every_case", memory_saver_passes_every_case),
+        ("sqlite_saver_passes_every_case", sqlite_saver_passes_every_case),
+        ("catalog_is_well_formed", catalog_is_well_formed),
+        ("every_rule_scenario_and_gap_has_a_mutant", every_rule_scenario_and_gap_has_a_mutant),
+        ("memory_saver_is_the_baseline", memory_saver_is_the_baseline),
+        ("every_mutant_is_caught_by_its_capability", every_mutant_is_caught_by_its_capability),
+        ("every_never_failing_case_is_explained", every_never_failing_case_is_explained),
+        ("kill_rate_is_total", kill_rate_is_total),
+    ];
+    let trials =
+        checks.into_iter().map(|(name, check)| libtest_mimic::Trial::test(name, move || catch(check))).collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// Runs a check written with `assert!`, turning its panic into a trial failure.
+fn catch(check: fn()) -> Result<(), libtest_mimic::Failed> {
+    std::panic::catch_unwind(check).map_err(|p| {
+        let message = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "the check panicked".to_owned());
+        libtest_mimic::Failed::from(message)
+    })
+}
+
+/// The analysis, run once and shared by the tests of this binary.
+fn analysis() -> &'static Analysis {
+    static ANALYSIS: OnceLock<Analysis> = OnceLock::new();
+    ANALYSIS.get_or_init(|| analyze(&AnalysisOptions::default()))
+}
+
+/// Fails unless the saver of `registration` passes every case of the spec and reaches FULL.
+fn assert_passes_every_case(registration: &Registration) {
+    let report = conformance_spec::validate(registration, &RunOptions::default());
+    let failures: Vec<String> = report
+        .tests
+        .iter()
+        .filter(|t| t.outcome == Outcome::Failed)
+        .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed on {}:\n{}",
+        failures.len(),
+        registration.name(),
+        failures.join("\n")
+    );
+    assert_eq!(report.conformance_level, Level::Full, "{}", report.to_json());
+}
+
+fn memory_saver_passes_every_case() {
+    assert_passes_every_case(&checkpoint_memory::registration());
+}
+
+fn sqlite_saver_passes_every_case() {
+    assert_passes_every_case(&checkpoint_sqlite::registration());
+}
+
+fn catalog_is_well_formed() {
+    assert!(MUTANTS.len() >= 60, "only {} mutants", MUTANTS.len());
+    let mut names = BTreeSet::new();
+    let mut bugs = BTreeSet::new();
+    for m in MUTANTS {
+        assert!(names.insert(m.name), "duplicate mutant name {}", m.name);
+        assert!(bugs.insert(format!("{:?}", m.bug)), "bug {:?} used by two mutants", m.bug);
+        assert!(
+            m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "mutant name {} is not snake_case",
+            m.name
+        );
+        assert!(!m.breaks.is_empty(), "{} declares no capability", m.name);
+        assert!(!m.covers.is_empty(), "{} covers nothing", m.name);
+        assert!(!m.description.is_empty() && !m.description.contains('\n'), "{}: one-line description", m.name);
+        for c in m.covers {
+            match c {
+                Cover::Rule(r) => {
+                    assert!(CONTRACT_RULES.iter().any(|(id, ..)| id == r), "{}: unknown rule {r}", m.name)
+                }
+                Cover::Scenario(s) => {
+                    assert!(SCENARIOS.iter().any(|(id, _)| id == s), "{}: unknown scenario {s}", m.name)
+                }
+                Cover::Gap(g) => assert!(GAPS.iter().any(|(id, _)| id == g), "{}: unknown gap {g}", m.name),
+            }
+        }
+    }
+}
+
+fn every_rule_scenario_and_gap_has_a_mutant() {
+    let covered: BTreeSet<Cover> = MUTANTS.iter().flat_map(|m| m.covers.iter().copied()).collect();
+    let mut missing = Vec::new();
+    for (id, ..) in CONTRACT_RULES {
+        let explained = RULES_WITHOUT_MUTANT.iter().any(|(r, _)| r == id);
+        if covered.contains(&Cover::Rule(id)) == explained {
+            missing.push(format!("rule {id} (covered: {}, explained: {explained})", !explained));
+        }
+    }
+    for (id, _) in SCENARIOS {
+        let explained = SCENARIOS_WITHOUT_MUTANT.iter().any(|(s, _)| s == id);
+        if covered.contains(&Cover::Scenario(id)) == explained {
+            missing.push(format!("scenario {id} (explained: {explained})"));
+        }
+    }
+    for (id, _) in GAPS {
+        if !covered.contains(&Cover::Gap(id)) {
+            missing.push(format!("gap {id}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "covered by no mutant and not explained, or explained but covered:\n{}",
+        missing.join("\n")
+    );
+}
+
+fn memory_saver_is_the_baseline() {
+    let a = analysis();
+    assert!(a.baseline_failures.is_empty(), "the memory saver fails: {:?}", a.baseline_failures);
+}
+
+fn every_mutant_is_caught_by_its_capability() {
+    let a = analysis();
+    let mut problems = Vec::new();
+    for r in &a.results {
+        let declared = r.caught_in_declared();
+        let outside = r.caught_outside();
+        if declared.is_empty() {
+            problems.push(format!(
+                "{} ({}) survived in its capabilities {:?}{}",
+                r.mutant.name,
+                r.mutant.description,
+                r.mutant.breaks.iter().map(|c| c.name()).collect::<Vec<_>>(),
+                if outside.is_empty() { String::new() } else { format!("; caught only by {}", outside.join(", ")) }
+            ));
+        } else if !outside.is_empty() {
+            problems.push(format!(
+                "{} breaks more than it declares {:?}: caught by {}",
+                r.mutant.name,
+                r.mutant.breaks.iter().map(|c| c.name()).collect::<Vec<_>>(),
+                outside.join(", ")
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}\n\n{}", problems.join("\n"), a.render());
+}
+
+fn every_never_failing_case_is_explained() {
+    let a = analysis();
+    let unexplained = a.unexplained();
+    assert!(unexplained.is_empty(), "spec cases no mutant makes fail, unexplained:\n{}", unexplained.join("\n"));
+    assert!(a.stale_explanations.is_empty(), "stale NEVER_FAILING_EXPLAINED entries: {:?}", a.stale_explanations);
+}
+
+fn kill_rate_is_total() {
+    let a = analysis();
+    assert_eq!(a.kill_rate(), 100.0, "survivors: {:?}", a.survivors());
+    assert!(!a.results.iter().any(|r| r.mutant.bug.is_none()), "the bug-free reference is not a mutant");
+}
