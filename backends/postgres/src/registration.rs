@@ -83,7 +83,9 @@ pub async fn drop_schemas_with_prefix(url: &str, prefix: &str) -> Result<usize, 
 /// setup) and a saver whose connections use it, so cases run in parallel against one server
 /// without seeing each other. [`Fixture::with_reopen`] opens a second instance (its own
 /// pool, its own setup) on the same schema, which enables the durability and two-instance
-/// cases. The cleanup drops the schema; the lifespan checks the server answers before any
+/// cases; the fixture's location is the schema name, which [`Registration::open_at`] opens
+/// in another process for the crash test (that process needs the same URL, so a front end
+/// passes it through the environment). The cleanup drops the schema; the lifespan checks the server answers before any
 /// case runs and, at the end, drops any schema of this run a timed-out case left behind.
 pub fn registration(url: &str) -> Registration {
     registration_with_schema_prefix(url, &format!("{TEST_SCHEMA_PREFIX}{}_", short_token(8)))
@@ -98,6 +100,7 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
     let factory_url = url.to_owned();
     let factory_prefix = run_prefix.clone();
     let setup_url = url.to_owned();
+    let open_url = url.to_owned();
     let teardown_url = url.to_owned();
     Registration::new("postgres", move || {
         let url = factory_url.clone();
@@ -118,7 +121,18 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
                     let options = options.clone();
                     async move { PostgresSaver::connect_with(&url, options).await.map_err(|e| Box::new(e) as BoxError) }
                 })
+                .with_location(schema.clone())
                 .with_cleanup(move || async move { drop_schema(&url, &schema).await }))
+        }
+    })
+    .open_at(move |schema| {
+        // Another instance on a case's schema, in this or another process (the durability
+        // crash test's child); the case's cleanup drops the schema.
+        let url = open_url.clone();
+        async move {
+            let options = PostgresOptions::new().schema(schema).max_connections(FIXTURE_CONNECTIONS);
+            let saver = PostgresSaver::connect_with(&url, options).await.map_err(|e| Box::new(e) as BoxError)?;
+            Ok(Fixture::new(saver))
         }
     })
     .lifespan(
