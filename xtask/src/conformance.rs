@@ -212,6 +212,9 @@ pub fn run(args: Args) -> ExitCode {
                     );
                     match TestServer::start() {
                         Ok(s) => {
+                            // The durability crash test re-executes this binary: its child must
+                            // use this server, not start its own. Still single-threaded here.
+                            std::env::set_var(checkpoint_postgres::URL_ENV, s.url());
                             let registration = checkpoint_postgres::registration(s.url());
                             server = Some(s);
                             registration
