@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use checkpoint_postgres::test_server::TestServer;
 use conformance_core::render::render_terminal;
 use conformance_core::{Capability, Progress, RunOptions};
 use conformance_spec::harness::{check_writable, write_reports, ReportOutputs};
@@ -30,16 +31,19 @@ pub enum Backend {
     Memory,
     /// `checkpoint_sqlite`.
     Sqlite,
+    /// `checkpoint_postgres`, on `--postgres-url`, `CHECKPOINT_POSTGRES_URL` or a throwaway
+    /// server started for the run.
+    Postgres,
 }
 
 impl Backend {
-    const NAMES: &'static str = "memory, sqlite";
+    const NAMES: &'static str = "memory, sqlite, postgres";
 }
 
 /// The options of `cargo xtask conformance`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The backend to check: memory or sqlite.
+    /// The backend to check: memory, sqlite or postgres.
     #[arg(long, value_name = "BACKEND", default_value = "sqlite", value_parser = parse_backend)]
     backend: Backend,
 
@@ -49,6 +53,12 @@ pub struct Args {
     /// Default: a fresh temporary file per case.
     #[arg(long, value_name = "FILE")]
     sqlite_path: Option<PathBuf>,
+
+    /// The PostgreSQL server for --backend postgres (each case uses its own schema, dropped
+    /// after it). Default: $CHECKPOINT_POSTGRES_URL, else a throwaway server started for
+    /// this run on 127.0.0.1 (Debian's binaries, scripts/pg-test-server.sh) and removed after.
+    #[arg(long, value_name = "URL")]
+    postgres_url: Option<String>,
 
     /// Run only these capabilities (comma-separated names such as put,list,prune).
     #[arg(long, value_name = "CAP,...", value_delimiter = ',', value_parser = parse_capability)]
@@ -84,6 +94,7 @@ fn parse_backend(s: &str) -> Result<Backend, String> {
     match s {
         "memory" => Ok(Backend::Memory),
         "sqlite" => Ok(Backend::Sqlite),
+        "postgres" => Ok(Backend::Postgres),
         other => Err(format!("unknown backend `{other}`; valid backends are: {}", Backend::NAMES)),
     }
 }
@@ -174,6 +185,9 @@ fn prepare(args: &Args) -> Result<(), String> {
     if let Some(p) = &args.sqlite_path {
         check_sqlite_path(p)?;
     }
+    if args.postgres_url.is_some() && args.backend != Backend::Postgres {
+        return Err("--postgres-url applies only to --backend postgres".into());
+    }
     if let Some(p) = &args.json {
         check_writable(p).map_err(|e| format!("--json: {e}"))?;
     }
@@ -189,6 +203,8 @@ pub fn run(args: Args) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(USAGE);
     }
+    // Kept alive until the reports are written; dropping it stops and removes the server.
+    let mut server: Option<TestServer> = None;
     let mut registration = match (args.backend, &args.sqlite_path) {
         (Backend::Memory, _) => checkpoint_memory::registration(),
         // A fresh temporary database file per case, removed by the case's cleanup.
@@ -200,6 +216,32 @@ pub fn run(args: Args) -> ExitCode {
                 return ExitCode::from(USAGE);
             }
         },
+        (Backend::Postgres, _) => {
+            let from_env = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty());
+            match args.postgres_url.clone().or(from_env) {
+                Some(url) => checkpoint_postgres::registration(&url),
+                None => {
+                    eprintln!(
+                        "no --postgres-url and no {}: starting a throwaway PostgreSQL server",
+                        checkpoint_postgres::URL_ENV
+                    );
+                    match TestServer::start() {
+                        Ok(s) => {
+                            // The durability crash test re-executes this binary: its child must
+                            // use this server, not start its own. Still single-threaded here.
+                            std::env::set_var(checkpoint_postgres::URL_ENV, s.url());
+                            let registration = checkpoint_postgres::registration(s.url());
+                            server = Some(s);
+                            registration
+                        }
+                        Err(e) => {
+                            eprintln!("error: {e}");
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                }
+            }
+        }
     };
     // The durability crash test re-executes this binary with the same arguments: in that
     // child, run its workload on the registration's storage instead of the suite.
@@ -230,6 +272,11 @@ pub fn run(args: Args) -> ExitCode {
             eprintln!("error: {e}");
         }
     }
+    if let Some(s) = server.take() {
+        if let Err(e) = s.stop() {
+            eprintln!("warning: {e}");
+        }
+    }
     // With --capabilities, success is "no selected capability failed" (the level, which
     // needs every base capability, is still reported as it is).
     let success = match &args.capabilities {
@@ -253,7 +300,8 @@ mod tests {
 
     #[test]
     fn value_parsers_name_the_valid_values() {
-        assert!(parse_backend("postgres").unwrap_err().contains("memory, sqlite"));
+        assert!(parse_backend("oracle").unwrap_err().contains("memory, sqlite, postgres"));
+        assert_eq!(parse_backend("postgres").unwrap(), Backend::Postgres);
         assert!(parse_capability("puts").unwrap_err().contains("put_writes"));
         assert_eq!(parse_skip("prune= no server ").unwrap(), (Capability::Prune, "no server".into()));
         assert!(parse_skip("prune").unwrap_err().contains("CAPABILITY=REASON"));

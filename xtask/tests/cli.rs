@@ -41,7 +41,15 @@ fn no_arguments_lists_the_tasks() {
 
 #[test]
 fn unknown_backend() {
-    assert_usage_error(&["conformance", "--backend", "oracle"], "valid backends are: memory, sqlite");
+    assert_usage_error(&["conformance", "--backend", "oracle"], "valid backends are: memory, sqlite, postgres");
+}
+
+#[test]
+fn postgres_url_needs_the_postgres_backend() {
+    assert_usage_error(
+        &["conformance", "--backend", "memory", "--postgres-url", "postgresql://127.0.0.1:1/x"],
+        "--postgres-url applies only to --backend postgres",
+    );
 }
 
 #[test]
