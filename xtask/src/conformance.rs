@@ -4,8 +4,9 @@
 //! the JSON / JUnit reports and the GitHub step summary when asked.
 //!
 //! Exit codes: 0 when the report is a success (`Report::is_success`: every base capability
-//! passed and no detected capability failed), 1 otherwise or when a report could not be
-//! written, 2 on a usage error (checked before anything runs).
+//! passed and no detected capability failed; with `--capabilities`, no selected capability
+//! failed and at least one passed), 1 otherwise or when a report could not be written, 2 on
+//! a usage error (checked before anything runs).
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -120,8 +121,8 @@ fn parse_progress(s: &str) -> Result<Progress, String> {
 
 fn parse_timeout(s: &str) -> Result<Duration, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(Duration::from_secs_f64(v)),
-        _ => Err(format!("expected a number of seconds greater than 0 (at most 86400), got `{s}`")),
+        Ok(v) if v.is_finite() && (0.01..=86_400.0).contains(&v) => Ok(Duration::from_secs_f64(v)),
+        _ => Err(format!("expected a number of seconds from 0.01 to 86400, got `{s}`")),
     }
 }
 
@@ -144,6 +145,20 @@ fn check_sqlite_path(path: &Path) -> Result<(), String> {
     };
     if !parent.is_dir() {
         return Err(format!("--sqlite-path {}: directory {} does not exist", path.display(), parent.display()));
+    }
+    // The case databases go beside the path: the directory must be writable.
+    let probe = parent.join(format!(".conformance-write-probe-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+        }
+        Err(e) => {
+            return Err(format!(
+                "--sqlite-path {}: cannot create files in {} ({e}); the case databases are created beside the path",
+                path.display(),
+                parent.display()
+            ))
+        }
     }
     if !path.exists() {
         return Ok(());
@@ -262,7 +277,17 @@ pub fn run(args: Args) -> ExitCode {
             eprintln!("warning: {e}");
         }
     }
-    if report.is_success() && written.is_ok() {
+    // With --capabilities, success is "no selected capability failed" (the level, which
+    // needs every base capability, is still reported as it is).
+    let success = match &args.capabilities {
+        None => report.is_success(),
+        Some(_) => {
+            report.setup_error.is_none()
+                && report.results.values().all(|r| r.passed != Some(false))
+                && report.results.values().any(|r| r.passed == Some(true))
+        }
+    };
+    if success && written.is_ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -285,6 +310,7 @@ mod tests {
         assert!(parse_progress("loud").unwrap_err().contains("dots, verbose, quiet"));
         assert_eq!(parse_timeout("1.5").unwrap(), Duration::from_millis(1500));
         assert!(parse_timeout("0").is_err() && parse_timeout("nan").is_err() && parse_timeout("x").is_err());
+        assert!(parse_timeout("1e-12").is_err() && parse_timeout("0.01").is_ok());
         assert!(parse_jobs("0").is_err());
     }
 }
