@@ -96,10 +96,26 @@
 //!
 //! ## Testing
 //!
-//! [`registration`] gives the kit a fresh schema per case on one server. The tests read the
-//! server's URL from `CHECKPOINT_POSTGRES_URL`; `scripts/pg-test-server.sh start` starts a
-//! throwaway server and prints one, and the `test-server` feature offers the same as
-//! `test_server::TestServer`.
+//! [`registration`] gives the kit a fresh schema per case on one server (its location, for
+//! the durability crash test, is the schema name). The tests read the server's URL from
+//! `CHECKPOINT_POSTGRES_URL`; `scripts/pg-test-server.sh start` starts a throwaway server
+//! and prints one, and the `test-server` feature offers the same as
+//! `test_server::TestServer` (which `cargo xtask conformance --backend postgres` uses when no
+//! URL is given). Without the variable the tests say why they did not run, and with
+//! `CHECKPOINT_POSTGRES_REQUIRED=1` they fail instead:
+//!
+//! ```sh
+//! export CHECKPOINT_POSTGRES_URL=$(scripts/pg-test-server.sh start)
+//! CHECKPOINT_POSTGRES_REQUIRED=1 cargo test -p checkpoint-postgres
+//! scripts/pg-test-server.sh stop
+//! ```
+//!
+//! - `tests/conformance.rs`: the catalog as trials (`checkpointer_test!`);
+//! - `tests/validate.rs`: the catalog through `validate()`, and no schema left behind;
+//! - `tests/differential.rs`: random call sequences agree with the in-memory reference saver,
+//!   and no stored value outlives the last checkpoint that reads it;
+//! - `tests/postgres.rs`: NUL refusal, exact JSON, SQL-looking filter keys, setup by many
+//!   instances at once, 16 MiB values, parent cycles, writers and maintenance at once.
 
 #![warn(missing_docs)]
 
