@@ -36,6 +36,9 @@ const MAX_GETS: usize = 4096;
 const MAX_LISTS: usize = 64;
 /// Results holding more value bytes than this are not cached.
 const MAX_BYTES: usize = 4 << 20;
+/// Value bytes held by each of the two maps at most; a map is emptied when an insert
+/// would pass it.
+const MAX_TOTAL_BYTES: usize = 64 << 20;
 
 /// The wal-index header words: equal snapshots mean no commit in between.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,8 +121,31 @@ type ListEntry = (Snapshot, Arc<Vec<CheckpointTuple>>);
 /// The cache of one saver instance.
 pub(crate) struct ReadCache {
     header: Option<WalHeader>,
-    gets: Mutex<HashMap<GetKey, (Snapshot, Option<CheckpointTuple>)>>,
-    lists: Mutex<HashMap<String, ListEntry>>,
+    gets: Mutex<Bounded<GetKey, (Snapshot, Option<CheckpointTuple>)>>,
+    lists: Mutex<Bounded<String, ListEntry>>,
+}
+
+/// A map bounded by entry count and by the value bytes it holds; emptied when full (the
+/// entries are cheap to read again, and any commit makes them useless anyway).
+struct Bounded<K, V> {
+    map: HashMap<K, V>,
+    bytes: usize,
+    max_entries: usize,
+}
+
+impl<K: std::hash::Hash + Eq, V> Bounded<K, V> {
+    fn new(max_entries: usize) -> Self {
+        Self { map: HashMap::new(), bytes: 0, max_entries }
+    }
+
+    fn insert(&mut self, key: K, value: V, bytes: usize) {
+        if self.map.len() >= self.max_entries || self.bytes + bytes > MAX_TOTAL_BYTES {
+            self.map.clear();
+            self.bytes = 0;
+        }
+        self.bytes += bytes;
+        self.map.insert(key, value);
+    }
 }
 
 fn value_bytes(t: &CheckpointTuple) -> usize {
@@ -136,7 +162,7 @@ impl ReadCache {
     /// is false or the wal-index cannot be mapped.
     pub(crate) fn open(path: &Path, options: &SqliteOptions, enabled: bool) -> Result<Self, CheckpointError> {
         let header = if enabled { WalHeader::open(path, options)? } else { None };
-        Ok(Self { header, gets: Mutex::new(HashMap::new()), lists: Mutex::new(HashMap::new()) })
+        Ok(Self { header, gets: Mutex::new(Bounded::new(MAX_GETS)), lists: Mutex::new(Bounded::new(MAX_LISTS)) })
     }
 
     /// The state to tag a read with; call it before the read transaction begins.
@@ -149,7 +175,7 @@ impl ReadCache {
         let now = self.snapshot()?;
         let key = (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), cfg.checkpoint_id.clone());
         let gets = self.gets.lock().unwrap_or_else(|e| e.into_inner());
-        match gets.get(&key) {
+        match gets.map.get(&key) {
             Some((at, t)) if *at == now => Some(t.clone()),
             _ => None,
         }
@@ -157,15 +183,13 @@ impl ReadCache {
 
     /// Remembers a `get_tuple` result read after `at`.
     pub(crate) fn put_get(&self, cfg: &CheckpointConfig, at: Snapshot, t: &Option<CheckpointTuple>) {
-        if t.as_ref().is_some_and(|t| value_bytes(t) > MAX_BYTES) {
+        let bytes = t.as_ref().map_or(0, value_bytes);
+        if bytes > MAX_BYTES {
             return;
         }
         let key = (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), cfg.checkpoint_id.clone());
         let mut gets = self.gets.lock().unwrap_or_else(|e| e.into_inner());
-        if gets.len() >= MAX_GETS {
-            gets.clear();
-        }
-        gets.insert(key, (at, t.clone()));
+        gets.insert(key, (at, t.clone()), bytes);
     }
 
     /// A `list` result still valid now.
@@ -174,7 +198,7 @@ impl ReadCache {
         let key = list_key(thread_id, options)?;
         let hit = {
             let lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
-            match lists.get(&key) {
+            match lists.map.get(&key) {
                 Some((at, l)) if *at == now => Some(l.clone()),
                 _ => None,
             }
@@ -184,15 +208,14 @@ impl ReadCache {
 
     /// Remembers a `list` result read after `at`.
     pub(crate) fn put_list(&self, thread_id: &str, options: &ListOptions, at: Snapshot, l: &[CheckpointTuple]) {
-        if l.iter().map(value_bytes).sum::<usize>() > MAX_BYTES {
+        let bytes = l.iter().map(value_bytes).sum::<usize>();
+        if bytes > MAX_BYTES {
             return;
         }
         let Some(key) = list_key(thread_id, options) else { return };
+        let entry = (at, Arc::new(l.to_vec()));
         let mut lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
-        if lists.len() >= MAX_LISTS {
-            lists.clear();
-        }
-        lists.insert(key, (at, Arc::new(l.to_vec())));
+        lists.insert(key, entry, bytes);
     }
 }
 
