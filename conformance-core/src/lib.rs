@@ -41,6 +41,7 @@ pub mod render;
 pub mod report;
 pub mod run;
 mod saver;
+mod traced;
 pub mod types;
 
 pub use capability::{Capability, CapabilityKind, UnknownCapability};

@@ -73,7 +73,7 @@ fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
         .collect();
     let facts = if facts.is_empty() { String::new() } else { format!(", {}", facts.join(", ")) };
     match r.status {
-        CapabilityStatus::Passed if total == 0 => format!("   {name} (no cases)"),
+        CapabilityStatus::NoCases => format!("   {name} (no cases)"),
         CapabilityStatus::Passed => {
             let counts = format!("({}/{} passed{facts})", r.tests_passed, total);
             format!("{} {name} {counts}", "✅".if_supports_color(Stream::Stdout, |t| t.green()))

@@ -77,6 +77,9 @@ pub enum CapabilityStatus {
     Skipped,
     /// Left out of the run by a capability selection (`--capabilities`).
     NotSelected,
+    /// Detected, but the catalog run has no case for it (e.g. a custom catalog); it does not
+    /// count towards the level.
+    NoCases,
 }
 
 /// The result of one case.

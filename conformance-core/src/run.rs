@@ -18,6 +18,7 @@ use crate::progress::Progress;
 use crate::report::{
     conformance_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Report, KIT_VERSION, SCHEMA_VERSION,
 };
+use crate::traced::{CallLog, Traced};
 use crate::{
     Capability, Checkpoint, CheckpointConfig, CheckpointError, CheckpointSaver, ListOptions, PruneStrategy,
     Registration, SpecCase, TestContext, TypedValue,
@@ -164,7 +165,7 @@ pub fn detect(registration: &Registration) -> Detection {
             let d = match cap {
                 Capability::Concurrency => continue,
                 Capability::Durability => fixture.reopen.is_some(),
-                _ => match tokio::time::timeout(probe_limit, catch(probe(&*saver, cap))).await {
+                _ => match tokio::time::timeout(probe_limit, probe_on_own_thread(saver.clone(), cap)).await {
                     Ok(Ok(Err(CheckpointError::Unsupported(_)))) => false,
                     Ok(Ok(_)) => true,
                     Ok(Err(p)) => {
@@ -196,6 +197,29 @@ pub fn detect(registration: &Registration) -> Detection {
             warnings: vec![format!("{e}; every capability is treated as detected so its cases report the cause")],
         },
     }
+}
+
+/// Runs one probe on a thread (and runtime) of its own and awaits its answer without
+/// blocking this runtime, so a probe that blocks its thread forever is abandoned alone: the
+/// other capabilities are still probed, and this runtime keeps driving the saver's
+/// background tasks (connection tasks of a pool made by the factory).
+async fn probe_on_own_thread(
+    saver: Arc<dyn CheckpointSaver>,
+    cap: Capability,
+) -> Result<Result<(), CheckpointError>, String> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new().name(format!("conformance-probe-{cap}")).spawn(move || {
+        let out = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(rt) => std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(probe(&*saver, cap))))
+                .map_err(|p| format!("panicked: {}", panic_message(&*p))),
+            Err(e) => Err(format!("could not build a tokio runtime: {e}")),
+        };
+        let _ = tx.send(out);
+    });
+    if let Err(e) = spawned {
+        return Err(format!("could not spawn a thread: {e}"));
+    }
+    rx.await.unwrap_or_else(|_| Err("the probe's thread died without an answer".to_owned()))
 }
 
 async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), CheckpointError> {
@@ -254,6 +278,8 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let limit = registration.timeout;
     let facts = crate::case::Facts::default();
     let case_facts = facts.clone();
+    let calls = Arc::new(CallLog::default());
+    let case_calls = calls.clone();
     let outcome = run_isolated(case.multi_thread, limit, move || async move {
         let fixture = match catch(tokio::time::timeout(limit, reg.make_fixture())).await {
             Ok(Ok(Ok(f))) => f,
@@ -261,15 +287,17 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             Ok(Err(_)) => return Err(format!("the factory did not finish within {:.1} s", limit.as_secs_f64())),
             Err(p) => return Err(format!("the factory {p}")),
         };
-        let ctx = TestContext::new(fixture.saver.clone(), fixture.reopen.clone())
+        let traced: Arc<dyn CheckpointSaver> =
+            Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
+        let ctx = TestContext::new(traced, fixture.reopen.clone())
             .for_registration(reg.name.clone(), fixture.location.clone())
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
         let result = match tokio::time::timeout(remaining, catch(run(ctx))).await {
             Ok(Ok(Ok(()))) => Ok(()),
             Ok(Ok(Err(f))) => Err(f.message),
-            Ok(Err(p)) => Err(format!("the saver {p}")),
-            Err(_) => Err(format!("timed out after {:.1} s", limit.as_secs_f64())),
+            Ok(Err(p)) => Err(format!("the saver {p}{}", case_calls.describe())),
+            Err(_) => Err(format!("timed out after {:.1} s{}", limit.as_secs_f64(), case_calls.describe())),
         };
         drop(fixture.saver);
         let cleanup = match fixture.cleanup {
@@ -291,7 +319,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let (outcome, message) = match outcome {
         Ok(Ok(())) => (Outcome::Passed, None),
         Ok(Err(m)) => (Outcome::Failed, Some(m)),
-        Err(m) => (Outcome::Failed, Some(format!("the case {m}"))),
+        Err(m) => (Outcome::Failed, Some(format!("the case {m}{}", calls.describe()))),
     };
     let facts = facts
         .lock()
@@ -375,7 +403,9 @@ pub fn build_report(
             CapabilityStatus::Skipped
         } else if !detection.is_detected(cap) {
             CapabilityStatus::NotImplemented
-        } else if failed > 0 || (passed == 0 && !cases.is_empty()) {
+        } else if cases.is_empty() {
+            CapabilityStatus::NoCases
+        } else if failed > 0 || passed == 0 {
             CapabilityStatus::Failed
         } else {
             CapabilityStatus::Passed

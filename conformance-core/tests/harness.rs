@@ -116,6 +116,7 @@ fn a_panic_in_put_fails_that_case_with_the_panic_message() {
     let (o, m) = outcome(&report, "put::put_works");
     assert_eq!(o, Outcome::Failed);
     assert!(m.contains("panicked") && m.contains("put exploded on purpose"), "message: {m}");
+    assert!(m.contains("while in put(thread="), "the message names the call: {m}");
     assert_eq!(outcome(&report, "list::list_works").0, Outcome::Passed, "the run went on");
 }
 
@@ -126,7 +127,7 @@ fn an_async_hang_in_list_times_out_and_the_run_goes_on() {
     let report = run(&reg, &catalog(), &RunOptions::default());
     let (o, m) = outcome(&report, "list::list_works");
     assert_eq!(o, Outcome::Failed);
-    assert!(m.contains("timed out after 0.5 s"), "message: {m}");
+    assert!(m.contains("timed out after 0.5 s") && m.contains("while in list(thread="), "message: {m}");
     assert_eq!(outcome(&report, "put::put_works").0, Outcome::Passed);
     assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
     assert!(report.warnings.iter().any(|w| w.contains("probing list")), "warnings: {:?}", report.warnings);
@@ -139,8 +140,12 @@ fn a_blocking_hang_is_abandoned_and_reported() {
     let report = run(&reg, &[case(Capability::GetTuple, "get_works", get_case)], &RunOptions::default());
     let (o, m) = outcome(&report, "get_tuple::get_works");
     assert_eq!(o, Outcome::Failed);
-    assert!(m.contains("timed out"), "message: {m}");
+    assert!(m.contains("timed out") && m.contains("while in get_tuple(thread="), "message: {m}");
     assert!(start.elapsed() < Duration::from_secs(15), "took {:?}", start.elapsed());
+    // Only the blocked probe is abandoned: the other capabilities are still detected or not.
+    assert!(report.warnings.iter().any(|w| w.contains("probing get_tuple")), "{:?}", report.warnings);
+    assert_eq!(report.results[&Capability::Prune].status, CapabilityStatus::NotImplemented);
+    assert!(report.results[&Capability::Put].detected);
 }
 
 #[test]

@@ -41,7 +41,15 @@ fn no_arguments_lists_the_tasks() {
 
 #[test]
 fn unknown_backend() {
-    assert_usage_error(&["conformance", "--backend", "oracle"], "valid backends are: memory, sqlite");
+    assert_usage_error(&["conformance", "--backend", "oracle"], "valid backends are: memory, sqlite, postgres");
+}
+
+#[test]
+fn postgres_url_needs_the_postgres_backend() {
+    assert_usage_error(
+        &["conformance", "--backend", "memory", "--postgres-url", "postgresql://127.0.0.1:1/x"],
+        "--postgres-url applies only to --backend postgres",
+    );
 }
 
 #[test]
@@ -61,7 +69,7 @@ fn unknown_capability_in_skip_lists_valid_names() {
 #[test]
 fn bad_progress_timeout_jobs_and_flags() {
     assert_usage_error(&["conformance", "--progress", "loud"], "dots, verbose, quiet");
-    assert_usage_error(&["conformance", "--timeout", "0"], "greater than 0");
+    assert_usage_error(&["conformance", "--timeout", "0"], "from 0.01 to 86400");
     assert_usage_error(&["conformance", "--jobs", "0"], "at least 1");
     assert_usage_error(&["conformance", "--frobnicate"], "--frobnicate");
     assert_usage_error(&["mutate"], "valid tasks are: conformance");
@@ -98,10 +106,10 @@ fn memory_run_writes_json_and_junit_and_exit_code_follows_the_level() {
     let junit = dir.path().join("r.xml");
     let summary = dir.path().join("summary.md");
     std::fs::write(&summary, "# earlier step\n").unwrap();
-    // Only `put` selected: the other base capabilities did not pass, so this run fails (1)
-    // and must still write both reports.
+    // `put` skipped: a base capability did not pass, so this run fails (1) and must still
+    // write both reports.
     let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["conformance", "--backend", "memory", "--capabilities", "put", "--progress", "quiet"])
+        .args(["conformance", "--backend", "memory", "--skip", "put=not today", "--progress", "quiet"])
         .args(["--json", json.to_str().unwrap(), "--junit", junit.to_str().unwrap()])
         .env("NO_COLOR", "1")
         .env("GITHUB_STEP_SUMMARY", &summary)
@@ -111,12 +119,31 @@ fn memory_run_writes_json_and_junit_and_exit_code_follows_the_level() {
     assert!(text(&out.stdout).contains("Checkpointer Validation: memory"), "the terminal report is printed");
     let report = read_json(&json);
     assert_eq!(report["checkpointer_name"], "memory");
-    assert_eq!(report["results"]["list"]["status"], "not_selected");
+    assert_eq!(report["results"]["put"]["status"], "skipped");
+    assert_eq!(report["results"]["put"]["skip_reason"], "not today");
     assert_ne!(report["conformance_level"], "FULL");
     assert_junit_matches(&junit, &report);
     let md = std::fs::read_to_string(&summary).unwrap();
     assert!(md.starts_with("# earlier step\n"), "the summary is appended, not overwritten");
     assert!(md.contains("## Checkpointer conformance: memory"), "{md}");
+}
+
+/// A capability selection succeeds when no selected capability failed, although the level
+/// (which needs every base capability) stays below FULL.
+#[test]
+fn a_selection_that_passes_exits_zero_and_reports_the_honest_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "memory", "--capabilities", "put,prune", "--progress", "quiet"])
+        .args(["--json", json.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let report = read_json(&json);
+    assert_eq!(report["results"]["list"]["status"], "not_selected");
+    assert_eq!(report["conformance_level"], "BASE");
 }
 
 /// The whole catalog on the memory saver: exit 0 exactly when the report is a success.

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 /// shorter ones are kept inline in the checkpoint body.
 pub(crate) const INLINE_LIMIT: usize = 16 * 1024;
 
-/// A resolved channel value of a stored checkpoint.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A resolved channel value of a stored checkpoint, while a put is being resolved.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum StoredValue {
     /// The value itself.
     Inline(TypedValue),
@@ -20,15 +20,22 @@ pub(crate) enum StoredValue {
     Blob(String),
 }
 
-/// The body of a stored checkpoint (MessagePack, fields in this order).
+/// The body of a stored checkpoint (MessagePack, fields in this order). Inline values and
+/// blob references are two maps so that a read moves the inline map into the checkpoint
+/// as it is.
 #[derive(Debug, Deserialize)]
 pub(crate) struct StoredCheckpoint {
     pub v: i64,
     pub ts: String,
+    #[serde(deserialize_with = "de_versions")]
     pub channel_versions: ChannelVersions,
+    #[serde(deserialize_with = "de_versions_seen")]
     pub versions_seen: BTreeMap<String, ChannelVersions>,
     pub updated_channels: Option<Vec<String>>,
-    pub values: BTreeMap<String, StoredValue>,
+    /// Channel -> value, for values kept inline.
+    pub values: BTreeMap<String, TypedValue>,
+    /// Channel -> blob id, for values kept in `blobs`.
+    pub blobs: BTreeMap<String, String>,
 }
 
 /// The borrowed twin of [`StoredCheckpoint`], for encoding without copies.
@@ -39,7 +46,8 @@ struct StoredCheckpointRef<'a> {
     channel_versions: &'a ChannelVersions,
     versions_seen: &'a BTreeMap<String, ChannelVersions>,
     updated_channels: &'a Option<Vec<String>>,
-    values: &'a BTreeMap<String, StoredValue>,
+    values: BTreeMap<&'a str, &'a TypedValue>,
+    blobs: BTreeMap<&'a str, &'a str>,
 }
 
 /// Encodes the body of `checkpoint` (its own `channel_values` are ignored) with the
@@ -48,13 +56,26 @@ pub(crate) fn encode_checkpoint(
     checkpoint: &Checkpoint,
     values: &BTreeMap<String, StoredValue>,
 ) -> Result<Vec<u8>, CheckpointError> {
+    let mut inline = BTreeMap::new();
+    let mut blobs = BTreeMap::new();
+    for (ch, v) in values {
+        match v {
+            StoredValue::Inline(t) => {
+                inline.insert(ch.as_str(), t);
+            }
+            StoredValue::Blob(id) => {
+                blobs.insert(ch.as_str(), id.as_str());
+            }
+        }
+    }
     let body = StoredCheckpointRef {
         v: checkpoint.v,
         ts: &checkpoint.ts,
         channel_versions: &checkpoint.channel_versions,
         versions_seen: &checkpoint.versions_seen,
         updated_channels: &checkpoint.updated_channels,
-        values,
+        values: inline,
+        blobs,
     };
     rmp_serde::to_vec(&body).map_err(|e| CheckpointError::storage("encoding the checkpoint body", e))
 }
@@ -62,6 +83,67 @@ pub(crate) fn encode_checkpoint(
 /// Decodes a checkpoint body.
 pub(crate) fn decode_checkpoint(bytes: &[u8]) -> Result<StoredCheckpoint, CheckpointError> {
     rmp_serde::from_slice(bytes).map_err(|e| CheckpointError::storage("decoding a stored checkpoint body", e))
+}
+
+/// A channel version read straight from an integer or a string (no buffering, unlike the
+/// untagged derive).
+struct VersionDe(ChannelVersion);
+
+impl<'de> Deserialize<'de> for VersionDe {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = VersionDe;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an integer or a string channel version")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<VersionDe, E> {
+                Ok(VersionDe(ChannelVersion::Int(v)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<VersionDe, E> {
+                i64::try_from(v).map(|i| VersionDe(ChannelVersion::Int(i))).map_err(E::custom)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<VersionDe, E> {
+                Ok(VersionDe(ChannelVersion::Str(v.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<VersionDe, E> {
+                Ok(VersionDe(ChannelVersion::Str(v)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Channel -> version, read without buffering.
+struct VersionsDe(ChannelVersions);
+
+impl<'de> Deserialize<'de> for VersionsDe {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = VersionsDe;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of channel versions")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<VersionsDe, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((k, v)) = map.next_entry::<String, VersionDe>()? {
+                    out.insert(k, v.0);
+                }
+                Ok(VersionsDe(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+fn de_versions<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ChannelVersions, D::Error> {
+    VersionsDe::deserialize(d).map(|v| v.0)
+}
+
+fn de_versions_seen<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, ChannelVersions>, D::Error> {
+    let m: BTreeMap<String, VersionsDe> = BTreeMap::deserialize(d)?;
+    Ok(m.into_iter().map(|(k, v)| (k, v.0)).collect())
 }
 
 impl StoredCheckpoint {
@@ -75,6 +157,14 @@ impl StoredCheckpoint {
             channel_versions: self.channel_versions,
             versions_seen: self.versions_seen,
             updated_channels: self.updated_channels,
+        }
+    }
+
+    /// The stored value of `ch`, inline or by reference.
+    pub(crate) fn value(&self, ch: &str) -> Option<StoredValue> {
+        match self.values.get(ch) {
+            Some(v) => Some(StoredValue::Inline(v.clone())),
+            None => self.blobs.get(ch).map(|id| StoredValue::Blob(id.clone())),
         }
     }
 }
@@ -143,15 +233,11 @@ mod tests {
         .into();
         let bytes = encode_checkpoint(&cp, &values).unwrap();
         let back = decode_checkpoint(&bytes).unwrap();
-        assert_eq!(back.values, values);
-        let inline: BTreeMap<String, TypedValue> = back
-            .values
-            .iter()
-            .filter_map(|(k, v)| match v {
-                StoredValue::Inline(t) => Some((k.clone(), t.clone())),
-                StoredValue::Blob(_) => None,
-            })
-            .collect();
+        for (ch, v) in &values {
+            assert_eq!(back.value(ch).as_ref(), Some(v));
+        }
+        assert_eq!(back.blobs.len(), 1);
+        let inline = back.values.clone();
         let mut want = cp.clone();
         want.channel_values = inline.clone();
         assert_eq!(back.into_checkpoint("c1".into(), inline), want);

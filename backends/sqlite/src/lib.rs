@@ -24,7 +24,11 @@
 //! rolled back alone and gets its own error; the others commit), commits once and only
 //! then answers each request. Alone, a put is one commit; under load, one fsync serves the
 //! whole group. With the default `synchronous = FULL`, an `Ok` from `put`/`put_writes`
-//! means the data is in the fsynced WAL (CONTRACT §4 durability).
+//! means the data is in the fsynced WAL (CONTRACT §4 durability). SQLite's automatic
+//! checkpoint (which would run inside a commit and delay its acknowledgement) is off on the
+//! writer's connection; the writer runs a passive checkpoint itself after answering a
+//! group, once the WAL has passed 1,000 pages and nothing is queued (or 16,384 pages in
+//! any case).
 //!
 //! **Two instances.** SQLite's busy timeout waits for a lock another instance holds, and
 //! a group that still meets `SQLITE_BUSY` is retried whole until
@@ -32,13 +36,33 @@
 //! is idempotent and serialised by `BEGIN IMMEDIATE`, so two instances may open the same
 //! new file at once.
 //!
+//! **Reads** run on the reader pool: `get_tuple` is one SQL statement (the checkpoint row,
+//! its writes and its large values; one snapshot), `list` one statement for the page plus
+//! one for the page's writes inside one read transaction. Connections enable SQLite's
+//! query-planner stability guarantee (QPSG): without it SQLite marks most statements
+//! "re-prepare when re-bound", and since rusqlite's statement cache clears bindings when a
+//! statement goes back to the cache, every cached statement was being compiled again on
+//! each use.
+//!
+//! **Read cache.** Every commit to a WAL database, by any connection of any process,
+//! rewrites the wal-index header in the shared `-shm` memory. A `get_tuple` or `list`
+//! result is kept with the header seen just before its read transaction and served again,
+//! from memory and without a thread hand-off, only while the header is unchanged, i.e.
+//! while nothing at all has been committed since. So a cached read is never stale, also
+//! across instances and processes (see `cache.rs`; [`SqliteOptions::read_cache`] turns it
+//! off). It serves repeated reads of an unchanged database (polling, a UI, `list` after
+//! `list`); a workload that writes between reads always reads SQLite.
+//!
 //! ## Schema (version [`SCHEMA_VERSION`], kept in `PRAGMA user_version`)
 //!
 //! - `checkpoints` — key (`thread_id`, `checkpoint_ns`, `checkpoint_id`): the parent id,
 //!   `run_id` (metadata `run_id` when it is a string, indexed for `delete_for_runs`),
 //!   `metadata` (JSON text), `value_versions` (JSON object: each channel that has a value
 //!   -> its version) and `checkpoint` (the MessagePack body: `v`, `ts`, versions,
-//!   `versions_seen`, `updated_channels` and the resolved channel values).
+//!   `versions_seen`, `updated_channels`, the resolved inline values and the blob ids of
+//!   the large ones). Indexed also by (`thread_id`, `checkpoint_id` DESC,
+//!   `checkpoint_ns`) so that `list` over every namespace streams in order and stops at
+//!   its limit.
 //! - `writes` — key (`thread_id`, `checkpoint_ns`, `checkpoint_id`, `task_id`, `idx`):
 //!   `task_path`, `channel`, `type_tag`, `value`.
 //! - `blobs` — key (`thread_id`, `blob_id`): channel values longer than 16 KiB, stored once
@@ -70,10 +94,13 @@
 //!
 //! [`registration`] gives each case a fresh file in a fresh temporary directory (removed
 //! by the cleanup) and can open a second instance on it ([`conformance_core::Fixture::with_reopen`]);
-//! [`registration_at`] puts each case's file beside a path the user chose.
+//! [`registration_at`] puts each case's file beside a path the user chose. Both use
+//! [`kit_options`] (`synchronous = NORMAL`, see there why); [`registration_with`] takes any
+//! options.
 
 #![warn(missing_docs)]
 
+mod cache;
 mod codec;
 mod reader;
 mod registration;
@@ -92,7 +119,7 @@ use conformance_core::{
     CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
 };
 
-pub use registration::{registration, registration_at, registration_with};
+pub use registration::{kit_options, registration, registration_at, registration_with};
 pub use schema::SCHEMA_VERSION;
 
 /// SQLite's `PRAGMA synchronous` level.
@@ -124,6 +151,9 @@ pub struct SqliteOptions {
     pub readers: usize,
     /// The most write requests committed in one group (default 1024).
     pub max_batch: usize,
+    /// Serve a repeated `get_tuple`/`list` from memory while nothing at all has been
+    /// committed to the file since it was read (default true; see the crate docs).
+    pub read_cache: bool,
 }
 
 impl Default for SqliteOptions {
@@ -135,6 +165,7 @@ impl Default for SqliteOptions {
             lock_timeout: Duration::from_secs(30),
             readers: cpus.clamp(2, 8),
             max_batch: 1024,
+            read_cache: true,
         }
     }
 }
@@ -143,6 +174,12 @@ impl SqliteOptions {
     /// The same options with `synchronous` set.
     pub fn synchronous(mut self, level: Synchronous) -> Self {
         self.synchronous = level;
+        self
+    }
+
+    /// The same options with the read cache on or off.
+    pub fn read_cache(mut self, enabled: bool) -> Self {
+        self.read_cache = enabled;
         self
     }
 
@@ -166,6 +203,7 @@ struct Inner {
     path: PathBuf,
     writer: writer::Writer,
     readers: reader::Readers,
+    cache: Arc<cache::ReadCache>,
 }
 
 /// The SQLite checkpointer. Cheap to clone (clones share the threads and connections);
@@ -201,15 +239,17 @@ impl SqliteSaver {
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, CheckpointError> {
         let path = path.as_ref().to_path_buf();
         schema::check_path(&path)?;
+        let fresh = std::fs::metadata(&path).map_or(true, |m| m.len() == 0);
         let write_conn = schema::open_connection(&path, &options, false)?;
-        schema::setup(&write_conn, &path, &options)?;
+        schema::setup(&write_conn, &path, &options, fresh)?;
         let mut read_conns = Vec::with_capacity(options.readers.max(1));
         for _ in 0..options.readers.max(1) {
             read_conns.push(schema::open_connection(&path, &options, true)?);
         }
+        let cache = Arc::new(cache::ReadCache::open(&path, &options, options.read_cache)?);
         let writer = writer::Writer::spawn(write_conn, &options)?;
         let readers = reader::Readers::spawn(read_conns, &options)?;
-        Ok(Self { inner: Arc::new(Inner { path, writer, readers }) })
+        Ok(Self { inner: Arc::new(Inner { path, writer, readers, cache }) })
     }
 
     /// [`SqliteSaver::open_with`] on a separate thread, so an async caller's runtime thread
@@ -303,8 +343,22 @@ impl CheckpointSaver for SqliteSaver {
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         config.validate()?;
+        if let Some(hit) = self.inner.cache.get(config) {
+            return Ok(hit);
+        }
         let cfg = config.clone();
-        self.inner.readers.run(move |conn| reader::get_tuple(conn, &cfg)).await
+        let cache = self.inner.cache.clone();
+        self.inner
+            .readers
+            .run(move |conn| {
+                let at = cache.snapshot();
+                let t = reader::get_tuple(conn, &cfg)?;
+                if let Some(at) = at {
+                    cache.put_get(&cfg, at, &t);
+                }
+                Ok(t)
+            })
+            .await
     }
 
     async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
@@ -312,9 +366,23 @@ impl CheckpointSaver for SqliteSaver {
         if options.limit == Some(0) {
             return Ok(Vec::new());
         }
+        if let Some(hit) = self.inner.cache.list(thread_id, options) {
+            return Ok(hit);
+        }
         let thread_id = thread_id.to_owned();
         let options = options.clone();
-        self.inner.readers.run(move |conn| reader::list(conn, &thread_id, &options)).await
+        let cache = self.inner.cache.clone();
+        self.inner
+            .readers
+            .run(move |conn| {
+                let at = cache.snapshot();
+                let l = reader::list(conn, &thread_id, &options)?;
+                if let Some(at) = at {
+                    cache.put_list(&thread_id, &options, at, &l);
+                }
+                Ok(l)
+            })
+            .await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
@@ -372,5 +440,123 @@ impl CheckpointSaver for SqliteSaver {
         let cfg = config.clone();
         let channels = channels.to_vec();
         self.inner.readers.run(move |conn| reader::delta_channel_history(conn, &cfg, &channels)).await
+    }
+}
+
+#[cfg(test)]
+mod perf {
+    //! CPU cost of the read paths without the thread hand-off (run with
+    //! `cargo test --release -p checkpoint-sqlite perf -- --ignored --nocapture`).
+    use super::*;
+    use conformance_core::ChannelVersion;
+
+    /// This thread's CPU time (user + system) from /proc, in seconds (10 ms ticks).
+    fn thread_cpu() -> f64 {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+        let after = stat.rsplit(')').next().unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        (ticks(11) + ticks(12)) / 100.0
+    }
+
+    fn measure(label: &str, n: usize, mut f: impl FnMut()) {
+        let (w, c) = (std::time::Instant::now(), thread_cpu());
+        for _ in 0..n {
+            f();
+        }
+        let cpu = thread_cpu() - c;
+        println!(
+            "{label}: {:.2} us cpu/op, {:.2} us wall/op",
+            cpu * 1e6 / n as f64,
+            w.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+    }
+
+    fn params_t() -> [&'static str; 2] {
+        ["t", ""]
+    }
+
+    #[test]
+    #[ignore]
+    fn read_paths_cpu_cost() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("perf.sqlite");
+        let opts = SqliteOptions::default().synchronous(Synchronous::Off);
+        let saver = SqliteSaver::open_with(&path, opts.clone()).expect("open");
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("rt");
+        let mut parent = CheckpointConfig::new("t");
+        for i in 0..1000i64 {
+            let mut cp = Checkpoint { v: 1, id: format!("1f0{i:029}"), ..Checkpoint::default() };
+            for ch in ["messages", "count", "branch:a"] {
+                cp.channel_values.insert(ch.into(), TypedValue::json(&serde_json::json!({"i": i, "text": "hello"})));
+                cp.channel_versions.insert(ch.into(), ChannelVersion::Int(i + 1));
+            }
+            let meta = serde_json::json!({"source": "loop", "step": i, "parents": {}});
+            let nv = cp.channel_versions.clone();
+            parent =
+                rt.block_on(saver.put(&parent, cp, meta.as_object().cloned().unwrap_or_default(), nv)).expect("put");
+            let w = vec![("messages".to_owned(), TypedValue::json(&1.into()))];
+            rt.block_on(saver.put_writes(&parent, w, "task", "")).expect("put_writes");
+        }
+        let conn = schema::open_connection(&path, &opts, true).expect("conn");
+        if std::env::var_os("PERF_GET_ONLY").is_some() {
+            let latest = CheckpointConfig::new("t");
+            measure("get_tuple latest (direct)", 200_000, || {
+                std::hint::black_box(reader::get_tuple(&conn, &latest).expect("get").expect("some"));
+            });
+            return;
+        }
+        if std::env::var_os("PERF_LIST_ONLY").is_some() {
+            measure("list 1,000 (direct)", 300, || {
+                std::hint::black_box(reader::list(&conn, "t", &ListOptions::all()).expect("list"));
+            });
+            return;
+        }
+        let latest = CheckpointConfig::new("t");
+        measure("get_tuple latest (direct)", 20_000, || {
+            std::hint::black_box(reader::get_tuple(&conn, &latest).expect("get").expect("some"));
+        });
+        {
+            let t = reader::get_tuple(&conn, &latest).expect("get").expect("some");
+            let body = codec::encode_checkpoint(
+                &t.checkpoint,
+                &t.checkpoint
+                    .channel_values
+                    .iter()
+                    .map(|(k, v)| (k.clone(), codec::StoredValue::Inline(v.clone())))
+                    .collect(),
+            )
+            .expect("encode");
+            measure("decode body", 20_000, || {
+                std::hint::black_box(codec::decode_checkpoint(&body).expect("decode"));
+            });
+            let meta = codec::encode_metadata(&t.metadata).expect("meta");
+            measure("decode metadata", 20_000, || {
+                std::hint::black_box(codec::decode_metadata(&meta).expect("decode"));
+            });
+            let mut stmt = conn
+                .prepare("SELECT checkpoint FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 ORDER BY checkpoint_id DESC LIMIT 1")
+                .expect("prepare");
+            measure("select latest body only", 20_000, || {
+                let b: Vec<u8> = stmt.query_row(params_t(), |r| r.get(0)).expect("row");
+                std::hint::black_box(b);
+            });
+        }
+        measure("get_tuple latest (through the pool)", 20_000, || {
+            std::hint::black_box(rt.block_on(saver.get_tuple(&latest)).expect("get").expect("some"));
+        });
+        measure("list 1,000 (direct)", 50, || {
+            std::hint::black_box(reader::list(&conn, "t", &ListOptions::all()).expect("list"));
+        });
+        measure("list 1,000 in ns (direct)", 50, || {
+            std::hint::black_box(reader::list(&conn, "t", &ListOptions::all().ns("")).expect("list"));
+        });
+        let f = ListOptions::all().filter("source", serde_json::json!("loop"));
+        measure("list 1,000 filtered (direct)", 50, || {
+            std::hint::black_box(reader::list(&conn, "t", &f).expect("list"));
+        });
+        measure("list limit 10 (direct)", 5_000, || {
+            std::hint::black_box(reader::list(&conn, "t", &ListOptions::all().limit(10)).expect("list"));
+        });
     }
 }

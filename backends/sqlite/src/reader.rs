@@ -94,42 +94,43 @@ fn load_blob(conn: &Connection, thread_id: &str, blob_id: &str) -> Result<TypedV
         .map_err(sql_err("reading a large channel value"))
 }
 
-/// Splits a body's values into the inline ones and the blob ids still to fetch.
-fn split_values(body: &mut StoredCheckpoint) -> (BTreeMap<String, TypedValue>, Vec<(String, String)>) {
-    let mut inline = BTreeMap::new();
-    let mut blobs = Vec::new();
-    for (ch, v) in std::mem::take(&mut body.values) {
-        match v {
-            StoredValue::Inline(t) => {
-                inline.insert(ch, t);
-            }
-            StoredValue::Blob(id) => blobs.push((ch, id)),
-        }
-    }
-    (inline, blobs)
+/// Takes a body's inline values and the blob references still to fetch.
+fn split_values(body: &mut StoredCheckpoint) -> (BTreeMap<String, TypedValue>, BTreeMap<String, String>) {
+    (std::mem::take(&mut body.values), std::mem::take(&mut body.blobs))
+}
+
+/// The get_tuple statement, for a given id or the latest: the checkpoint row, then its
+/// writes, then its large values, in one statement (one snapshot). The latest id is found
+/// by an uncorrelated subquery (an index seek), evaluated once per arm.
+fn get_tuple_sql(with_id: bool) -> String {
+    let (head, id) = if with_id {
+        ("AND checkpoint_id = ?3", "?3")
+    } else {
+        (
+            "AND (?3 IS NULL) ORDER BY checkpoint_id DESC LIMIT 1",
+            "(SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2
+               ORDER BY checkpoint_id DESC LIMIT 1)",
+        )
+    };
+    format!(
+        "SELECT * FROM (
+           SELECT 0, checkpoint_id, parent_checkpoint_id, metadata, checkpoint, NULL, NULL FROM checkpoints
+            WHERE thread_id = ?1 AND checkpoint_ns = ?2 {head})
+         UNION ALL
+         SELECT 1, task_id, task_path, channel, value, idx, type_tag FROM writes
+          WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = {id}
+         UNION ALL
+         SELECT 2, b.blob_id, NULL, b.type_tag, b.data, NULL, NULL FROM blob_refs r
+           CROSS JOIN blobs b ON b.thread_id = ?1 AND b.blob_id = r.blob_id
+          WHERE r.thread_id = ?1 AND r.checkpoint_ns = ?2 AND r.checkpoint_id = {id}"
+    )
 }
 
 /// `get_tuple` (CONTRACT §2) in one statement (one snapshot): the checkpoint row, its
-/// writes and its large values, told apart by the first column.
+/// writes and its large values, told apart by the first column. Writes of an id that has
+/// no checkpoint are read but not returned.
 pub(crate) fn get_tuple(conn: &Connection, cfg: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-    let pick = if cfg.checkpoint_id.is_some() {
-        "AND checkpoint_id = ?3"
-    } else {
-        "AND (?3 IS NULL) ORDER BY checkpoint_id DESC LIMIT 1"
-    };
-    let sql = format!(
-        "WITH c AS MATERIALIZED (
-            SELECT checkpoint_id, parent_checkpoint_id, metadata, checkpoint FROM checkpoints
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2 {pick})
-         SELECT 0, c.checkpoint_id, c.parent_checkpoint_id, c.metadata, c.checkpoint, NULL, NULL FROM c
-         UNION ALL
-         SELECT 1, w.task_id, w.task_path, w.channel, w.value, w.idx, w.type_tag FROM c
-           JOIN writes w ON w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id = c.checkpoint_id
-         UNION ALL
-         SELECT 2, b.blob_id, NULL, b.type_tag, b.data, NULL, NULL FROM c
-           JOIN blob_refs r ON r.thread_id = ?1 AND r.checkpoint_ns = ?2 AND r.checkpoint_id = c.checkpoint_id
-           JOIN blobs b ON b.thread_id = ?1 AND b.blob_id = r.blob_id"
-    );
+    let sql = get_tuple_sql(cfg.checkpoint_id.is_some());
     let mut stmt = conn.prepare_cached(&sql).map_err(sql_err("preparing get_tuple"))?;
     let mut rows = stmt
         .query(params![cfg.thread_id, cfg.checkpoint_ns, cfg.checkpoint_id])
@@ -331,41 +332,83 @@ pub(crate) fn list(
     Ok(out)
 }
 
-/// The writes of every checkpoint of a page in one query, by position in the page. The
-/// page's keys are bound as a JSON array of `[ns, id]` pairs.
+/// Pages up to this size read their writes with one point query per checkpoint; larger
+/// ones with one range query per namespace of the page.
+const POINT_QUERY_PAGE: usize = 16;
+
+/// The writes of every checkpoint of a page, by position in the page. A small page asks
+/// for each checkpoint's writes (a primary-key lookup each); a larger one reads, for each
+/// namespace of the page, the writes between its smallest and largest id in one index
+/// range scan and keeps those of the page's checkpoints (with no filter the page is exactly
+/// that range, so nothing is read in vain).
 fn page_writes(
     conn: &Connection,
     thread_id: &str,
     heads: &[Head],
 ) -> Result<HashMap<usize, Vec<(i64, PendingWrite)>>, CheckpointError> {
-    let keys: Vec<(&str, &str)> = heads.iter().map(|h| (h.ns.as_str(), h.id.as_str())).collect();
-    let keys = serde_json::to_string(&keys).map_err(|e| CheckpointError::storage("encoding the page keys", e))?;
+    let mut out: HashMap<usize, Vec<(i64, PendingWrite)>> = HashMap::new();
+    let doing = "reading pending writes";
+    if heads.len() <= POINT_QUERY_PAGE {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT task_id, task_path, channel, value, idx, type_tag FROM writes
+                  WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+            )
+            .map_err(sql_err(doing))?;
+        for (pos, h) in heads.iter().enumerate() {
+            let mut rows = stmt.query(params![thread_id, h.ns, h.id]).map_err(sql_err(doing))?;
+            while let Some(row) = rows.next().map_err(sql_err(doing))? {
+                out.entry(pos).or_default().push(write_at(row, 0).map_err(sql_err(doing))?);
+            }
+        }
+        return Ok(out);
+    }
+    // Per namespace: the page's (id, position) in ascending id order, merged with the
+    // writes, which come in ascending id order too.
+    let mut by_ns: BTreeMap<&str, Vec<(&str, usize)>> = BTreeMap::new();
+    for (pos, h) in heads.iter().enumerate() {
+        by_ns.entry(h.ns.as_str()).or_default().push((h.id.as_str(), pos));
+    }
     let mut stmt = conn
         .prepare_cached(
-            "SELECT p.key, w.task_id, w.task_path, w.channel, w.value, w.idx, w.type_tag
-               FROM json_each(?2) AS p CROSS JOIN writes AS w
-              WHERE w.thread_id = ?1 AND w.checkpoint_ns = p.value ->> 0 AND w.checkpoint_id = p.value ->> 1",
+            "SELECT checkpoint_id, task_id, task_path, channel, value, idx, type_tag FROM writes
+              WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id BETWEEN ?3 AND ?4
+              ORDER BY checkpoint_id",
         )
-        .map_err(sql_err("preparing to read pending writes"))?;
-    let mut rows = stmt.query(params![thread_id, keys]).map_err(sql_err("reading pending writes"))?;
-    let mut out: HashMap<usize, Vec<(i64, PendingWrite)>> = HashMap::new();
-    while let Some(row) = rows.next().map_err(sql_err("reading pending writes"))? {
-        let read = |row: &Row<'_>| -> rusqlite::Result<(i64, i64, PendingWrite)> {
-            Ok((
-                row.get(0)?,
-                row.get(5)?,
-                PendingWrite {
-                    task_id: row.get(1)?,
-                    task_path: row.get(2)?,
-                    channel: row.get(3)?,
-                    value: TypedValue { type_tag: row.get(6)?, data: row.get(4)? },
-                },
-            ))
-        };
-        let (pos, idx, w) = read(row).map_err(sql_err("reading pending writes"))?;
-        out.entry(usize::try_from(pos).unwrap_or(usize::MAX)).or_default().push((idx, w));
+        .map_err(sql_err(doing))?;
+    for (ns, mut ids) in by_ns {
+        ids.sort_unstable();
+        let (Some(low), Some(high)) = (ids.first().map(|x| x.0), ids.last().map(|x| x.0)) else { continue };
+        let mut rows = stmt.query(params![thread_id, ns, low, high]).map_err(sql_err(doing))?;
+        let mut cursor = 0;
+        while let Some(row) = rows.next().map_err(sql_err(doing))? {
+            let id = row.get_ref(0).and_then(|v| v.as_str().map_err(Into::into)).map_err(sql_err(doing))?;
+            while cursor < ids.len() && ids[cursor].0 < id {
+                cursor += 1;
+            }
+            match ids.get(cursor) {
+                Some((page_id, pos)) if *page_id == id => {
+                    out.entry(*pos).or_default().push(write_at(row, 1).map_err(sql_err(doing))?);
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
     }
     Ok(out)
+}
+
+/// A write from columns `at..at+6`: task_id, task_path, channel, value, idx, type_tag.
+fn write_at(row: &Row<'_>, at: usize) -> rusqlite::Result<(i64, PendingWrite)> {
+    Ok((
+        row.get(at + 4)?,
+        PendingWrite {
+            task_id: row.get(at)?,
+            task_path: row.get(at + 1)?,
+            channel: row.get(at + 2)?,
+            value: TypedValue { type_tag: row.get(at + 5)?, data: row.get(at + 3)? },
+        },
+    ))
 }
 
 /// `delta_channel_history` (CONTRACT §3) in one recursive query: resolve the target as
@@ -460,14 +503,13 @@ pub(crate) fn delta_channel_history(
     let mut seen = std::collections::HashSet::new();
     let cutoff = walk.iter().find(|(_, id)| !seen.insert(id.as_str())).map_or(i64::MAX, |(d, _)| *d);
     for (ch, entry) in out.iter_mut() {
-        if let Some((depth, body)) = seeds.get(ch).filter(|(d, _)| *d < cutoff) {
-            let mut body = decode_checkpoint(body)?;
-            entry.seed = match body.values.remove(ch) {
+        if let Some((_, body)) = seeds.get(ch).filter(|(d, _)| *d < cutoff) {
+            let body = decode_checkpoint(body)?;
+            entry.seed = match body.value(ch) {
                 Some(StoredValue::Inline(v)) => Some(v),
                 Some(StoredValue::Blob(id)) => Some(load_blob(&tx, &cfg.thread_id, &id)?),
                 None => None,
             };
-            let _ = depth;
         }
         if let Some(mut ws) = writes.remove(ch) {
             ws.retain(|(d, _, _)| *d < cutoff);

@@ -10,14 +10,25 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::{SqliteOptions, SqliteSaver};
 
+/// The options the kit's registrations use: the defaults with `synchronous = NORMAL`.
+///
+/// In WAL mode NORMAL still writes every commit to the WAL file before acknowledging it, so
+/// a killed process loses nothing (what the durability cases check, CONTRACT §4); it only
+/// skips the per-commit fsync that protects against power loss, which no in-process case
+/// can observe and which would make the conformance run several times slower. Pass
+/// [`SqliteOptions::default`] to [`registration_with`] to run the kit with FULL.
+pub fn kit_options() -> SqliteOptions {
+    SqliteOptions::default().synchronous(crate::Synchronous::Normal)
+}
+
 /// The registration named `sqlite`: each case gets a fresh database file
 /// (`checkpoints.sqlite`) in a fresh temporary directory, which its cleanup removes; the
 /// fixture can open a second instance on the same file ([`Fixture::with_reopen`]), which
 /// enables the two-instance and durability cases (CONTRACT §4), and names the file
 /// ([`Fixture::with_location`]) so that the durability crash test's child process can
-/// open it ([`Registration::open_at`]).
+/// open it ([`Registration::open_at`]). Uses [`kit_options`].
 pub fn registration() -> Registration {
-    registration_with(SqliteOptions::default())
+    registration_with(kit_options())
 }
 
 /// [`registration`] with the given options (a synchronous level, reader count, ...).
@@ -40,6 +51,7 @@ pub fn registration_with(options: SqliteOptions) -> Registration {
 /// it). A leftover file of that name is removed before the case and the case's files are
 /// removed after it. `base` itself is never created, written or removed; this is for
 /// running the suite on a chosen filesystem (`cargo xtask conformance --sqlite-path FILE`).
+/// Uses [`kit_options`].
 ///
 /// # Errors
 /// `Storage` when the directory of `base` does not exist, `base` is a directory, or `base`
@@ -50,7 +62,7 @@ pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, Checkpoin
     if base.exists() {
         check_is_database(&base)?;
     }
-    let options = SqliteOptions::default();
+    let options = kit_options();
     let counter = Arc::new(AtomicU64::new(0));
     let open_options = options.clone();
     Ok(Registration::new("sqlite", move || {

@@ -48,15 +48,25 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer thread on `conn`.
-    pub(crate) fn spawn(conn: Connection, options: &SqliteOptions) -> Result<Self, CheckpointError> {
+    /// Starts the writer thread on `conn`. The connection's automatic checkpoints are
+    /// turned off: the thread checkpoints itself after answering a group (see
+    /// [`maybe_checkpoint`]), so an acknowledgement never waits for a checkpoint.
+    pub(crate) fn spawn(mut conn: Connection, options: &SqliteOptions) -> Result<Self, CheckpointError> {
+        conn.execute_batch("PRAGMA wal_autocheckpoint = 0").map_err(sql_err("configuring WAL checkpoints"))?;
+        let wal_pages = Arc::new(AtomicU64::new(0));
+        let hook_pages = wal_pages.clone();
+        conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages: std::ffi::c_int| {
+            hook_pages.store(u64::try_from(pages).unwrap_or(0), Ordering::Relaxed);
+            Ok(())
+        }))
+        .map_err(sql_err("configuring WAL checkpoints"))?;
         let (tx, rx) = mpsc::channel::<Job>();
         let stats = Arc::new(WriterStats::default());
         let thread_stats = stats.clone();
         let options = options.clone();
         std::thread::Builder::new()
             .name("checkpoint-sqlite-writer".into())
-            .spawn(move || writer_loop(&conn, &rx, &options, &thread_stats))
+            .spawn(move || writer_loop(&conn, &rx, &options, &thread_stats, &wal_pages))
             .map_err(|e| CheckpointError::storage("starting the SQLite writer thread", e))?;
         Ok(Self { tx, stats })
     }
@@ -71,8 +81,39 @@ impl Writer {
     }
 }
 
-fn writer_loop(conn: &Connection, rx: &mpsc::Receiver<Job>, options: &SqliteOptions, stats: &WriterStats) {
-    while let Ok(first) = rx.recv() {
+/// WAL pages after which the writer checkpoints when it has nothing queued (SQLite's own
+/// automatic threshold).
+const CHECKPOINT_PAGES: u64 = 1000;
+/// WAL pages after which the writer checkpoints even with requests queued.
+const CHECKPOINT_PAGES_BUSY: u64 = 16 * 1024;
+
+/// A passive checkpoint (never waits for readers or other writers) once the WAL has grown
+/// past [`CHECKPOINT_PAGES`] and nothing is queued, or past [`CHECKPOINT_PAGES_BUSY`].
+/// Errors are ignored: a checkpoint only bounds the WAL's size, it never loses data.
+fn maybe_checkpoint(conn: &Connection, wal_pages: &AtomicU64, queue_empty: bool) {
+    let pages = wal_pages.load(Ordering::Relaxed);
+    let due = pages > CHECKPOINT_PAGES_BUSY || (pages > CHECKPOINT_PAGES && queue_empty);
+    if due && conn.wal_checkpoint_v2(None::<&str>, rusqlite::wal::CheckpointMode::PASSIVE).is_ok() {
+        wal_pages.store(0, Ordering::Relaxed);
+    }
+}
+
+fn writer_loop(
+    conn: &Connection,
+    rx: &mpsc::Receiver<Job>,
+    options: &SqliteOptions,
+    stats: &WriterStats,
+    wal_pages: &AtomicU64,
+) {
+    let mut next: Option<Job> = None;
+    loop {
+        let first = match next.take() {
+            Some(job) => job,
+            None => match rx.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            },
+        };
         let mut batch = vec![first];
         while batch.len() < options.max_batch.max(1) {
             match rx.try_recv() {
@@ -86,6 +127,9 @@ fn writer_loop(conn: &Connection, rx: &mpsc::Receiver<Job>, options: &SqliteOpti
         for (job, result) in batch.into_iter().zip(results) {
             let _ = job.reply.send(result);
         }
+        // Peek at the queue without losing what is taken: it starts the next group.
+        next = rx.try_recv().ok();
+        maybe_checkpoint(conn, wal_pages, next.is_none());
     }
 }
 
@@ -223,10 +267,7 @@ impl ParentCache<'_> {
         ch: &str,
         version: &conformance_core::ChannelVersion,
     ) -> Result<Option<StoredValue>, CheckpointError> {
-        Ok(self
-            .get(conn)?
-            .filter(|p| p.channel_versions.get(ch) == Some(version))
-            .and_then(|p| p.values.get(ch).cloned()))
+        Ok(self.get(conn)?.filter(|p| p.channel_versions.get(ch) == Some(version)).and_then(|p| p.value(ch)))
     }
 }
 
@@ -250,7 +291,7 @@ fn newest_value(
         .map_err(sql_err("looking up a stored channel value"))?;
     match body {
         None => Ok(None),
-        Some(b) => Ok(decode_checkpoint(&b)?.values.remove(ch)),
+        Some(b) => Ok(decode_checkpoint(&b)?.value(ch)),
     }
 }
 
@@ -532,4 +573,75 @@ pub(crate) fn prune_keep_latest(conn: &Connection, thread_id: &str) -> Result<()
         )?;
     }
     gc_blobs(conn, thread_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn insert(conn: &Connection, id: &str) -> Result<(), CheckpointError> {
+        conn.execute(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type_tag, value)
+             VALUES ('g', '', ?1, 't', 0, '', 'c', 'json', x'31')",
+            [id],
+        )
+        .map(|_| ())
+        .map_err(sql_err("test insert"))
+    }
+
+    /// A request that fails inside a group is rolled back alone (its savepoint); the others
+    /// of the same group commit and succeed, and every answer comes after the commit.
+    #[test]
+    fn a_failing_request_does_not_fail_its_group() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("g.sqlite");
+        let options = SqliteOptions::default();
+        let conn = crate::schema::open_connection(&path, &options, false).expect("conn");
+        crate::schema::setup(&conn, &path, &options, true).expect("setup");
+        let writer = Arc::new(Writer::spawn(conn, &options).expect("writer"));
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt");
+        rt.block_on(async {
+            // The first request holds the writer so that the next ones queue into one group.
+            let w = writer.clone();
+            let first = tokio::spawn(async move {
+                w.submit(Box::new(|c: &Connection| {
+                    std::thread::sleep(Duration::from_millis(300));
+                    insert(c, "first")
+                }))
+                .await
+            });
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let mut others = Vec::new();
+            for i in 0..5 {
+                let w = writer.clone();
+                others.push(tokio::spawn(async move {
+                    w.submit(Box::new(move |c: &Connection| {
+                        insert(c, &format!("ok-{i}"))?;
+                        if i == 2 {
+                            // Half-done work, then a failure: the row must not survive.
+                            return Err(CheckpointError::InvalidInput("refused on purpose".into()));
+                        }
+                        Ok(())
+                    }))
+                    .await
+                }));
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            assert!(first.await.expect("task").is_ok());
+            for (i, o) in others.into_iter().enumerate() {
+                let r = o.await.expect("task");
+                assert_eq!(r.is_ok(), i != 2, "request {i}: {r:?}");
+            }
+        });
+        let stats = &writer.stats;
+        assert_eq!(stats.requests.load(Ordering::Relaxed), 6);
+        assert_eq!(stats.commits.load(Ordering::Relaxed), 2, "the five queued requests shared one commit");
+        let check = rusqlite::Connection::open(&path).expect("check");
+        let ids: Vec<String> = check
+            .prepare("SELECT checkpoint_id FROM writes ORDER BY checkpoint_id")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .expect("ids");
+        assert_eq!(ids, ["first", "ok-0", "ok-1", "ok-3", "ok-4"]);
+    }
 }

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use conformance_core::{Level, Outcome, RunOptions};
 
 fn main() -> ExitCode {
-    // Both registrations below are named "sqlite" and open a location the same way.
+    // Every registration below is named "sqlite" and opens a location the same way (the
+    // crash child opens with the kit's options; the synchronous level does not matter to a
+    // killed process).
     if let Some(code) = conformance_spec::child_main_if_requested(&checkpoint_sqlite::registration()) {
         return code;
     }
@@ -18,6 +20,9 @@ fn main() -> ExitCode {
         libtest_mimic::Trial::test("sqlite_saver_passes_every_case", || catch(sqlite_saver_passes_every_case)),
         libtest_mimic::Trial::test("sqlite_saver_passes_every_case_beside_a_chosen_path", || {
             catch(sqlite_saver_passes_every_case_beside_a_chosen_path)
+        }),
+        libtest_mimic::Trial::test("sqlite_saver_passes_every_case_with_full_synchronous", || {
+            catch(sqlite_saver_passes_every_case_with_full_synchronous)
         }),
     ];
     libtest_mimic::run(&args, trials).exit_code()
@@ -45,6 +50,29 @@ fn sqlite_saver_passes_every_case() {
         .collect();
     assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
     assert!(report.warnings.is_empty(), "warnings: {:?}", report.warnings);
+    assert_eq!(report.conformance_level, Level::Full, "{}", report.to_json());
+}
+
+/// The saver's own defaults (`synchronous = FULL`), not the kit's NORMAL.
+fn sqlite_saver_passes_every_case_with_full_synchronous() {
+    let registration = checkpoint_sqlite::registration_with(checkpoint_sqlite::SqliteOptions::default());
+    let report = conformance_spec::validate(&registration, &RunOptions::default());
+    let failures: Vec<String> = report
+        .tests
+        .iter()
+        .filter(|t| t.outcome == Outcome::Failed)
+        .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed:
+{}",
+        failures.len(),
+        failures.join(
+            "
+"
+        )
+    );
     assert_eq!(report.conformance_level, Level::Full, "{}", report.to_json());
 }
 

@@ -91,7 +91,7 @@ pub fn append_step_summary(report: &Report) -> std::io::Result<Option<PathBuf>> 
 
 fn status_cell(r: &CapabilityResult) -> String {
     match r.status {
-        CapabilityStatus::Passed if r.passed.is_none() => "no cases yet".into(),
+        CapabilityStatus::NoCases => "no cases".into(),
         CapabilityStatus::Passed => "✅ passed".into(),
         CapabilityStatus::Failed => "❌ failed".into(),
         CapabilityStatus::NotImplemented => "⊘ not implemented".into(),

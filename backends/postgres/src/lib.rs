@@ -1,0 +1,140 @@
+//! # checkpoint-postgres
+//!
+//! The reference PostgreSQL checkpointer of the conformance kit: every method of
+//! shared/CONTRACT.md §2 and §3 ([`PostgresSaver`]), on tokio-postgres with a
+//! deadpool-postgres pool.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), conformance_core::CheckpointError> {
+//! use checkpoint_postgres::{PostgresOptions, PostgresSaver};
+//! let saver = PostgresSaver::connect_with(
+//!     "postgresql://postgres@127.0.0.1:5432/postgres",
+//!     PostgresOptions::new().schema("checkpoints"),
+//! )
+//! .await?; // runs the migrations
+//! # Ok(()) }
+//! ```
+//!
+//! ## Tables
+//!
+//! Created by [`PostgresSaver::setup`] (idempotent; safe when several instances run it at
+//! once: each migration runs in one transaction under `pg_advisory_xact_lock`, and is
+//! recorded in `checkpoint_migrations(v)`). Keys follow LangGraph's `PostgresSaver`:
+//!
+//! - `checkpoints(thread_id, checkpoint_ns, checkpoint_id)`: `parent_checkpoint_id`, the
+//!   checkpoint without its values (`v`, `ts`, `channel_versions`, `versions_seen`,
+//!   `updated_channels`) and the metadata, both as `json` (stored verbatim, so numbers and
+//!   versions come back with their kind and exact value). Indexes on
+//!   `(thread_id, checkpoint_id)` and `metadata ->> 'run_id'`.
+//! - `checkpoint_blobs(thread_id, checkpoint_ns, channel, version, digest)`: stored channel
+//!   values (`type_tag`, `data bytea`, byte for byte), each stored once however many
+//!   checkpoints read it. `version` is `jsonb` (`1` and `"1"` are different versions);
+//!   `digest` is the sha256 of tag and bytes.
+//! - `checkpoint_channels(thread_id, checkpoint_ns, checkpoint_id, channel)`: one row per
+//!   channel of each checkpoint's `channel_versions`: the stored value it reads (`version`,
+//!   `digest`), or no value (`digest` NULL).
+//! - `checkpoint_value_holders(thread_id, checkpoint_ns, channel, version)`: the checkpoint
+//!   most recently put with a value at that (channel, version).
+//! - `checkpoint_writes(thread_id, checkpoint_ns, checkpoint_id, task_id, idx)`:
+//!   `task_path`, `channel`, `type_tag`, `data`.
+//!
+//! Ids, namespaces, channels, task ids and paths are `text COLLATE "C"`: they order by bytes,
+//! whatever the database's collation. PostgreSQL 11 or later.
+//!
+//! ## Channel values (CONTRACT §2 put)
+//!
+//! Values are resolved when a checkpoint is put, as the in-memory reference saver does: for
+//! each channel of `channel_versions`, the value the checkpoint carries; else nothing when
+//! the channel is in `new_versions` (the channel is empty); else the parent's value when the
+//! parent has one at the same version; else the value of the checkpoint most recently put
+//! with one at that (channel, version), if it still has it; else that of the checkpoint with
+//! the greatest id that has one there; else nothing. What was resolved is recorded in
+//! `checkpoint_channels`, so sibling checkpoints never read each other's values, even when
+//! their versions are equal (the default, integer `get_next_version` is kept).
+//!
+//! A stored value lives as long as a checkpoint reads it: putting a checkpoint again,
+//! `delete_for_runs`, `prune`, `copy_thread` (on its target) and `delete_thread` remove the
+//! values no checkpoint reads any more, so nothing is left behind.
+//!
+//! ## What PostgreSQL cannot store: NUL characters
+//!
+//! A `text` value cannot hold U+0000, and PostgreSQL's JSON functions refuse `\u0000`. This
+//! saver **refuses** such input with [`CheckpointError::InvalidInput`] naming the field or
+//! metadata key, before anything is written (CONTRACT §1 Metadata):
+//!
+//! - `put`: a NUL in the thread id, namespace, checkpoint id or parent id, a channel name or
+//!   string version in `channel_versions`, a value's type tag, or any key or string of the
+//!   metadata (at any depth). Other strings of the checkpoint (`ts`, `versions_seen` node
+//!   names, `updated_channels`) are stored losslessly in the `json` column.
+//! - `put_writes`: a NUL in an id, the task id or path, a channel name or a type tag.
+//! - `copy_thread`: a NUL in the target thread id.
+//!
+//! Reads treat such names as names nothing is stored under: `get_tuple` gives none, `list`
+//! gives nothing, a filter value with a NUL matches nothing (a `null` filter under a key with
+//! a NUL matches everything: no metadata has that key), a `before` with a NUL cuts where the
+//! NUL is, and deletes are no-ops. Value bytes are `bytea` and take any byte.
+//!
+//! ## list filter (CONTRACT §2 list)
+//!
+//! Done in SQL with bound parameters only (keys are never pasted into SQL text): each key's
+//! top-level value is compared with `jsonb` equality, which compares numbers by value
+//! (`1 = 1.0`), never equates booleans with numbers, compares strings exactly and arrays and
+//! objects element-wise; a `null` filter value matches a missing key or a JSON null (unlike
+//! `jsonb @>`, which needs the key present).
+//!
+//! ## Transactions, concurrency, durability (CONTRACT §4)
+//!
+//! Every change that takes more than one statement runs in one transaction; `put_writes` is
+//! one statement. Reads (`get_tuple`, `list`, `delta_channel_history`) run in a read-only
+//! `REPEATABLE READ` transaction, so they see one snapshot. Transaction-scoped advisory
+//! locks order the writers that resolve or remove values: `put` holds its thread's lock
+//! shared and its (thread, namespace)'s exclusively, so puts in one namespace of a thread run
+//! one after another and puts elsewhere run at once; `delete_thread`, `prune`,
+//! `copy_thread` and `delete_for_runs` hold their threads' locks exclusively (taken in a
+//! fixed order). Serialization failures and deadlocks are retried. Every connection runs
+//! with `synchronous_commit = on`: once a call returned `Ok`, its data is on disk.
+//!
+//! ## Testing
+//!
+//! [`registration`] gives the kit a fresh schema per case on one server (its location, for
+//! the durability crash test, is the schema name). The tests read the server's URL from
+//! `CHECKPOINT_POSTGRES_URL`; `scripts/pg-test-server.sh start` starts a throwaway server
+//! and prints one, and the `test-server` feature offers the same as
+//! `test_server::TestServer` (which `cargo xtask conformance --backend postgres` uses when no
+//! URL is given). Without the variable the tests say why they did not run, and with
+//! `CHECKPOINT_POSTGRES_REQUIRED=1` they fail instead:
+//!
+//! ```sh
+//! export CHECKPOINT_POSTGRES_URL=$(scripts/pg-test-server.sh start)
+//! CHECKPOINT_POSTGRES_REQUIRED=1 cargo test -p checkpoint-postgres
+//! scripts/pg-test-server.sh stop
+//! ```
+//!
+//! - `tests/conformance.rs`: the catalog as trials (`checkpointer_test!`);
+//! - `tests/validate.rs`: the catalog through `validate()`, and no schema left behind;
+//! - `tests/differential.rs`: random call sequences agree with the in-memory reference saver,
+//!   and no stored value outlives the last checkpoint that reads it;
+//! - `tests/postgres.rs`: NUL refusal, exact JSON, SQL-looking filter keys, setup by many
+//!   instances at once, 16 MiB values, parent cycles, writers and maintenance at once.
+
+#![warn(missing_docs)]
+
+mod encode;
+mod registration;
+mod saver;
+mod schema;
+mod sql;
+#[cfg(feature = "test-server")]
+pub mod test_server;
+
+pub use registration::{
+    drop_schema, drop_schemas_with_prefix, registration, registration_from_env, registration_with_schema_prefix,
+    NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
+};
+pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
+
+/// The pool type [`PostgresSaver::from_pool`] takes (deadpool-postgres).
+pub use deadpool_postgres::Pool;
+
+#[doc(no_inline)]
+pub use conformance_core::CheckpointError;

@@ -1,0 +1,182 @@
+//! The kit's registration of [`PostgresSaver`]: a fresh schema per case on one server.
+
+use std::time::Duration;
+
+use conformance_core::{BoxError, Capability, Fixture, Registration};
+use tokio_postgres::NoTls;
+
+use crate::schema::valid_schema_name;
+use crate::{PostgresOptions, PostgresSaver};
+
+/// The environment variable naming the server the tests use.
+pub const URL_ENV: &str = "CHECKPOINT_POSTGRES_URL";
+
+/// Set to `1` to make a missing [`URL_ENV`] an error instead of a skip (CI).
+pub const REQUIRED_ENV: &str = "CHECKPOINT_POSTGRES_REQUIRED";
+
+/// The prefix of every schema [`registration`] creates.
+pub const TEST_SCHEMA_PREFIX: &str = "checkpoint_test_";
+
+/// Connections per saver instance in the test fixtures: enough for the concurrency cases,
+/// small enough that many cases at once (each with two instances) stay under a server's
+/// default `max_connections` of 100.
+const FIXTURE_CONNECTIONS: usize = 4;
+
+fn short_token(len: usize) -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..len].to_owned()
+}
+
+/// Opens one plain connection to `url` (its task runs on the current runtime).
+async fn connect_plain(url: &str) -> Result<tokio_postgres::Client, BoxError> {
+    let mut config: tokio_postgres::Config = url.parse()?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(10));
+    }
+    let (client, connection) = config.connect(NoTls).await?;
+    tokio::spawn(async move {
+        // The connection ends when the client is dropped; its error, if any, surfaces on
+        // the client's calls.
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+/// Drops `schema` and everything in it, if it exists.
+///
+/// # Errors
+/// The connection or statement error; an invalid schema name.
+pub async fn drop_schema(url: &str, schema: &str) -> Result<(), BoxError> {
+    if !valid_schema_name(schema) {
+        return Err(format!("refusing to drop {schema:?}: not a schema name this crate creates").into());
+    }
+    let client = connect_plain(url).await?;
+    client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await?;
+    Ok(())
+}
+
+/// Drops every schema whose name starts with `prefix` (which must itself be a valid schema
+/// name); returns how many were dropped.
+///
+/// # Errors
+/// The connection or statement error.
+pub async fn drop_schemas_with_prefix(url: &str, prefix: &str) -> Result<usize, BoxError> {
+    if !valid_schema_name(prefix) {
+        return Err(format!("{prefix:?} is not a valid schema name prefix").into());
+    }
+    let client = connect_plain(url).await?;
+    let rows =
+        client.query("SELECT nspname::text FROM pg_namespace WHERE starts_with(nspname::text, $1)", &[&prefix]).await?;
+    let mut dropped = 0;
+    for row in rows {
+        let name: String = row.get(0);
+        if valid_schema_name(&name) {
+            client.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE")).await?;
+            dropped += 1;
+        }
+    }
+    Ok(dropped)
+}
+
+/// The kit's registration of [`PostgresSaver`] on the server at `url`, named `postgres`.
+///
+/// Each case gets its own schema (`checkpoint_test_<run>_<case>`, created by the saver's
+/// setup) and a saver whose connections use it, so cases run in parallel against one server
+/// without seeing each other. [`Fixture::with_reopen`] opens a second instance (its own
+/// pool, its own setup) on the same schema, which enables the durability and two-instance
+/// cases; the fixture's location is the schema name, which [`Registration::open_at`] opens
+/// in another process for the crash test (that process needs the same URL, so a front end
+/// passes it through the environment). The cleanup drops the schema; the lifespan checks the server answers before any
+/// case runs and, at the end, drops any schema of this run a timed-out case left behind.
+pub fn registration(url: &str) -> Registration {
+    registration_with_schema_prefix(url, &format!("{TEST_SCHEMA_PREFIX}{}_", short_token(8)))
+}
+
+/// [`registration`] with the schemas of this run named `<run_prefix><case>`; the teardown
+/// drops every schema whose name starts with `run_prefix`, so give each run its own prefix.
+/// A prefix that is not a valid schema name (see [`crate::PostgresOptions::schema`]) makes
+/// every case fail with the factory's `InvalidConfig`.
+pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registration {
+    let run_prefix = run_prefix.to_owned();
+    let factory_url = url.to_owned();
+    let factory_prefix = run_prefix.clone();
+    let setup_url = url.to_owned();
+    let open_url = url.to_owned();
+    let teardown_url = url.to_owned();
+    Registration::new("postgres", move || {
+        let url = factory_url.clone();
+        let schema = format!("{factory_prefix}{}", short_token(12));
+        async move {
+            let options = PostgresOptions::new().schema(schema.clone()).max_connections(FIXTURE_CONNECTIONS);
+            let saver = match PostgresSaver::connect_with(&url, options.clone()).await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = drop_schema(&url, &schema).await;
+                    return Err(Box::new(e) as BoxError);
+                }
+            };
+            let reopen_url = url.clone();
+            Ok(Fixture::new(saver)
+                .with_reopen(move || {
+                    let url = reopen_url.clone();
+                    let options = options.clone();
+                    async move { PostgresSaver::connect_with(&url, options).await.map_err(|e| Box::new(e) as BoxError) }
+                })
+                .with_location(schema.clone())
+                .with_cleanup(move || async move { drop_schema(&url, &schema).await }))
+        }
+    })
+    .open_at(move |schema| {
+        // Another instance on a case's schema, in this or another process (the durability
+        // crash test's child); the case's cleanup drops the schema.
+        let url = open_url.clone();
+        async move {
+            let options = PostgresOptions::new().schema(schema).max_connections(FIXTURE_CONNECTIONS);
+            let saver = PostgresSaver::connect_with(&url, options).await.map_err(|e| Box::new(e) as BoxError)?;
+            Ok(Fixture::new(saver))
+        }
+    })
+    .lifespan(
+        move || {
+            let url = setup_url.clone();
+            async move {
+                let client = connect_plain(&url)
+                    .await
+                    .map_err(|e| format!("cannot connect to the PostgreSQL server named by the URL: {e}"))?;
+                client.simple_query("SELECT 1").await?;
+                Ok(())
+            }
+        },
+        move || {
+            let url = teardown_url.clone();
+            let prefix = run_prefix.clone();
+            async move {
+                drop_schemas_with_prefix(&url, &prefix).await?;
+                Ok(())
+            }
+        },
+    )
+}
+
+/// Why the cases do not run when [`URL_ENV`] is not set.
+pub const NO_URL_REASON: &str = "CHECKPOINT_POSTGRES_URL is not set; start a throwaway server with \
+                                 `export CHECKPOINT_POSTGRES_URL=$(scripts/pg-test-server.sh start)`";
+
+/// [`registration`] on the server named by `CHECKPOINT_POSTGRES_URL`.
+///
+/// Without the variable, every capability is skipped with [`NO_URL_REASON`], so a front end
+/// reports each case as skipped (ignored, under `checkpointer_test!`) with the reason rather
+/// than passing silently; with `CHECKPOINT_POSTGRES_REQUIRED=1` the factory fails instead,
+/// so every case fails with the reason.
+pub fn registration_from_env() -> Registration {
+    if let Ok(url) = std::env::var(URL_ENV) {
+        return registration(&url);
+    }
+    let required = std::env::var(REQUIRED_ENV).is_ok_and(|v| v == "1");
+    let registration = Registration::new("postgres", || async {
+        Err::<Fixture, BoxError>(format!("{NO_URL_REASON} (and {REQUIRED_ENV}=1)").into())
+    });
+    if required {
+        return registration;
+    }
+    Capability::ALL.iter().fold(registration, |r, cap| r.skip(*cap, NO_URL_REASON))
+}

@@ -1,0 +1,837 @@
+//! [`PostgresSaver`]: every method of CONTRACT §2 and §3 over a deadpool-postgres pool.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use conformance_core::{
+    write_index, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
+    CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite, PruneStrategy, TypedValue,
+};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{IsolationLevel, NoTls, Row};
+
+use crate::encode::{
+    checkpoint_from_shell, classify_filter, has_nul, metadata_from_text, refuse_nul, refuse_nul_metadata, shell_json,
+    version_json, FilterEntry,
+};
+use crate::schema::{self, valid_schema_name};
+use crate::sql;
+
+/// How many times a transaction that PostgreSQL aborted with a serialization failure or a
+/// deadlock is tried again before the error is returned.
+const MAX_ATTEMPTS: usize = 8;
+
+/// The default number of pooled connections.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10;
+
+/// How [`PostgresSaver::connect_with`] connects.
+#[derive(Clone, Debug)]
+pub struct PostgresOptions {
+    schema: Option<String>,
+    max_connections: usize,
+    connect_timeout: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        Self { schema: None, max_connections: DEFAULT_MAX_CONNECTIONS, connect_timeout: Duration::from_secs(10) }
+    }
+}
+
+impl PostgresOptions {
+    /// The defaults: the connection's own `search_path`, [`DEFAULT_MAX_CONNECTIONS`]
+    /// connections, 10 s to open one.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keep the tables in `schema` (created by setup if missing): every connection of the
+    /// pool starts with `search_path` set to it. The name must be 1 to 63 characters of
+    /// `a-z`, `0-9` and `_`, not starting with a digit (`connect_with` answers
+    /// `InvalidConfig` otherwise).
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+
+    /// At most `n` pooled connections (at least 1).
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// How long opening one connection may take before it fails.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+}
+
+/// The reference PostgreSQL checkpointer: every method of CONTRACT §2 and §3, on the tables
+/// described in the crate docs. Cheap to clone (clones share the pool); `Send + Sync`.
+#[derive(Clone)]
+pub struct PostgresSaver {
+    pool: Pool,
+    schema: Option<Arc<str>>,
+}
+
+impl std::fmt::Debug for PostgresSaver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresSaver").field("schema", &self.schema).field("pool", &self.pool.status()).finish()
+    }
+}
+
+/// What a single attempt at an operation can fail with.
+enum OpError {
+    Db(tokio_postgres::Error),
+    Pool(PoolError),
+    Contract(CheckpointError),
+}
+
+impl From<tokio_postgres::Error> for OpError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Self::Db(e)
+    }
+}
+
+impl From<PoolError> for OpError {
+    fn from(e: PoolError) -> Self {
+        Self::Pool(e)
+    }
+}
+
+impl From<CheckpointError> for OpError {
+    fn from(e: CheckpointError) -> Self {
+        Self::Contract(e)
+    }
+}
+
+impl OpError {
+    /// A serialization failure or a deadlock: the transaction was rolled back and may be
+    /// run again.
+    fn retryable(&self) -> bool {
+        match self {
+            Self::Db(e) => {
+                matches!(e.code(), Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                    || *c == SqlState::T_R_DEADLOCK_DETECTED)
+            }
+            _ => false,
+        }
+    }
+
+    fn into_checkpoint_error(self, what: &str) -> CheckpointError {
+        match self {
+            Self::Db(e) => CheckpointError::storage(format!("PostgreSQL failed while {what}"), e),
+            Self::Pool(e) => CheckpointError::storage(format!("no PostgreSQL connection while {what}"), e),
+            Self::Contract(e) => e,
+        }
+    }
+}
+
+type OpResult<T> = Result<T, OpError>;
+
+/// Runs `attempt` until it succeeds, fails for a reason other than a serialization failure
+/// or deadlock, or has been tried [`MAX_ATTEMPTS`] times. Every attempt is one transaction,
+/// so a failed attempt left nothing behind (CONTRACT §4).
+async fn retrying<T, F, Fut>(what: &str, mut attempt: F) -> Result<T, CheckpointError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = OpResult<T>>,
+{
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(e) if e.retryable() && tries < MAX_ATTEMPTS => {
+                tokio::time::sleep(Duration::from_millis(5 * tries as u64)).await;
+            }
+            Err(e) => return Err(e.into_checkpoint_error(what)),
+        }
+    }
+}
+
+fn check_thread(thread_id: &str) -> Result<(), CheckpointError> {
+    if thread_id.is_empty() {
+        return Err(CheckpointError::InvalidConfig("thread_id must be a non-empty string".into()));
+    }
+    Ok(())
+}
+
+fn config_of(thread_id: &str, ns: &str, id: String) -> CheckpointConfig {
+    CheckpointConfig { thread_id: thread_id.to_owned(), checkpoint_ns: ns.to_owned(), checkpoint_id: Some(id) }
+}
+
+/// One row of `checkpoints`, decoded.
+struct StoredRow {
+    ns: String,
+    checkpoint: Checkpoint,
+    parent: Option<String>,
+    metadata: CheckpointMetadata,
+}
+
+impl StoredRow {
+    /// From a row of `SELECT checkpoint_id, parent_checkpoint_id, checkpoint, metadata`
+    /// starting at column `at`.
+    fn decode(ns: String, row: &Row, at: usize) -> Result<Self, CheckpointError> {
+        let id: String = row.get(at);
+        let parent: Option<String> = row.get(at + 1);
+        let shell: &str = row.get(at + 2);
+        let metadata: &str = row.get(at + 3);
+        let metadata = metadata_from_text(&id, metadata)?;
+        Ok(Self { ns, checkpoint: checkpoint_from_shell(id, shell)?, parent, metadata })
+    }
+}
+
+/// The values and writes of the checkpoints being read, keyed by (namespace, id).
+#[derive(Default)]
+struct Extras {
+    values: HashMap<(String, String), BTreeMap<String, TypedValue>>,
+    writes: HashMap<(String, String), Vec<PendingWrite>>,
+}
+
+/// The channel values a `put` carries, as parallel arrays for `unnest`.
+#[derive(Default)]
+struct Carried<'a> {
+    channels: Vec<&'a str>,
+    versions: Vec<String>,
+    type_tags: Vec<&'a str>,
+    data: Vec<&'a [u8]>,
+}
+
+/// The channels of a `put`'s `channel_versions` it does not carry, as parallel arrays for
+/// `unnest`: each is resolved from stored values, or (when in `new_versions`) left empty.
+#[derive(Default)]
+struct Uncarried<'a> {
+    channels: Vec<&'a str>,
+    versions: Vec<String>,
+    resolve: Vec<bool>,
+}
+
+/// One `put_writes` row.
+struct WriteRow<'a> {
+    idx: i64,
+    channel: &'a str,
+    type_tag: &'a str,
+    data: &'a [u8],
+}
+
+impl PostgresSaver {
+    /// Connects to `url` (a `postgresql://` URL or a `key=value` connection string, as
+    /// tokio-postgres parses it) and runs [`PostgresSaver::setup`]. Every connection runs
+    /// with `synchronous_commit = on`.
+    ///
+    /// # Errors
+    /// `InvalidConfig` for an unparsable URL; `Storage` when the server cannot be reached or
+    /// the setup fails.
+    pub async fn connect(url: &str) -> Result<Self, CheckpointError> {
+        Self::connect_with(url, PostgresOptions::default()).await
+    }
+
+    /// [`PostgresSaver::connect`] with options (a schema of its own, the pool size).
+    ///
+    /// # Errors
+    /// As [`PostgresSaver::connect`]; `InvalidConfig` for an invalid schema name.
+    pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, CheckpointError> {
+        let saver = Self::open(url, &options)?;
+        saver.setup().await?;
+        Ok(saver)
+    }
+
+    /// A saver over `url` with `options`, without running setup (no connection is made
+    /// until the first call).
+    ///
+    /// # Errors
+    /// `InvalidConfig` for an unparsable URL or an invalid schema name; `Storage` when the
+    /// pool cannot be built.
+    pub fn open(url: &str, options: &PostgresOptions) -> Result<Self, CheckpointError> {
+        let mut pg: tokio_postgres::Config =
+            url.parse().map_err(|e| CheckpointError::InvalidConfig(format!("cannot parse the PostgreSQL URL: {e}")))?;
+        let mut startup = pg.get_options().map(str::to_owned).unwrap_or_default();
+        // Durable commits whatever the server's default (CONTRACT §4 durability).
+        startup.push_str(" -c synchronous_commit=on");
+        if let Some(schema) = &options.schema {
+            if !valid_schema_name(schema) {
+                return Err(CheckpointError::InvalidConfig(format!(
+                    "schema name {schema:?} must be 1 to 63 characters of a-z, 0-9 and _, not starting with a digit"
+                )));
+            }
+            startup.push_str(&format!(" -c search_path={schema}"));
+        }
+        pg.options(startup.trim());
+        if pg.get_connect_timeout().is_none() {
+            pg.connect_timeout(options.connect_timeout);
+        }
+        let manager = Manager::from_config(pg, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(options.max_connections)
+            .runtime(Runtime::Tokio1)
+            .create_timeout(Some(options.connect_timeout))
+            .build()
+            .map_err(|e| CheckpointError::storage("building the connection pool", e))?;
+        Ok(Self::from_pool_in(pool, options.schema.clone()))
+    }
+
+    /// A saver over an existing pool whose connections already point at the right schema;
+    /// call [`PostgresSaver::setup`] before first use. Connections should run with
+    /// `synchronous_commit = on` for the durability the contract asks for.
+    pub fn from_pool(pool: Pool) -> Self {
+        Self::from_pool_in(pool, None)
+    }
+
+    fn from_pool_in(pool: Pool, schema: Option<String>) -> Self {
+        Self { pool, schema: schema.map(Arc::from) }
+    }
+
+    /// Creates the schema (when one was configured) and the tables, applying each migration
+    /// not yet recorded in `checkpoint_migrations`, in one transaction under an advisory
+    /// lock: idempotent, and safe when several instances run it at once.
+    ///
+    /// # Errors
+    /// `Storage` when the server cannot be reached or a statement fails.
+    pub async fn setup(&self) -> Result<(), CheckpointError> {
+        retrying("running the migrations", || async {
+            let mut client = self.client().await?;
+            schema::setup(&mut client, self.schema.as_deref()).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// The schema the tables live in, when one was configured.
+    pub fn schema(&self) -> Option<&str> {
+        self.schema.as_deref()
+    }
+
+    async fn client(&self) -> OpResult<Object> {
+        Ok(self.pool.get().await?)
+    }
+
+    // ---- put ---------------------------------------------------------------------------
+
+    async fn put_once(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        shell: &str,
+        metadata: &str,
+        carried: &Carried<'_>,
+        uncarried: &Uncarried<'_>,
+    ) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let (thread, ns, id) = (&config.thread_id, &config.checkpoint_ns, &checkpoint.id);
+        let parent = config.checkpoint_id.as_deref();
+        tx.execute(&tx.prepare_cached(sql::LOCK_FOR_PUT).await?, &[thread, ns]).await?;
+        // What a checkpoint put again read before: removed below if nothing reads it now.
+        let old = tx.query(&tx.prepare_cached(sql::SELECT_OWN_VALUES).await?, &[thread, ns, id]).await?;
+        tx.execute(&tx.prepare_cached(sql::UPSERT_CHECKPOINT).await?, &[thread, ns, id, &parent, &shell, &metadata])
+            .await?;
+        if !carried.channels.is_empty() {
+            let params: [&(dyn ToSql + Sync); 7] =
+                [thread, ns, id, &carried.channels, &carried.versions, &carried.type_tags, &carried.data];
+            tx.execute(&tx.prepare_cached(sql::UPSERT_CARRIED_VALUES).await?, &params).await?;
+        }
+        if !uncarried.channels.is_empty() {
+            let params: [&(dyn ToSql + Sync); 7] =
+                [thread, ns, id, &parent, &uncarried.channels, &uncarried.versions, &uncarried.resolve];
+            tx.execute(&tx.prepare_cached(sql::UPSERT_OTHER_CHANNELS).await?, &params).await?;
+        }
+        let all_channels: Vec<&str> = checkpoint.channel_versions.keys().map(String::as_str).collect();
+        tx.execute(&tx.prepare_cached(sql::DELETE_STALE_CHANNELS).await?, &[thread, ns, id, &all_channels]).await?;
+        tx.execute(&tx.prepare_cached(sql::UPSERT_HOLDERS).await?, &[thread, ns, id]).await?;
+        if !old.is_empty() {
+            let channels: Vec<&str> = old.iter().map(|r| r.get(0)).collect();
+            let versions: Vec<&str> = old.iter().map(|r| r.get(1)).collect();
+            let digests: Vec<&[u8]> = old.iter().map(|r| r.get(2)).collect();
+            let params: [&(dyn ToSql + Sync); 5] = [thread, ns, &channels, &versions, &digests];
+            tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES).await?, &params).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    // ---- reads -------------------------------------------------------------------------
+
+    /// The values and writes of `keys` (namespace, id) in `thread_id`.
+    async fn load_extras(
+        tx: &deadpool_postgres::Transaction<'_>,
+        thread_id: &str,
+        keys: &[(&str, &str)],
+    ) -> OpResult<Extras> {
+        let mut extras = Extras::default();
+        if keys.is_empty() {
+            return Ok(extras);
+        }
+        let namespaces: Vec<&str> = keys.iter().map(|k| k.0).collect();
+        let ids: Vec<&str> = keys.iter().map(|k| k.1).collect();
+        let values_stmt = tx.prepare_cached(sql::SELECT_VALUES).await?;
+        let writes_stmt = tx.prepare_cached(sql::SELECT_WRITES).await?;
+        let params: [&(dyn ToSql + Sync); 3] = [&thread_id, &namespaces, &ids];
+        let (values, writes) = tokio::try_join!(tx.query(&values_stmt, &params), tx.query(&writes_stmt, &params))?;
+        for row in values {
+            let key = (row.get::<_, String>(0), row.get::<_, String>(1));
+            let value = TypedValue { type_tag: row.get(3), data: row.get(4) };
+            extras.values.entry(key).or_default().insert(row.get(2), value);
+        }
+        for row in writes {
+            let key = (row.get::<_, String>(0), row.get::<_, String>(1));
+            extras.writes.entry(key).or_default().push(PendingWrite {
+                task_id: row.get(2),
+                task_path: row.get(3),
+                channel: row.get(4),
+                value: TypedValue { type_tag: row.get(5), data: row.get(6) },
+            });
+        }
+        Ok(extras)
+    }
+
+    fn assemble(thread_id: &str, rows: Vec<StoredRow>, mut extras: Extras) -> Vec<CheckpointTuple> {
+        rows.into_iter()
+            .map(|mut row| {
+                let key = (row.ns, row.checkpoint.id.clone());
+                row.checkpoint.channel_values = extras.values.remove(&key).unwrap_or_default();
+                let pending_writes = extras.writes.remove(&key).unwrap_or_default();
+                let (ns, id) = key;
+                CheckpointTuple {
+                    config: config_of(thread_id, &ns, id),
+                    parent_config: row.parent.map(|p| config_of(thread_id, &ns, p)),
+                    checkpoint: Arc::new(row.checkpoint),
+                    metadata: row.metadata,
+                    pending_writes,
+                }
+            })
+            .collect()
+    }
+
+    async fn read_tx(client: &mut Object) -> OpResult<deadpool_postgres::Transaction<'_>> {
+        Ok(client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start().await?)
+    }
+
+    async fn get_tuple_once(&self, config: &CheckpointConfig) -> OpResult<Option<CheckpointTuple>> {
+        let mut client = self.client().await?;
+        let tx = Self::read_tx(&mut client).await?;
+        let (thread, ns) = (&config.thread_id, &config.checkpoint_ns);
+        let row = match &config.checkpoint_id {
+            Some(id) => {
+                tx.query_opt(&tx.prepare_cached(sql::SELECT_CHECKPOINT_BY_ID).await?, &[thread, ns, id]).await?
+            }
+            None => tx.query_opt(&tx.prepare_cached(sql::SELECT_LATEST_CHECKPOINT).await?, &[thread, ns]).await?,
+        };
+        let Some(row) = row else { return Ok(None) };
+        let stored = StoredRow::decode(ns.clone(), &row, 0)?;
+        let extras = Self::load_extras(&tx, thread, &[(ns.as_str(), stored.checkpoint.id.as_str())]).await?;
+        tx.commit().await?;
+        Ok(Self::assemble(thread, vec![stored], extras).pop())
+    }
+}
+
+/// The bound parts of a `list` call.
+struct ListQuery<'a> {
+    before: Option<&'a str>,
+    before_inclusive: bool,
+    keys: Vec<&'a str>,
+    values: Vec<String>,
+    limit: Option<i64>,
+}
+
+impl PostgresSaver {
+    async fn list_once(
+        &self,
+        thread_id: &str,
+        options: &ListOptions,
+        query: &ListQuery<'_>,
+    ) -> OpResult<Vec<CheckpointTuple>> {
+        let mut client = self.client().await?;
+        let tx = Self::read_tx(&mut client).await?;
+        let params: [&(dyn ToSql + Sync); 8] = [
+            &thread_id,
+            &options.checkpoint_ns,
+            &options.checkpoint_id,
+            &query.before,
+            &query.before_inclusive,
+            &query.keys,
+            &query.values,
+            &query.limit,
+        ];
+        let rows = tx.query(&tx.prepare_cached(sql::LIST_CHECKPOINTS).await?, &params).await?;
+        let stored =
+            rows.iter().map(|r| StoredRow::decode(r.get(0), r, 1)).collect::<Result<Vec<_>, CheckpointError>>()?;
+        let extras = {
+            let keys: Vec<(&str, &str)> = stored.iter().map(|s| (s.ns.as_str(), s.checkpoint.id.as_str())).collect();
+            Self::load_extras(&tx, thread_id, &keys).await?
+        };
+        tx.commit().await?;
+        Ok(Self::assemble(thread_id, stored, extras))
+    }
+
+    async fn put_writes_once(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint_id: &str,
+        task_id: &str,
+        task_path: &str,
+        rows: &[WriteRow<'_>],
+    ) -> OpResult<()> {
+        let client = self.client().await?;
+        let idx: Vec<i64> = rows.iter().map(|r| r.idx).collect();
+        let channels: Vec<&str> = rows.iter().map(|r| r.channel).collect();
+        let type_tags: Vec<&str> = rows.iter().map(|r| r.type_tag).collect();
+        let data: Vec<&[u8]> = rows.iter().map(|r| r.data).collect();
+        let params: [&(dyn ToSql + Sync); 9] = [
+            &config.thread_id,
+            &config.checkpoint_ns,
+            &checkpoint_id,
+            &task_id,
+            &task_path,
+            &idx,
+            &channels,
+            &type_tags,
+            &data,
+        ];
+        // One statement: atomic without an explicit transaction.
+        client.execute(&client.prepare_cached(sql::INSERT_WRITES).await?, &params).await?;
+        Ok(())
+    }
+
+    async fn delete_threads_once(&self, threads: &[&str]) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
+        for statement in sql::DELETE_THREADS {
+            tx.execute(&tx.prepare_cached(statement).await?, &[&threads]).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn delete_for_runs_once(&self, run_ids: &[&str]) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let rows = tx.query(&tx.prepare_cached(sql::SELECT_RUN_THREADS).await?, &[&run_ids]).await?;
+        let threads: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+        if threads.is_empty() {
+            return Ok(());
+        }
+        // Only the threads locked here: a checkpoint of another thread committed since the
+        // query above counts as put after this call.
+        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
+        tx.execute(&tx.prepare_cached(sql::DELETE_FOR_RUNS).await?, &[&run_ids, &threads]).await?;
+        tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&threads]).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn copy_thread_once(&self, source: &str, target: &str) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let both = [source, target];
+        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&&both[..]]).await?;
+        for statement in sql::COPY_THREAD {
+            tx.execute(&tx.prepare_cached(statement).await?, &[&source, &target]).await?;
+        }
+        let targets = [target];
+        tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&&targets[..]]).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn prune_keep_latest_once(&self, threads: &[&str]) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
+        for statement in sql::PRUNE_KEEP_LATEST {
+            tx.execute(&tx.prepare_cached(statement).await?, &[&threads]).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The seeds and writes found for `channels`, only for channels that have some.
+    async fn delta_once(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[&str],
+    ) -> OpResult<BTreeMap<String, DeltaChannelHistory>> {
+        let mut found: BTreeMap<String, DeltaChannelHistory> = BTreeMap::new();
+        let mut client = self.client().await?;
+        let tx = Self::read_tx(&mut client).await?;
+        let (thread, ns) = (&config.thread_id, &config.checkpoint_ns);
+        let target = match &config.checkpoint_id {
+            Some(id) => {
+                tx.query_opt(&tx.prepare_cached(sql::SELECT_CHECKPOINT_BY_ID).await?, &[thread, ns, id]).await?
+            }
+            None => tx.query_opt(&tx.prepare_cached(sql::SELECT_LATEST_CHECKPOINT).await?, &[thread, ns]).await?,
+        };
+        // No target, or a target without a parent: nothing to walk.
+        let Some(parent) = target.and_then(|row| row.get::<_, Option<String>>(1)) else { return Ok(found) };
+        let rows = tx.query(&tx.prepare_cached(sql::DELTA_HISTORY).await?, &[thread, ns, &parent, &channels]).await?;
+        tx.commit().await?;
+        for row in rows {
+            let kind: i32 = row.get(0);
+            let channel: String = row.get(1);
+            let value = TypedValue { type_tag: row.get(6), data: row.get(7) };
+            let entry = found.entry(channel.clone()).or_default();
+            if kind == 0 {
+                entry.seed = Some(value);
+            } else {
+                entry.writes.push(PendingWrite {
+                    task_id: row.get::<_, Option<String>>(4).unwrap_or_default(),
+                    task_path: row.get::<_, Option<String>>(3).unwrap_or_default(),
+                    channel,
+                    value,
+                });
+            }
+        }
+        Ok(found)
+    }
+}
+
+#[async_trait]
+impl CheckpointSaver for PostgresSaver {
+    /// CONTRACT §2 put. Values are resolved when the checkpoint is put (see the crate docs).
+    ///
+    /// # Errors
+    /// `InvalidConfig` for an empty thread id; `InvalidInput`, with nothing stored, for a NUL
+    /// character in the thread id, namespace, checkpoint or parent id, a channel name, a
+    /// string version, a type tag, or anywhere in the metadata; `Storage` on a database
+    /// failure (after retrying serialization failures and deadlocks).
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        check_thread(&config.thread_id)?;
+        refuse_nul(|| "config.thread_id".into(), &config.thread_id)?;
+        refuse_nul(|| "config.checkpoint_ns".into(), &config.checkpoint_ns)?;
+        if let Some(parent) = &config.checkpoint_id {
+            refuse_nul(|| "config.checkpoint_id (the parent id)".into(), parent)?;
+        }
+        refuse_nul(|| "checkpoint.id".into(), &checkpoint.id)?;
+        refuse_nul_metadata(&metadata)?;
+        let mut carried = Carried::default();
+        let mut uncarried = Uncarried::default();
+        for (channel, version) in &checkpoint.channel_versions {
+            refuse_nul(|| format!("channel name {channel:?}"), channel)?;
+            if let conformance_core::ChannelVersion::Str(s) = version {
+                refuse_nul(|| format!("the version of channel {channel:?}"), s)?;
+            }
+            if let Some(value) = checkpoint.channel_values.get(channel) {
+                refuse_nul(|| format!("the type tag of channel {channel:?}"), &value.type_tag)?;
+                carried.channels.push(channel);
+                carried.versions.push(version_json(version));
+                carried.type_tags.push(&value.type_tag);
+                carried.data.push(&value.data);
+            } else {
+                // In new_versions without a value: the channel is empty in this checkpoint.
+                uncarried.channels.push(channel);
+                uncarried.versions.push(version_json(version));
+                uncarried.resolve.push(!new_versions.contains_key(channel));
+            }
+        }
+        let shell = shell_json(&checkpoint)?;
+        let metadata_text = serde_json::to_string(&metadata)
+            .map_err(|e| CheckpointError::storage("encoding the metadata as JSON", e))?;
+        let what = format!(
+            "putting checkpoint {}",
+            config_of(&config.thread_id, &config.checkpoint_ns, checkpoint.id.clone())
+        );
+        retrying(&what, || self.put_once(config, &checkpoint, &shell, &metadata_text, &carried, &uncarried)).await?;
+        Ok(config_of(&config.thread_id, &config.checkpoint_ns, checkpoint.id.clone()))
+    }
+
+    /// CONTRACT §2 put_writes, in one statement.
+    ///
+    /// # Errors
+    /// `InvalidConfig` without `checkpoint_id` or with an empty thread id; `InvalidInput`
+    /// for a NUL character in an id, the task id or path, a channel name or a type tag;
+    /// `Storage` on a database failure.
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, TypedValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        check_thread(&config.thread_id)?;
+        let Some(checkpoint_id) = &config.checkpoint_id else {
+            return Err(CheckpointError::InvalidConfig("put_writes needs config.checkpoint_id".into()));
+        };
+        if writes.is_empty() {
+            return Ok(());
+        }
+        refuse_nul(|| "config.thread_id".into(), &config.thread_id)?;
+        refuse_nul(|| "config.checkpoint_ns".into(), &config.checkpoint_ns)?;
+        refuse_nul(|| "config.checkpoint_id".into(), checkpoint_id)?;
+        refuse_nul(|| "task_id".into(), task_id)?;
+        refuse_nul(|| "task_path".into(), task_path)?;
+        let mut rows: Vec<WriteRow<'_>> = Vec::with_capacity(writes.len());
+        for (position, (channel, value)) in writes.iter().enumerate() {
+            refuse_nul(|| format!("write channel name {channel:?}"), channel)?;
+            refuse_nul(|| format!("the type tag of the write to {channel:?}"), &value.type_tag)?;
+            let row =
+                WriteRow { idx: write_index(channel, position), channel, type_tag: &value.type_tag, data: &value.data };
+            // A special channel repeated within one call: the last one wins, like a repeat
+            // in a later call (one INSERT cannot touch the same key twice).
+            match rows.iter_mut().find(|r| r.idx < 0 && r.idx == row.idx) {
+                Some(existing) => *existing = row,
+                None => rows.push(row),
+            }
+        }
+        let what = format!("storing writes of task {task_id:?} for {config}");
+        retrying(&what, || self.put_writes_once(config, checkpoint_id, task_id, task_path, &rows)).await
+    }
+
+    /// CONTRACT §2 get_tuple, from one snapshot.
+    ///
+    /// # Errors
+    /// `InvalidConfig` for an empty thread id; `Storage` on a database failure.
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        check_thread(&config.thread_id)?;
+        // Nothing stored has a NUL character in its key.
+        if has_nul(&config.thread_id)
+            || has_nul(&config.checkpoint_ns)
+            || config.checkpoint_id.as_deref().is_some_and(has_nul)
+        {
+            return Ok(None);
+        }
+        retrying(&format!("reading {config}"), || self.get_tuple_once(config)).await
+    }
+
+    /// CONTRACT §2 list, filtered, cut and limited in SQL, from one snapshot.
+    ///
+    /// # Errors
+    /// `InvalidConfig` for an empty thread id; `Storage` on a database failure.
+    async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        check_thread(thread_id)?;
+        let limit = options.limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
+        if limit == Some(0)
+            || has_nul(thread_id)
+            || options.checkpoint_ns.as_deref().is_some_and(has_nul)
+            || options.checkpoint_id.as_deref().is_some_and(has_nul)
+        {
+            return Ok(Vec::new());
+        }
+        // A `before` with a NUL character: no stored id has one, so `id < before` holds
+        // exactly for the ids up to and including the part before the NUL.
+        let (before, before_inclusive) = match options.before.as_deref() {
+            Some(b) => match b.find('\0') {
+                Some(at) => (Some(&b[..at]), true),
+                None => (Some(b), false),
+            },
+            None => (None, false),
+        };
+        let mut query = ListQuery { before, before_inclusive, keys: Vec::new(), values: Vec::new(), limit };
+        for (key, value) in &options.filter {
+            match classify_filter(key, value) {
+                FilterEntry::AlwaysTrue => {}
+                FilterEntry::NeverTrue => return Ok(Vec::new()),
+                FilterEntry::Sql => {
+                    query.keys.push(key);
+                    query.values.push(value.to_string());
+                }
+            }
+        }
+        retrying(&format!("listing thread {thread_id}"), || self.list_once(thread_id, options, &query)).await
+    }
+
+    /// CONTRACT §2 delete_thread, in one transaction.
+    ///
+    /// # Errors
+    /// `InvalidConfig` for an empty thread id; `Storage` on a database failure.
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        check_thread(thread_id)?;
+        if has_nul(thread_id) {
+            return Ok(());
+        }
+        let threads = [thread_id];
+        retrying(&format!("deleting thread {thread_id}"), || self.delete_threads_once(&threads)).await
+    }
+
+    /// CONTRACT §3 delete_for_runs, in one transaction.
+    ///
+    /// # Errors
+    /// `Storage` on a database failure.
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        let runs: Vec<&str> = run_ids.iter().map(String::as_str).filter(|r| !has_nul(r)).collect();
+        if runs.is_empty() {
+            return Ok(());
+        }
+        retrying("deleting the checkpoints of runs", || self.delete_for_runs_once(&runs)).await
+    }
+
+    /// CONTRACT §3 copy_thread, in SQL (`INSERT ... SELECT`), in one transaction.
+    ///
+    /// # Errors
+    /// `InvalidConfig` for an empty thread id; `InvalidInput` for a target with a NUL
+    /// character; `Storage` on a database failure.
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
+        check_thread(source)?;
+        check_thread(target)?;
+        if source == target || has_nul(source) {
+            return Ok(());
+        }
+        refuse_nul(|| "the target thread id".into(), target)?;
+        retrying(&format!("copying thread {source} to {target}"), || self.copy_thread_once(source, target)).await
+    }
+
+    /// CONTRACT §3 prune, in SQL, in one transaction.
+    ///
+    /// # Errors
+    /// `Storage` on a database failure.
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        let threads: Vec<&str> =
+            thread_ids.iter().map(String::as_str).filter(|t| !t.is_empty() && !has_nul(t)).collect();
+        if threads.is_empty() {
+            return Ok(());
+        }
+        let what = format!("pruning {} thread(s) ({strategy})", threads.len());
+        match strategy {
+            PruneStrategy::Delete => retrying(&what, || self.delete_threads_once(&threads)).await,
+            PruneStrategy::KeepLatest => retrying(&what, || self.prune_keep_latest_once(&threads)).await,
+        }
+    }
+
+    /// CONTRACT §3 delta_channel_history: one recursive query over `parent_checkpoint_id`,
+    /// from one snapshot.
+    ///
+    /// # Errors
+    /// `InvalidConfig` for an empty thread id; `Storage` on a database failure.
+    async fn delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
+        check_thread(&config.thread_id)?;
+        let mut out: BTreeMap<String, DeltaChannelHistory> =
+            channels.iter().map(|c| (c.clone(), DeltaChannelHistory::default())).collect();
+        // Channels with a NUL character have no writes and no values: their entries stay empty.
+        let mut wanted: Vec<&str> = out.keys().map(String::as_str).filter(|c| !has_nul(c)).collect();
+        wanted.dedup();
+        if wanted.is_empty()
+            || has_nul(&config.thread_id)
+            || has_nul(&config.checkpoint_ns)
+            || config.checkpoint_id.as_deref().is_some_and(has_nul)
+        {
+            return Ok(out);
+        }
+        let what = format!("reading the delta channel history of {config}");
+        let found = retrying(&what, || self.delta_once(config, &wanted)).await?;
+        for (channel, history) in found {
+            out.insert(channel, history);
+        }
+        Ok(out)
+    }
+}

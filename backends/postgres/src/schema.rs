@@ -1,0 +1,155 @@
+//! The tables and their migrations, and the idempotent, concurrency-safe `setup`.
+//!
+//! Every migration runs in one transaction that first takes a transaction-scoped advisory
+//! lock keyed by the target schema, so two instances running `setup` at once (two pools, two
+//! processes) apply each migration exactly once: the second waits for the first, then sees
+//! the recorded version and does nothing.
+
+use tokio_postgres::Client;
+
+/// The migrations, in order; migration `i` (0-based) is recorded as version `i + 1` in
+/// `checkpoint_migrations`. Never edit a released entry: append a new one.
+///
+/// Text columns that take part in ordering or equality use `COLLATE "C"`, so ids, namespaces,
+/// task ids and task paths compare by bytes (UTF-8 byte order is code point order), as the
+/// contract's string ordering requires, whatever the database's default collation is.
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 1: checkpoints, the values each checkpoint reads, stored values, pending writes.
+    r#"
+CREATE TABLE checkpoints (
+    thread_id            TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns        TEXT COLLATE "C" NOT NULL DEFAULT '',
+    checkpoint_id        TEXT COLLATE "C" NOT NULL,
+    parent_checkpoint_id TEXT COLLATE "C",
+    -- The checkpoint without its channel values and id: v, ts, channel_versions,
+    -- versions_seen, updated_channels, as JSON text stored verbatim.
+    checkpoint           JSON NOT NULL,
+    -- The metadata as JSON text stored verbatim (json, not jsonb, so that numbers keep
+    -- their exact text and read back with their kind); filters cast the one value they
+    -- compare to jsonb.
+    metadata             JSON NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+);
+-- list without a namespace: newest ids of a thread across its namespaces.
+CREATE INDEX checkpoints_thread_id_idx ON checkpoints (thread_id, checkpoint_id);
+-- delete_for_runs.
+CREATE INDEX checkpoints_run_id_idx ON checkpoints ((metadata ->> 'run_id'));
+
+CREATE TABLE checkpoint_blobs (
+    thread_id     TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    channel       TEXT COLLATE "C" NOT NULL,
+    -- The channel version as JSON: a number for an integer version, a string for a string
+    -- version, so 1 and "1" are different keys.
+    version       JSONB NOT NULL,
+    -- sha256 of type_tag, a zero byte, and data: two different values stored at the same
+    -- (channel, version), by sibling checkpoints, never collide. A value is kept while a
+    -- checkpoint reads it (checkpoint_channels) and removed with the last one.
+    digest        BYTEA NOT NULL,
+    type_tag      TEXT NOT NULL,
+    data          BYTEA NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, channel, version, digest)
+);
+
+CREATE TABLE checkpoint_channels (
+    thread_id     TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    checkpoint_id TEXT COLLATE "C" NOT NULL,
+    channel       TEXT COLLATE "C" NOT NULL,
+    version       JSONB NOT NULL,
+    -- The value read, or NULL: the channel is in channel_versions but empty (absent on
+    -- read). One row per channel of the checkpoint's channel_versions.
+    digest        BYTEA,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, channel)
+);
+-- Is a stored value still read by some checkpoint?
+CREATE INDEX checkpoint_channels_blob_idx
+    ON checkpoint_channels (thread_id, checkpoint_ns, channel, version, digest);
+-- The checkpoint with the greatest id that reads a value at a (channel, version).
+CREATE INDEX checkpoint_channels_version_idx
+    ON checkpoint_channels (thread_id, checkpoint_ns, channel, version, checkpoint_id);
+
+-- For each (channel, version), the checkpoint most recently put with a value there: where
+-- a checkpoint that neither carries nor changes a channel finds its value.
+CREATE TABLE checkpoint_value_holders (
+    thread_id     TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    channel       TEXT COLLATE "C" NOT NULL,
+    version       JSONB NOT NULL,
+    holder_id     TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+);
+
+CREATE TABLE checkpoint_writes (
+    thread_id     TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    checkpoint_id TEXT COLLATE "C" NOT NULL,
+    task_id       TEXT COLLATE "C" NOT NULL,
+    idx           BIGINT NOT NULL,
+    task_path     TEXT COLLATE "C" NOT NULL DEFAULT '',
+    channel       TEXT COLLATE "C" NOT NULL,
+    type_tag      TEXT NOT NULL,
+    data          BYTEA NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+);
+"#,
+];
+
+/// Creates `schema` (when given) and applies every migration not yet recorded, inside one
+/// transaction holding `pg_advisory_xact_lock` on the schema's name.
+///
+/// Safe to run any number of times and from several instances at once.
+pub(crate) async fn setup(client: &mut Client, schema: Option<&str>) -> Result<(), tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    // The lock key is derived from the schema name, so instances on different schemas do not
+    // wait for each other.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('checkpoint-postgres setup ' \
+         || COALESCE($1::text, current_schema(), ''), 0))",
+        &[&schema],
+    )
+    .await?;
+    if let Some(schema) = schema {
+        // `schema` is validated as a plain lowercase identifier (see `valid_schema_name`).
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")).await?;
+    }
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS checkpoint_migrations (v INTEGER PRIMARY KEY)").await?;
+    let row = tx.query_one("SELECT COALESCE(max(v), 0) FROM checkpoint_migrations", &[]).await?;
+    let current: i32 = row.get(0);
+    for (i, sql) in MIGRATIONS.iter().enumerate() {
+        let version = i as i32 + 1;
+        if version <= current {
+            continue;
+        }
+        tx.batch_execute(sql).await?;
+        tx.execute("INSERT INTO checkpoint_migrations (v) VALUES ($1)", &[&version]).await?;
+    }
+    tx.commit().await
+}
+
+/// True for a schema name this crate accepts: 1 to 63 characters of `a-z`, `0-9` and `_`,
+/// not starting with a digit. Such a name needs no quoting anywhere (SQL text, the
+/// `search_path` startup option).
+pub(crate) fn valid_schema_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_schema_name;
+
+    #[test]
+    fn schema_names() {
+        assert!(valid_schema_name("checkpoint_test_ab12"));
+        assert!(valid_schema_name("_x"));
+        assert!(!valid_schema_name(""));
+        assert!(!valid_schema_name("1abc"));
+        assert!(!valid_schema_name("Abc"));
+        assert!(!valid_schema_name("a b"));
+        assert!(!valid_schema_name("a\"; DROP TABLE x; --"));
+        assert!(!valid_schema_name(&"a".repeat(64)));
+    }
+}

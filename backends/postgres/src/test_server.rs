@@ -1,0 +1,107 @@
+//! A throwaway PostgreSQL server for tests and `cargo xtask conformance --backend postgres`
+//! (feature `test-server`).
+//!
+//! [`TestServer::start`] runs the repository's `scripts/pg-test-server.sh` (embedded in this
+//! crate at build time) to create a cluster in a fresh directory under `/tmp` with Debian's
+//! binaries (`/usr/lib/postgresql/*/bin`, installing the `postgresql` package first when
+//! they are missing and we are root), listening on 127.0.0.1 only on a free port; dropping
+//! the server (or [`TestServer::stop`]) stops it and removes the directory.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The server script, embedded so the helper works from any working directory.
+const SCRIPT: &str = include_str!("../../../scripts/pg-test-server.sh");
+
+/// A running throwaway server; stopped and removed when dropped.
+#[derive(Debug)]
+pub struct TestServer {
+    dir: PathBuf,
+    url: String,
+    running: bool,
+}
+
+fn run_script(args: &[&str]) -> io::Result<Output> {
+    Command::new("bash")
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg("pg-test-server.sh")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+}
+
+impl TestServer {
+    /// Creates and starts a cluster; returns once `pg_isready` answers.
+    ///
+    /// # Errors
+    /// An `io::Error` whose message carries the script's own explanation (no binaries, initdb
+    /// failed, not ready in time, ...).
+    pub fn start() -> io::Result<Self> {
+        let dir = Path::new("/tmp").join(format!(
+            "checkpoint-pg-{}-{}",
+            std::process::id(),
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        ));
+        let dir_text = dir.to_string_lossy().into_owned();
+        let out = run_script(&["start", &dir_text])?;
+        if !out.status.success() {
+            // Whatever was made is removed; the script's explanation is the error.
+            let _ = run_script(&["stop", &dir_text]);
+            return Err(io::Error::other(format!(
+                "starting a throwaway PostgreSQL server failed:\n{}",
+                String::from_utf8_lossy(&out.stderr).trim_end()
+            )));
+        }
+        let url = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if url.is_empty() {
+            let _ = run_script(&["stop", &dir_text]);
+            return Err(io::Error::other("the PostgreSQL test server script printed no URL"));
+        }
+        Ok(Self { dir, url, running: true })
+    }
+
+    /// The connection URL, `postgresql://postgres@127.0.0.1:PORT/postgres`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The cluster's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Stops the server and removes its directory.
+    ///
+    /// # Errors
+    /// An `io::Error` with the script's message when stopping failed.
+    pub fn stop(mut self) -> io::Result<()> {
+        self.stop_inner()
+    }
+
+    fn stop_inner(&mut self) -> io::Result<()> {
+        if !self.running {
+            return Ok(());
+        }
+        self.running = false;
+        let out = run_script(&["stop", &self.dir.to_string_lossy()])?;
+        if !out.status.success() {
+            return Err(io::Error::other(format!(
+                "stopping the PostgreSQL test server failed:\n{}",
+                String::from_utf8_lossy(&out.stderr).trim_end()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop_inner() {
+            eprintln!("{e}");
+        }
+    }
+}
