@@ -22,6 +22,8 @@ use serde_json::{json, Value};
 enum Target {
     Memory,
     Sqlite,
+    /// The PostgreSQL saver on the server named by `CHECKPOINT_POSTGRES_URL`.
+    Postgres,
     /// The disk itself: small appends, each followed by fdatasync.
     Disk,
 }
@@ -147,11 +149,39 @@ fn fsync_rate(dir: &Path, min: Duration) -> f64 {
     r
 }
 
-fn open(target: Target, dir: &Path, name: &str) -> Saver {
+async fn open(target: Target, dir: &Path, name: &str) -> Saver {
     match target {
         Target::Memory => Arc::new(checkpoint_memory::MemorySaver::new()),
         Target::Sqlite => sqlite_saver(dir, name),
+        Target::Postgres => {
+            let schema = bench_schema(name);
+            let options = checkpoint_postgres::PostgresOptions::new().schema(schema);
+            match checkpoint_postgres::PostgresSaver::connect_with(&postgres_url(), options).await {
+                Ok(s) => Arc::new(s),
+                Err(e) => {
+                    eprintln!("cannot connect the PostgreSQL saver: {e}");
+                    std::process::exit(2)
+                }
+            }
+        }
         Target::Disk => unreachable!("the disk has no saver"),
+    }
+}
+
+/// The schema the PostgreSQL bench saver named `name` uses (dropped at the end).
+fn bench_schema(name: &str) -> String {
+    format!("bench_{}_{}", name, std::process::id())
+}
+
+/// `CHECKPOINT_POSTGRES_URL`, which `cargo xtask bench` sets (starting a throwaway server
+/// when it is not set).
+fn postgres_url() -> String {
+    match std::env::var("CHECKPOINT_POSTGRES_URL") {
+        Ok(u) if !u.is_empty() => u,
+        _ => {
+            eprintln!("--target postgres needs CHECKPOINT_POSTGRES_URL");
+            std::process::exit(2)
+        }
     }
 }
 
@@ -159,6 +189,7 @@ fn registration(target: Target) -> conformance_core::Registration {
     match target {
         Target::Memory => checkpoint_memory::registration(),
         Target::Sqlite => sqlite_registration(),
+        Target::Postgres => checkpoint_postgres::registration(&postgres_url()),
         Target::Disk => unreachable!("the disk has no registration"),
     }
 }
@@ -167,7 +198,7 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
     let min = Duration::from_millis(args.min_ms);
     let mut ids = Ids(0);
     let mut out = serde_json::Map::new();
-    let saver = open(target, dir, "bench");
+    let saver = open(target, dir, "bench").await;
 
     // Fixed data for the read figures, built once.
     let one = chain(&saver, "one", 1, &mut ids).await.without_id();
@@ -254,6 +285,11 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
     out.insert("put_8_tasks_per_s".into(), figure("ops/s", conc));
     out.insert("put_8_tasks_over_single".into(), figure("ratio", ratio));
     drop(saver);
+    if target == Target::Postgres {
+        if let Err(e) = checkpoint_postgres::drop_schema(&postgres_url(), &bench_schema("bench")).await {
+            eprintln!("warning: could not drop the bench schema: {e}");
+        }
+    }
 
     // A whole in-process conformance run (build excluded).
     let reg = registration(target);
@@ -272,7 +308,18 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
         tests.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
         slowest = tests.iter().take(5).map(|t| json!({"case": t.id, "ms": t.duration_ms})).collect();
         if !report.is_success() {
-            eprintln!("warning: the conformance run was {} during the benchmark", report.conformance_level);
+            let failed: Vec<String> = report
+                .tests
+                .iter()
+                .filter(|t| t.outcome == conformance_core::Outcome::Failed)
+                .take(3)
+                .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
+                .collect();
+            eprintln!(
+                "warning: the conformance run was {} during the benchmark; first failures:\n  {}",
+                report.conformance_level,
+                failed.join("\n  ")
+            );
         }
     }
     out.insert("conformance_run_ms".into(), figure("ms", runs));

@@ -24,18 +24,23 @@ pub struct Args {
     /// Minimum duration of one repetition of a throughput figure, in milliseconds.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     min_ms: u64,
-    /// Backends to measure, comma-separated.
+    /// Backends to measure, comma-separated (`postgres` uses $CHECKPOINT_POSTGRES_URL, else a
+    /// throwaway server started for the run).
     #[arg(long, value_delimiter = ',', default_values_t = ["memory".to_owned(), "sqlite".to_owned()],
-          value_parser = ["memory", "sqlite"])]
+          value_parser = ["memory", "sqlite", "postgres"])]
     backends: Vec<String>,
     /// Exit 1 when a target is missed (default: report only).
     #[arg(long)]
     strict: bool,
 }
 
-fn measure(target: &str, args: &Args) -> Result<Value, String> {
+fn measure(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Value, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let out = Command::new(cargo)
+    let mut cmd = Command::new(cargo);
+    if let Some(url) = postgres_url {
+        cmd.env("CHECKPOINT_POSTGRES_URL", url);
+    }
+    let out = cmd
         .args(["run", "--quiet", "--release", "--package", "conformance-bench", "--", "--target", target])
         .args(["--reps", &args.reps.to_string(), "--min-ms", &args.min_ms.to_string()])
         .stderr(Stdio::inherit())
@@ -101,7 +106,8 @@ fn targets(all: &Value) -> Vec<Target> {
     at_most("sqlite list 1,000 checkpoints", median(all, "sqlite", "list_1000_ms"), 2.0, "ms");
     at_most("memory whole conformance run", median(all, "memory", "conformance_run_ms"), 100.0, "ms");
     at_most("sqlite whole conformance run", median(all, "sqlite", "conformance_run_ms"), 2000.0, "ms");
-    t.retain(|x| x.measured.is_some() || !x.what.starts_with("sqlite") || all.get("sqlite").is_some());
+    // Only the targets of the backends measured in this run.
+    t.retain(|x| x.what.split_whitespace().next().is_some_and(|backend| all.get(backend).is_some()));
     t
 }
 
@@ -123,10 +129,27 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(USAGE);
         }
     }
+    // A server for the postgres figures: the given one, else a throwaway one (stopped and
+    // removed when `server` is dropped at the end of this function).
+    let mut server = None;
+    let mut postgres_url = std::env::var("CHECKPOINT_POSTGRES_URL").ok().filter(|u| !u.is_empty());
+    if args.backends.iter().any(|b| b == "postgres") && postgres_url.is_none() {
+        eprintln!("no CHECKPOINT_POSTGRES_URL: starting a throwaway PostgreSQL server");
+        match checkpoint_postgres::test_server::TestServer::start() {
+            Ok(s) => {
+                postgres_url = Some(s.url().to_owned());
+                server = Some(s);
+            }
+            Err(e) => {
+                eprintln!("error: cannot start a PostgreSQL server: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let mut all = serde_json::Map::new();
     for target in std::iter::once("disk").chain(args.backends.iter().map(String::as_str)) {
         eprintln!("measuring {target} ...");
-        match measure(target, &args) {
+        match measure(target, &args, postgres_url.as_deref()) {
             Ok(v) => {
                 all.insert(target.to_owned(), v);
             }
@@ -137,7 +160,7 @@ pub fn run(args: Args) -> ExitCode {
         }
     }
     let all = Value::Object(all);
-    println!("\n  {:<44} {:>14} {:>14} {:>14}", "figure (median)", "memory", "sqlite", "unit");
+    println!("\n  {:<44} {:>14} {:>14} {:>14} {:>10}", "figure (median)", "memory", "sqlite", "postgres", "unit");
     let keys = [
         ("put_10_channels_per_s", "put, 10 channels, chained", "/s"),
         ("get_tuple_latest_1_per_s", "get_tuple latest, 1 checkpoint", "/s"),
@@ -151,10 +174,10 @@ pub fn run(args: Args) -> ExitCode {
     ];
     for (key, label, unit) in keys {
         let cell = |b: &str| median(&all, b, key).map(fmt).unwrap_or_else(|| "-".to_owned());
-        println!("  {:<44} {:>14} {:>14} {:>14}", label, cell("memory"), cell("sqlite"), unit);
+        println!("  {:<44} {:>14} {:>14} {:>14} {:>10}", label, cell("memory"), cell("sqlite"), cell("postgres"), unit);
     }
     if let Some(f) = median(&all, "disk", "fdatasync_small_append_per_s") {
-        println!("  {:<44} {:>29} {:>14}", "disk: small append + fdatasync", fmt(f), "/s");
+        println!("  {:<44} {:>29} {:>25}", "disk: small append + fdatasync", fmt(f), "/s");
     }
     let ts = targets(&all);
     println!("\n  targets");
@@ -173,6 +196,11 @@ pub fn run(args: Args) -> ExitCode {
         if let Err(e) = std::fs::write(p, serde_json::to_string_pretty(&doc).unwrap_or_default()) {
             eprintln!("error: cannot write the JSON report to {}: {e}", p.display());
             return ExitCode::FAILURE;
+        }
+    }
+    if let Some(s) = server.take() {
+        if let Err(e) = s.stop() {
+            eprintln!("warning: {e}");
         }
     }
     if args.strict && missed > 0 {
