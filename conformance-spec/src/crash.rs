@@ -293,6 +293,25 @@ struct ChildLog {
 
 /// Checks every checkpoint of `thread` that is present (complete, parent right, writes in
 /// whole calls) and every acknowledged item (present). Returns the number of acks checked.
+/// Waits until the killed child's unacknowledged work has landed or vanished: a database
+/// server may still commit a call whose COMMIT it received before the client died (allowed:
+/// an unacknowledged call is all there or not there), and checking while that happens would
+/// compare two different states. Two equal `list` snapshots a few milliseconds apart count as
+/// settled; at most 2 s (a storage that keeps changing after that is checked as it is).
+async fn settle(cx: &Cx, thread: &str) -> Result<(), Failure> {
+    let start = std::time::Instant::now();
+    let mut last = cx.list(thread, &ListOptions::all()).await?;
+    while start.elapsed() < std::time::Duration::from_secs(2) {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        let now = cx.list(thread, &ListOptions::all()).await?;
+        if now == last {
+            return Ok(());
+        }
+        last = now;
+    }
+    Ok(())
+}
+
 async fn verify_thread(cx: &Cx, thread: &str, acks: &[Ack]) -> Result<usize, Failure> {
     let listed = cx.list(thread, &ListOptions::all()).await?;
     let mut by_i: BTreeMap<usize, &CheckpointTuple> = BTreeMap::new();
@@ -462,6 +481,7 @@ pub(crate) async fn crash_test(cx: Cx) -> CaseResult {
         }
         let reopened = cx.ctx.reopen().await.map_err(|f| context(f.message))?;
         let reader = Cx { saver: reopened, ..cx.clone() };
+        settle(&reader, &thread).await.map_err(|f| context(f.message))?;
         acknowledged += verify_thread(&reader, &thread, &log.acks).await.map_err(|f| context(f.message))?;
         checked.push((thread, log.acks));
     }
