@@ -188,6 +188,16 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
+    /// `"capability::case: message"` for every failed case, in run order (for assertion
+    /// messages: `assert!(f.is_empty(), "{}", f.join("\n"))`).
+    pub fn failed_cases(&self) -> Vec<String> {
+        self.tests
+            .iter()
+            .filter(|t| t.outcome == Outcome::Failed)
+            .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
+            .collect()
+    }
+
     /// Counts of cases by outcome: (passed, failed, skipped or not implemented).
     pub fn case_counts(&self) -> (usize, usize, usize) {
         let passed = self.tests.iter().filter(|t| t.outcome == Outcome::Passed).count();

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::sync::OnceLock;
 
-use conformance_core::{Level, Outcome, Registration, RunOptions};
+use conformance_core::{Level, Registration, RunOptions};
 use conformance_selftest::{
     analyze, Analysis, AnalysisOptions, Cover, CONTRACT_RULES, GAPS, MUTANTS, RULES_WITHOUT_MUTANT, SCENARIOS,
     SCENARIOS_WITHOUT_MUTANT,
@@ -38,14 +38,7 @@ fn main() -> ExitCode {
 
 /// Runs a check written with `assert!`, turning its panic into a trial failure.
 fn catch(check: fn()) -> Result<(), libtest_mimic::Failed> {
-    std::panic::catch_unwind(check).map_err(|p| {
-        let message = p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_else(|| "the check panicked".to_owned());
-        libtest_mimic::Failed::from(message)
-    })
+    std::panic::catch_unwind(check).map_err(|p| libtest_mimic::Failed::from(conformance_core::run::panic_message(&*p)))
 }
 
 /// The analysis, run once and shared by the tests of this binary.
@@ -57,12 +50,7 @@ fn analysis() -> &'static Analysis {
 /// Fails unless the saver of `registration` passes every case of the spec and reaches FULL.
 fn assert_passes_every_case(registration: &Registration) {
     let report = conformance_spec::validate(registration, &RunOptions::default());
-    let failures: Vec<String> = report
-        .tests
-        .iter()
-        .filter(|t| t.outcome == Outcome::Failed)
-        .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
-        .collect();
+    let failures = report.failed_cases();
     assert!(
         failures.is_empty(),
         "{} case(s) failed on {}:\n{}",

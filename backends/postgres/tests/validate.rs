@@ -38,14 +38,7 @@ fn main() -> ExitCode {
 
 /// Runs a check written with `assert!`, turning its panic into a trial failure.
 fn catch(check: impl FnOnce() + std::panic::UnwindSafe) -> Result<(), libtest_mimic::Failed> {
-    std::panic::catch_unwind(check).map_err(|p| {
-        let message = p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_else(|| "the check panicked".to_owned());
-        libtest_mimic::Failed::from(message)
-    })
+    std::panic::catch_unwind(check).map_err(|p| libtest_mimic::Failed::from(conformance_core::run::panic_message(&*p)))
 }
 
 /// The schemas whose name starts with `prefix`.

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use conformance_core::{Level, Outcome, RunOptions};
+use conformance_core::{Level, RunOptions};
 
 fn main() -> ExitCode {
     // Every registration below is named "sqlite" and opens a location the same way (the
@@ -30,24 +30,12 @@ fn main() -> ExitCode {
 
 /// Runs a check written with `assert!`, turning its panic into a trial failure.
 fn catch(check: fn()) -> Result<(), libtest_mimic::Failed> {
-    std::panic::catch_unwind(check).map_err(|p| {
-        let message = p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_else(|| "the check panicked".to_owned());
-        libtest_mimic::Failed::from(message)
-    })
+    std::panic::catch_unwind(check).map_err(|p| libtest_mimic::Failed::from(conformance_core::run::panic_message(&*p)))
 }
 
 fn sqlite_saver_passes_every_case() {
     let report = conformance_spec::validate(&checkpoint_sqlite::registration(), &RunOptions::default());
-    let failures: Vec<String> = report
-        .tests
-        .iter()
-        .filter(|t| t.outcome == Outcome::Failed)
-        .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
-        .collect();
+    let failures = report.failed_cases();
     assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
     assert!(report.warnings.is_empty(), "warnings: {:?}", report.warnings);
     assert_eq!(report.conformance_level, Level::Full, "{}", report.to_json());
@@ -57,12 +45,7 @@ fn sqlite_saver_passes_every_case() {
 fn sqlite_saver_passes_every_case_with_full_synchronous() {
     let registration = checkpoint_sqlite::registration_with(checkpoint_sqlite::SqliteOptions::default());
     let report = conformance_spec::validate(&registration, &RunOptions::default());
-    let failures: Vec<String> = report
-        .tests
-        .iter()
-        .filter(|t| t.outcome == Outcome::Failed)
-        .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
-        .collect();
+    let failures = report.failed_cases();
     assert!(
         failures.is_empty(),
         "{} case(s) failed:
@@ -81,12 +64,7 @@ fn sqlite_saver_passes_every_case_beside_a_chosen_path() {
     let base = dir.path().join("kit.sqlite");
     let registration = checkpoint_sqlite::registration_at(&base).expect("a registration beside the path");
     let report = conformance_spec::validate(&registration, &RunOptions::default());
-    let failures: Vec<String> = report
-        .tests
-        .iter()
-        .filter(|t| t.outcome == Outcome::Failed)
-        .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
-        .collect();
+    let failures = report.failed_cases();
     assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
     assert!(!base.exists(), "the base path itself must not be created");
     let left: Vec<_> =
