@@ -91,10 +91,19 @@ impl CheckpointConfig {
     /// # Errors
     /// [`crate::CheckpointError::InvalidConfig`] when `thread_id` is empty.
     pub fn validate(&self) -> Result<(), crate::CheckpointError> {
-        if self.thread_id.is_empty() {
-            return Err(crate::CheckpointError::InvalidConfig("thread_id must be a non-empty string".into()));
-        }
-        Ok(())
+        check_thread_id(&self.thread_id)
+    }
+
+    /// The checkpoint `put_writes` writes to: validates the config and returns its
+    /// `checkpoint_id` (CONTRACT §2 put_writes: required).
+    ///
+    /// # Errors
+    /// [`crate::CheckpointError::InvalidConfig`] for an empty `thread_id` or no `checkpoint_id`.
+    pub fn write_checkpoint_id(&self) -> Result<&str, crate::CheckpointError> {
+        self.validate()?;
+        self.checkpoint_id
+            .as_deref()
+            .ok_or_else(|| crate::CheckpointError::InvalidConfig("put_writes needs config.checkpoint_id".into()))
     }
 }
 
@@ -109,6 +118,18 @@ impl fmt::Display for CheckpointConfig {
             self.checkpoint_id.as_deref().unwrap_or("none")
         )
     }
+}
+
+/// Checks the CONTRACT §1 rule that a `thread_id` is non-empty (for methods that take a
+/// bare thread id: `list`, `delete_thread`, `copy_thread`, ...).
+///
+/// # Errors
+/// [`crate::CheckpointError::InvalidConfig`] when `thread_id` is empty.
+pub fn check_thread_id(thread_id: &str) -> Result<(), crate::CheckpointError> {
+    if thread_id.is_empty() {
+        return Err(crate::CheckpointError::InvalidConfig("thread_id must be a non-empty string".into()));
+    }
+    Ok(())
 }
 
 /// An opaque serialized value: a `(type tag, bytes)` pair, the shape of LangGraph's

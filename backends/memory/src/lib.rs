@@ -63,12 +63,7 @@ pub struct MemorySaver {
     threads: RwLock<HashMap<String, Thread>>,
 }
 
-fn check_thread(thread_id: &str) -> Result<(), CheckpointError> {
-    if thread_id.is_empty() {
-        return Err(CheckpointError::InvalidConfig("thread_id must be a non-empty string".into()));
-    }
-    Ok(())
-}
+use conformance_core::check_thread_id as check_thread;
 
 fn sorted_writes(writes: Option<&WriteMap>) -> Vec<PendingWrite> {
     let Some(writes) = writes else { return Vec::new() };
@@ -214,16 +209,13 @@ impl CheckpointSaver for MemorySaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        check_thread(&config.thread_id)?;
-        let Some(checkpoint_id) = &config.checkpoint_id else {
-            return Err(CheckpointError::InvalidConfig("put_writes needs config.checkpoint_id".into()));
-        };
+        let checkpoint_id = config.write_checkpoint_id()?;
         if writes.is_empty() {
             return Ok(());
         }
         let mut threads = self.write();
         let ns = threads.entry(config.thread_id.clone()).or_default().entry(config.checkpoint_ns.clone()).or_default();
-        let map = ns.writes.entry(checkpoint_id.clone()).or_default();
+        let map = ns.writes.entry(checkpoint_id.to_owned()).or_default();
         for (position, (channel, value)) in writes.into_iter().enumerate() {
             let idx = write_index(&channel, position);
             let write = Write { task_path: task_path.to_owned(), channel, value };

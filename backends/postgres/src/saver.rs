@@ -156,12 +156,7 @@ where
     }
 }
 
-fn check_thread(thread_id: &str) -> Result<(), CheckpointError> {
-    if thread_id.is_empty() {
-        return Err(CheckpointError::InvalidConfig("thread_id must be a non-empty string".into()));
-    }
-    Ok(())
-}
+use conformance_core::check_thread_id as check_thread;
 
 fn config_of(thread_id: &str, ns: &str, id: String) -> CheckpointConfig {
     CheckpointConfig { thread_id: thread_id.to_owned(), checkpoint_ns: ns.to_owned(), checkpoint_id: Some(id) }
@@ -665,10 +660,7 @@ impl CheckpointSaver for PostgresSaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        check_thread(&config.thread_id)?;
-        let Some(checkpoint_id) = &config.checkpoint_id else {
-            return Err(CheckpointError::InvalidConfig("put_writes needs config.checkpoint_id".into()));
-        };
+        let checkpoint_id = config.write_checkpoint_id()?;
         if writes.is_empty() {
             return Ok(());
         }

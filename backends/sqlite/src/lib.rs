@@ -281,12 +281,7 @@ impl SqliteSaver {
     }
 }
 
-fn check_thread(thread_id: &str) -> Result<(), CheckpointError> {
-    if thread_id.is_empty() {
-        return Err(CheckpointError::InvalidConfig("thread_id must be a non-empty string".into()));
-    }
-    Ok(())
-}
+use conformance_core::check_thread_id as check_thread;
 
 #[async_trait]
 impl CheckpointSaver for SqliteSaver {
@@ -323,17 +318,14 @@ impl CheckpointSaver for SqliteSaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        config.validate()?;
-        let Some(checkpoint_id) = &config.checkpoint_id else {
-            return Err(CheckpointError::InvalidConfig("put_writes needs config.checkpoint_id".into()));
-        };
+        let checkpoint_id = config.write_checkpoint_id()?;
         if writes.is_empty() {
             return Ok(());
         }
         let args = writer::PutWritesArgs {
             thread_id: config.thread_id.clone(),
             checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: checkpoint_id.clone(),
+            checkpoint_id: checkpoint_id.to_owned(),
             task_id: task_id.to_owned(),
             task_path: task_path.to_owned(),
             writes,

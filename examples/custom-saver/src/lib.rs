@@ -51,12 +51,7 @@ impl LogSaver {
     }
 }
 
-fn check_thread(thread_id: &str) -> Result<(), CheckpointError> {
-    if thread_id.is_empty() {
-        return Err(CheckpointError::InvalidConfig("thread_id must be a non-empty string".into()));
-    }
-    Ok(())
-}
+use conformance_core::check_thread_id as check_thread;
 
 /// The part of the log that is still alive for `thread`: after its last delete.
 fn live<'a>(log: &'a [Entry], thread: &str) -> &'a [Entry] {
@@ -180,16 +175,13 @@ impl CheckpointSaver for LogSaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        check_thread(&config.thread_id)?;
-        let Some(checkpoint_id) = &config.checkpoint_id else {
-            return Err(CheckpointError::InvalidConfig("put_writes needs config.checkpoint_id".into()));
-        };
+        let checkpoint_id = config.write_checkpoint_id()?;
         let mut log = self.lock();
         for (position, (channel, value)) in writes.into_iter().enumerate() {
             log.push(Entry::Write {
                 thread: config.thread_id.clone(),
                 ns: config.checkpoint_ns.clone(),
-                checkpoint_id: checkpoint_id.clone(),
+                checkpoint_id: checkpoint_id.to_owned(),
                 index: write_index(&channel, position),
                 write: PendingWrite { task_id: task_id.to_owned(), task_path: task_path.to_owned(), channel, value },
             });
