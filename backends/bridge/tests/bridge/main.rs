@@ -60,7 +60,7 @@ fn main() -> ExitCode {
     let mut crashable = served();
     crashable.push(bridged("sqlite").registration().clone());
     if let Ok(request) = std::env::var(conformance_spec::crash::CRASH_CHILD_ENV) {
-        for saver in ["sqlite", "postgres"] {
+        for saver in checkpoint_bridge::SHORT_NAMES {
             if request.contains(&format!("\"python:{saver}\"")) {
                 crashable.push(python(saver).registration().clone());
             }
@@ -91,6 +91,17 @@ fn main() -> ExitCode {
         // LangGraph's PostgresSaver on the shared server, when there is one.
         if std::env::var_os(checkpoint_bridge::POSTGRES_URL_ENV).is_some() {
             trials.push(trial("python_postgres_catalog_completes", || python_catalog("postgres")));
+        }
+        // More of LangGraph's savers on request: CHECKPOINT_BRIDGE_PYTHON_SAVERS=sqlite-async,...
+        for saver in std::env::var("CHECKPOINT_BRIDGE_PYTHON_SAVERS").unwrap_or_default().split(',') {
+            let saver = saver.trim().to_owned();
+            if !saver.is_empty() {
+                let name = format!("python_{}_catalog_completes", saver.replace('-', "_"));
+                trials.push(libtest_mimic::Trial::test(name, move || {
+                    std::panic::catch_unwind(|| python_catalog(&saver))
+                        .map_err(|p| libtest_mimic::Failed::from(conformance_core::run::panic_message(&*p)))
+                }));
+            }
         }
     }
     libtest_mimic::run(&args, trials).exit_code()
