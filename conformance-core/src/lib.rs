@@ -35,6 +35,7 @@
 mod capability;
 mod case;
 mod error;
+pub mod json;
 pub mod progress;
 mod registration;
 pub mod render;
@@ -47,6 +48,7 @@ pub mod types;
 pub use capability::{Capability, CapabilityKind, UnknownCapability};
 pub use case::{CaseFn, CaseFuture, Failure, SpecCase, TestContext};
 pub use error::{BoxError, CheckpointError};
+pub use json::CodecError;
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
 pub use report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Report};
