@@ -25,12 +25,15 @@
 //! end that runs the analysis calls [`child_main_if_requested`] first thing in `main`:
 //!
 //! ```no_run
-//! if let Some(code) = conformance_selftest::child_main_if_requested() {
-//!     std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
+//! fn main() -> std::process::ExitCode {
+//!     if let Some(code) = conformance_selftest::child_main_if_requested() {
+//!         return code;
+//!     }
+//!     let analysis = conformance_selftest::analyze(&Default::default());
+//!     println!("{}", analysis.render());
+//!     assert!(analysis.survivors().is_empty());
+//!     std::process::ExitCode::SUCCESS
 //! }
-//! let analysis = conformance_selftest::analyze(&Default::default());
-//! println!("{}", analysis.render());
-//! assert!(analysis.survivors().is_empty());
 //! ```
 
 #![warn(missing_docs)]
