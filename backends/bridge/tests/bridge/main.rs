@@ -86,6 +86,7 @@ fn main() -> ExitCode {
                 values::roundtrip(&python("memory"), values::Fidelity::LangGraph)
             }),
             trial("python_memory_catalog_completes", || python_catalog("memory")),
+            trial("a_users_environment_serves_module_factory", a_users_environment_serves_module_factory),
             trial("python_sqlite_catalog_completes", || python_catalog("sqlite")),
         ]);
         // LangGraph's PostgresSaver on the shared server, when there is one.
@@ -288,4 +289,41 @@ fn garbage_from_the_child_gives_typed_errors() {
         assert!(start.elapsed() < Duration::from_secs(4), "{what}: took {:?}", start.elapsed());
         assert!(err.to_string().contains(expected), "{what}: {err}");
     }
+}
+
+/// `--backend python --saver module:factory` in an environment of the user's (here the
+/// managed one, named as a user's: the bridge package goes on PYTHONPATH) serves a saver
+/// class named by module path.
+fn a_users_environment_serves_module_factory() {
+    let managed = checkpoint_bridge::managed_python(&base_dir()).expect("the managed environment");
+    let venv = managed.parent().and_then(|bin| bin.parent()).expect("venv directory").to_path_buf();
+    let options = PythonOptions { base_dir: base_dir(), python_env: Some(venv), postgres_url: None };
+    let reg = python_registration("python", Some("langgraph.checkpoint.memory:InMemorySaver"), &options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reg.registration().name(), "python:langgraph.checkpoint.memory:InMemorySaver");
+    let selection = [conformance_core::Capability::Put].into_iter().collect();
+    let options = RunOptions { capabilities: Some(selection), ..RunOptions::default() };
+    let mut report = conformance_spec::validate(reg.registration(), &options);
+    reg.annotate(&mut report);
+    let (passed, _, _) = report.case_counts();
+    assert!(passed > 10, "{}", report.to_json());
+    assert_eq!(
+        report.facts.get("bridge.class"),
+        Some(&serde_json::json!("langgraph.checkpoint.memory.InMemorySaver")),
+        "{:?}",
+        report.facts
+    );
+    let bad = python_registration(
+        "python",
+        Some("no_such_module:factory"),
+        &PythonOptions { base_dir: base_dir(), ..PythonOptions::default() },
+    )
+    .expect("the spec is well formed");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let err = rt.block_on(reg_fixture(&bad)).expect_err("an unknown module");
+    assert!(err.contains("cannot import no_such_module"), "{err}");
+}
+
+async fn reg_fixture(reg: &BridgeRegistration) -> Result<(), String> {
+    reg.registration().fixture().await.map(|_| ()).map_err(|e| e.to_string())
 }
