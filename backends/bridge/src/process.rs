@@ -348,6 +348,12 @@ impl Drop for Connection {
         self.writer.lock().unwrap_or_else(|e| e.into_inner()).take();
         let shared = self.shared.clone();
         let workdir = self.workdir.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if shared.exit.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+            // Already gone (after shutdown): remove the run directory now, not in a thread
+            // the process may not wait for.
+            drop(workdir);
+            return;
+        }
         let _ = std::thread::Builder::new().name("bridge-end".into()).spawn(move || {
             let exit = shared.exit.lock().unwrap_or_else(|e| e.into_inner());
             let (exit, _) = shared

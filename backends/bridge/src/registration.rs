@@ -55,8 +55,9 @@ impl Supervisor {
         }
         std::fs::create_dir_all(&self.spec.work_dir)
             .map_err(|e| format!("cannot create {}: {e}", self.spec.work_dir.display()))?;
+        sweep_stale_runs(&self.spec.work_dir);
         let workdir = tempfile::Builder::new()
-            .prefix("run-")
+            .prefix(&format!("run-{}-", std::process::id()))
             .tempdir_in(&self.spec.work_dir)
             .map_err(|e| format!("cannot create a run directory in {}: {e}", self.spec.work_dir.display()))?;
         let args = HelloArgs {
@@ -146,6 +147,25 @@ impl Supervisor {
         let r: Reopened =
             conn.call("open_at", None, &At { location: &location }).await.map_err(|e| to_error("open_at", e, false))?;
         Ok(Fixture::new(BridgeSaver::new(conn, r.handle, true)).with_location(location))
+    }
+}
+
+/// Removes the run directories (`run-<pid>-*`) of processes that are gone: a host killed
+/// with SIGKILL (the crash test's children, an interrupted run) cannot remove its own.
+fn sweep_stale_runs(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("run-")).and_then(|r| r.split('-').next()) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<i32>() else { continue };
+        // SAFETY: kill(2) with signal 0 only checks whether the process exists.
+        let gone =
+            unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
