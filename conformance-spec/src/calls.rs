@@ -23,7 +23,7 @@ use crate::data::{new_id, Ids, Step};
 /// What a call returned, with the call that returned it.
 ///
 /// It dereferences to the value (`reply.checkpoint.channel_values`), and its
-/// [`Display`](fmt::Display) is the call's description, with the context of the [`Cx`] that
+/// [`Display`] is the call's description, with the context of the [`Cx`] that
 /// made it in front (`after delete_thread(t): get_tuple(thread=t, ns="", id=none)`), the
 /// place a failure about this value names.
 #[derive(Clone, Debug)]
@@ -111,6 +111,22 @@ impl<T> Reply<Result<T, CheckpointError>> {
 }
 
 impl Reply<CheckpointTuple> {
+    /// Fails unless the tuple's `config` is `expected` ([`Diffs::config`]).
+    ///
+    /// # Errors
+    /// The failure showing both configs.
+    pub fn expect_config(&self, expected: &CheckpointConfig) -> Checked {
+        self.diffs().config(expected, &self.config).finish()
+    }
+
+    /// Fails unless the tuple's `parent_config` is `expected` ([`Diffs::parent_config`]).
+    ///
+    /// # Errors
+    /// The failure showing both parents.
+    pub fn expect_parent(&self, expected: Option<&CheckpointConfig>) -> Checked {
+        self.diffs().parent_config(expected, self.parent_config.as_ref()).finish()
+    }
+
     /// Fails unless the tuple's `pending_writes` are exactly `expected` (order included).
     ///
     /// # Errors

@@ -22,7 +22,8 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Debug, Display};
 
 use conformance_core::{
-    Checkpoint, CheckpointError, CheckpointMetadata, CheckpointTuple, Failure, PendingWrite, TypedValue,
+    Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, Failure, PendingWrite,
+    TypedValue,
 };
 
 use crate::data::Step;
@@ -185,7 +186,7 @@ impl Diffs {
             }
         }
         for (k, have) in got.iter().filter(|(k, _)| !expected.contains_key(*k)) {
-            self.push(format_args!("{field}[{k:?}]"), "no such key", format_args!("{have:?}"));
+            self.push(format_args!("{field}[{k:?}]"), "nothing (no such key)", format_args!("{have:?}"));
         }
         self
     }
@@ -196,6 +197,23 @@ impl Diffs {
             m.iter().map(|(k, v)| (k.as_str(), Json(v))).collect()
         }
         self.map("metadata", &json(expected), &json(got))
+    }
+
+    /// Compares a tuple's `config`, shown as `(thread=…, ns="…", id=…)`.
+    pub fn config(&mut self, expected: &CheckpointConfig, got: &CheckpointConfig) -> &mut Self {
+        if got != expected {
+            self.push("config", format_args!("({expected})"), format_args!("({got})"));
+        }
+        self
+    }
+
+    /// Compares a tuple's `parent_config`, shown as `(thread=…, ns="…", id=…)` or `none`.
+    pub fn parent_config(&mut self, expected: Option<&CheckpointConfig>, got: Option<&CheckpointConfig>) -> &mut Self {
+        if got != expected {
+            let show = |c: Option<&CheckpointConfig>| c.map_or_else(|| "none".to_owned(), |c| format!("({c})"));
+            self.push("parent_config", show(expected), show(got));
+        }
+        self
     }
 
     /// Compares one metadata key, `metadata["key"]`, shown as JSON (`nothing (key missing)`
@@ -273,9 +291,9 @@ impl Diffs {
         // Destructured, so that a field added to `CheckpointTuple` does not compile until it
         // is compared here.
         let CheckpointTuple { config, checkpoint, metadata, parent_config, pending_writes } = expected;
-        self.eq("config", config, &got.config);
+        self.config(config, &got.config);
         if parent {
-            self.eq("parent_config", parent_config, &got.parent_config);
+            self.parent_config(parent_config.as_ref(), got.parent_config.as_ref());
         }
         self.checkpoint(checkpoint, &got.checkpoint).metadata(metadata, &got.metadata).writes(
             "pending_writes",
@@ -344,20 +362,30 @@ impl Diffs {
             [] => Ok(()),
             [one] => Err(Failure::new(one.to_string())),
             many => {
-                let place = &many[0].place;
-                let message = if many.iter().all(|d| &d.place == place) && !place.is_empty() {
-                    let mut m = format!("{place}: {} differences:", many.len());
-                    for d in many {
-                        m.push_str(&format!("\n  - {}", d.line()));
+                // Grouped by place, in the order the places were first seen.
+                let mut places: Vec<(&str, Vec<String>)> = Vec::new();
+                for d in many {
+                    match places.iter_mut().find(|(p, _)| *p == d.place) {
+                        Some((_, lines)) => lines.push(d.line()),
+                        None => places.push((&d.place, vec![d.line()])),
                     }
-                    m
-                } else {
-                    let mut m = format!("{} differences:", many.len());
-                    for d in many {
-                        m.push_str(&format!("\n  - {d}"));
-                    }
-                    m
+                }
+                let mut message = match places.as_slice() {
+                    [(place, _)] if !place.is_empty() => format!("{place}: {} differences:", many.len()),
+                    _ => format!("{} differences:", many.len()),
                 };
+                let single = places.len() == 1;
+                for (place, lines) in &places {
+                    let indent = if single || place.is_empty() {
+                        "  "
+                    } else {
+                        message.push_str(&format!("\n  {place}:"));
+                        "    "
+                    };
+                    for line in lines {
+                        message.push_str(&format!("\n{indent}- {line}"));
+                    }
+                }
                 Err(Failure::new(message))
             }
         }
@@ -437,7 +465,7 @@ mod tests {
         d.of("get_tuple(c1)").push("", "none", "checkpoint c1");
         assert_eq!(
             d.finish().unwrap_err().message,
-            "2 differences:\n  - get_tuple(c2): parent_config: expected 1, got 2\n  - get_tuple(c1): expected none, got checkpoint c1"
+            "2 differences:\n  get_tuple(c2):\n    - parent_config: expected 1, got 2\n  get_tuple(c1):\n    - expected none, got checkpoint c1"
         );
     }
 
@@ -453,7 +481,7 @@ mod tests {
             [
                 "metadata[\"gone\"]: expected null, got nothing (key missing)",
                 "metadata[\"step\"]: expected 1, got 2",
-                "metadata[\"extra\"]: expected no such key, got {\"a\":[1]}",
+                "metadata[\"extra\"]: expected nothing (no such key), got {\"a\":[1]}",
             ]
         );
     }

@@ -251,9 +251,9 @@ async fn reader_sees_none_or_all_of_a_checkpoint(cx: Cx) -> Checked {
                         )));
                     };
                     let parent = (i > 0).then(|| base.clone().with_id(steps[i - 1].id()));
-                    Diffs::new().step(&steps[i], t).eq("parent_config", &parent, &t.parent_config).finish_at(|| {
-                        format!("{got} while checkpoint {} was being put: returned part of it", t.checkpoint.id)
-                    })
+                    Diffs::new().step(&steps[i], t).parent_config(parent.as_ref(), t.parent_config.as_ref()).finish_at(
+                        || format!("{got} while checkpoint {} was being put: returned part of it", t.checkpoint.id),
+                    )
                 };
                 while !done.load(Ordering::Acquire) {
                     let i = current.load(Ordering::Acquire);
@@ -328,7 +328,7 @@ async fn list_during_writes_returns_complete_tuples(cx: Cx) -> Checked {
                         let want_writes: Vec<PendingWrite> =
                             writes_of(i).into_iter().map(|(ch, v)| pending("task", "", ch, v)).collect();
                         let mut d = Diffs::new();
-                        d.step(&steps[i], t).eq("parent_config", &parent, &t.parent_config);
+                        d.step(&steps[i], t).parent_config(parent.as_ref(), t.parent_config.as_ref());
                         if !t.pending_writes.is_empty() && t.pending_writes != want_writes {
                             d.push(
                                 "pending_writes",

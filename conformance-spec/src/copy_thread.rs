@@ -191,13 +191,12 @@ async fn configs_name_target_thread(cx: Cx) -> Checked {
     let mut diffs = Diffs::new();
     for c in [&root, &child] {
         let got = after.get_some(&copied(&d, &c[1])).await?;
-        diffs.of(&got).eq("config", &copied(&d, &c[1]), &got.config).eq(
-            "parent_config",
-            &Some(copied(&d, &c[0])),
-            &got.parent_config,
-        );
+        diffs
+            .of(&got)
+            .config(&copied(&d, &c[1]), &got.config)
+            .parent_config(Some(&copied(&d, &c[0])), got.parent_config.as_ref());
         let first = after.get_some(&copied(&d, &c[0])).await?;
-        diffs.of(&first).eq("parent_config", &None, &first.parent_config);
+        diffs.of(&first).parent_config(None, first.parent_config.as_ref());
     }
     let listed = after.list_all(&d).await?;
     for t in listed.iter() {
@@ -389,7 +388,7 @@ async fn scenario_s16_copy_keeps_lineage_writes_and_namespaces(cx: Cx) -> Checke
     let after = cx.after(format!("after copy_thread({s}, {d}) twice"));
     after.expect_ids(&d, &ListOptions::all().ns(""), &[id_of(&c2), id_of(&c1)]).await?;
     let got = after.get_some(&copied(&d, &c2)).await?;
-    got.expect_eq("parent_config", &Some(copied(&d, &c1)), &got.parent_config)?;
+    got.expect_parent(Some(&copied(&d, &c1)))?;
     after.expect_ids(&d, &ListOptions::all().ns("child:1"), &[id_of(&k1)]).await?;
     after.expect_writes(&copied(&d, &c2), &[pending("task-1", "", "a", jv(json!("w")))]).await?;
     after.expect_listed(&s, &src_before).await?;

@@ -166,7 +166,7 @@ async fn reput_after_delete_starts_clean(cx: Cx) -> Checked {
     cx.expect_list_ns(&ids, &t, &ListOptions::all(), &[("", "c1")]).await?;
     let after = cx.after("after delete_thread and a put of the same id without parent");
     let got = after.get_some(&c1).await?;
-    got.expect_eq("parent_config", &None, &got.parent_config)?;
+    got.expect_parent(None)?;
     after.expect_writes(&c1, &[]).await?;
     cx.get_none(&at(&t, "child:1")).await
 }

@@ -60,9 +60,9 @@ async fn without_id_returns_greatest_id(cx: Cx) -> Checked {
     let latest = CheckpointConfig::new(&thread);
     let t = cx.get_some(&latest).await?;
     t.diffs()
-        .eq("config", &chain[2], &t.config)
+        .config(&chain[2], &t.config)
         .metadata_key("step", &json!(2), &t.metadata)
-        .eq("parent_config", &Some(chain[1].clone()), &t.parent_config)
+        .parent_config(Some(&chain[1]), t.parent_config.as_ref())
         .finish()
 }
 
@@ -90,9 +90,9 @@ async fn without_id_is_scoped_to_namespace(cx: Cx) -> Checked {
     let r1 = cx.put(&root, Step::fresh()).await?;
     let k1 = cx.put(&child, Step::fresh()).await?;
     let t = cx.get_some(&root).await?;
-    t.expect_eq("config", &r1, &t.config)?;
+    t.expect_config(&r1)?;
     let t = cx.get_some(&child).await?;
-    t.expect_eq("config", &k1, &t.config)?;
+    t.expect_config(&k1)?;
     cx.get_none(&root.with_ns("child:2")).await
 }
 
@@ -103,12 +103,12 @@ async fn with_id_returns_exactly_that_checkpoint(cx: Cx) -> Checked {
     let chain = cx.chain(&thread, "", 3).await?;
     let t = cx.get_some(&chain[1]).await?;
     t.diffs()
-        .eq("config", &chain[1], &t.config)
+        .config(&chain[1], &t.config)
         .metadata_key("step", &json!(1), &t.metadata)
-        .eq("parent_config", &Some(chain[0].clone()), &t.parent_config)
+        .parent_config(Some(&chain[0]), t.parent_config.as_ref())
         .finish()?;
     let t = cx.get_some(&chain[0]).await?;
-    t.expect_eq("config", &chain[0], &t.config)
+    t.expect_config(&chain[0])
 }
 
 /// CONTRACT §2 get_tuple: with an id, the checkpoint in the config's namespace only. The
@@ -125,7 +125,7 @@ async fn with_id_respects_namespace(cx: Cx) -> Checked {
     for (cfg, who) in [(&root, "root"), (&child, "child")] {
         let at = cfg.clone().with_id(&shared);
         let t = cx.get_some(&at).await?;
-        t.diffs().eq("config", &at, &t.config).channel_value("who", &jv(json!(who)), &t.checkpoint).finish()?;
+        t.diffs().config(&at, &t.config).channel_value("who", &jv(json!(who)), &t.checkpoint).finish()?;
     }
     cx.get_none(&child.with_id(&root_only)).await
 }
@@ -150,7 +150,7 @@ async fn config_names_thread_namespace_and_id(cx: Cx) -> Checked {
     cx.put(&cfg, step).await?;
     for read in [&cfg, &want] {
         let t = cx.get_some(read).await?;
-        t.expect_eq("config", &want, &t.config)?;
+        t.expect_config(&want)?;
     }
     Ok(())
 }
@@ -201,10 +201,10 @@ async fn parent_config_names_thread_namespace_and_parent(cx: Cx) -> Checked {
         let c2 = cx.put(&c1, Step::fresh()).await?;
         for read in [&c2, &cfg] {
             let t = cx.get_some(read).await?;
-            t.expect_eq("parent_config", &Some(c1.clone()), &t.parent_config)?;
+            t.expect_parent(Some(&c1))?;
         }
         let t = cx.get_some(&c1).await?;
-        t.expect_eq("parent_config", &None, &t.parent_config)?;
+        t.expect_parent(None)?;
     }
     Ok(())
 }

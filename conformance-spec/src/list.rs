@@ -691,11 +691,8 @@ async fn parent_config_is_full_config(cx: Cx) -> Checked {
     })?;
     let mut d = listed.diffs();
     for ((label, parent), tuple) in want.iter().zip(listed.iter()) {
-        d.of(format_args!("{listed}: tuple {label} ({})", tuple.config)).eq(
-            "parent_config",
-            parent,
-            &tuple.parent_config,
-        );
+        d.of(format_args!("{listed}: tuple {label} ({})", tuple.config))
+            .parent_config(parent.as_ref(), tuple.parent_config.as_ref());
     }
     d.finish()
 }

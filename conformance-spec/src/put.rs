@@ -293,7 +293,7 @@ async fn default_namespace_is_root(cx: Cx) -> Checked {
     stored.expect_eq("returned config.checkpoint_ns", "", stored.checkpoint_ns.as_str())?;
     let latest = CheckpointConfig::new(&thread).with_ns("");
     let t = cx.get_some(&latest).await?;
-    t.expect_eq("config", &*stored, &t.config)?;
+    t.expect_config(&stored)?;
     cx.get_none(&CheckpointConfig::new(&thread).with_ns("child:1")).await
 }
 
@@ -304,9 +304,9 @@ async fn stored_in_its_child_namespace(cx: Cx) -> Checked {
     let cfg = CheckpointConfig::new(&thread).with_ns("child:abc");
     let stored = cx.put(&cfg, Step::fresh().value("a", json!(1), 1)).await?;
     let t = cx.get_some(&stored).await?;
-    t.expect_eq("config", &stored, &t.config)?;
+    t.expect_config(&stored)?;
     let t = cx.get_some(&cfg).await?;
-    t.expect_eq("config", &stored, &t.config)?;
+    t.expect_config(&stored)?;
     cx.get_none(&CheckpointConfig::new(&thread)).await
 }
 
@@ -319,9 +319,9 @@ async fn every_checkpoint_of_a_chain_is_readable_by_id(cx: Cx) -> Checked {
         let t = cx.get_some(cfg).await?;
         let parent = if i == 0 { None } else { Some(chain[i - 1].clone()) };
         t.diffs()
-            .eq("config", cfg, &t.config)
+            .config(cfg, &t.config)
             .metadata_key("step", &json!(i), &t.metadata)
-            .eq("parent_config", &parent, &t.parent_config)
+            .parent_config(parent.as_ref(), t.parent_config.as_ref())
             .finish()?;
     }
     Ok(())
@@ -355,9 +355,9 @@ async fn parent_is_the_config_checkpoint_id(cx: Cx) -> Checked {
     let first = cx.put(&cfg, Step::fresh()).await?;
     let second = cx.put(&first, Step::fresh()).await?;
     let t = cx.get_some(&second).await?;
-    t.expect_eq("parent_config", &Some(first.clone()), &t.parent_config)?;
+    t.expect_parent(Some(&first))?;
     let t = cx.get_some(&first).await?;
-    t.expect_eq("parent_config", &None, &t.parent_config)
+    t.expect_parent(None)
 }
 
 /// CONTRACT §2 put, bug scenario S06: a channel in `channel_versions` that the checkpoint
@@ -554,7 +554,7 @@ async fn reput_replaces_checkpoint_metadata_and_parent(cx: Cx) -> Checked {
     t.diffs()
         .checkpoint(&want_cp, &t.checkpoint)
         .metadata(&want_md, &t.metadata)
-        .eq("parent_config", &Some(p1), &t.parent_config)
+        .parent_config(Some(&p1), t.parent_config.as_ref())
         .finish()
 }
 
