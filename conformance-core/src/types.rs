@@ -137,12 +137,15 @@ pub fn check_thread_id(thread_id: &str) -> Result<(), crate::CheckpointError> {
 ///
 /// Savers store and return both parts byte for byte (empty, NUL, non-UTF-8 and values of
 /// 16 MiB or more included) and never interpret the bytes.
-#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// Its serde form is lossless: in JSON a canonical `"json"` value is the JSON itself and
+/// anything else an envelope with base64 bytes; binary formats keep the pair (see
+/// [`crate::json`]).
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct TypedValue {
     /// The serializer's type tag, e.g. `"json"`, `"bytes"`, `"msgpack"`, `"null"`.
     pub type_tag: String,
     /// The serialized bytes.
-    #[serde(with = "serde_bytes_compat")]
     pub data: Vec<u8>,
 }
 
@@ -185,39 +188,6 @@ impl fmt::Debug for TypedValue {
                 write!(f, "{}:<{} bytes, starting {}>", self.type_tag, self.data.len(), head)
             }
         }
-    }
-}
-
-mod serde_bytes_compat {
-    //! Serialises `Vec<u8>` as a byte string (compact in binary formats).
-    use serde::{Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(data: &[u8], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(data)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Vec<u8>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("bytes")
-            }
-            fn visit_bytes<E>(self, v: &[u8]) -> Result<Vec<u8>, E> {
-                Ok(v.to_vec())
-            }
-            fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
-                Ok(v)
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u8>, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                while let Some(b) = seq.next_element::<u8>()? {
-                    out.push(b);
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_byte_buf(V)
     }
 }
 

@@ -8,11 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use conformance_core::{Capability, Fixture, Outcome, Registration, Report, RunOptions, SpecCase};
+use conformance_core::{Capability, Outcome, Report, RunOptions, SpecCase};
 
-use crate::catalog::CASES_NOT_RUN_ON_MUTANTS;
-use crate::catalog::{Mutant, MUTANTS, NEVER_FAILING_EXPLAINED};
-use crate::saver::{Bug, MutantSaver};
+use crate::catalog::{Base, Mutant, CASES_NEEDING_A_LOCATION, MUTANTS, NEVER_FAILING_EXPLAINED};
+use crate::registration::{reference, registration};
 
 /// How to run the analysis.
 #[derive(Clone, Debug)]
@@ -92,7 +91,9 @@ pub struct NeverFailing {
 pub struct Analysis {
     /// Every spec case id, in run order.
     pub cases: Vec<String>,
-    /// Cases that fail on the unmodified memory saver: `(id, message)`. Must be empty.
+    /// Cases that fail on the unmodified memory saver, or on the bug-free wrapper of a base
+    /// saver (`(memory-shared)`, `(sqlite-shared)` after the id): `(id, message)`. Must be
+    /// empty.
     pub baseline_failures: Vec<(String, String)>,
     /// One row per mutant, in catalog order.
     pub results: Vec<MutantResult>,
@@ -142,9 +143,23 @@ impl Analysis {
         let mut out = String::new();
         let (k, n) = self.kill_count();
         let _ = writeln!(out, "# Mutation analysis\n");
+        let mut bases: Vec<(Base, usize)> = Vec::new();
+        for r in &self.results {
+            match bases.iter_mut().find(|(b, _)| *b == r.mutant.base) {
+                Some((_, k)) => *k += 1,
+                None => bases.push((r.mutant.base, 1)),
+            }
+        }
+        let of = match &bases[..] {
+            [] | [(Base::Memory, _)] => "of the memory saver".to_owned(),
+            _ => {
+                let each: Vec<String> = bases.iter().map(|(b, k)| format!("{k} of the {} saver", b.name())).collect();
+                format!("({})", each.join(", "))
+            }
+        };
         let _ = writeln!(
             out,
-            "{n} mutants of the memory saver against {} spec cases ({}), {:.1} s.\n",
+            "{n} mutants {of} against {} spec cases ({}), {:.1} s.\n",
             self.cases.len(),
             if self.all_capabilities { "every capability" } else { "declared capabilities only" },
             self.duration.as_secs_f64()
@@ -250,26 +265,6 @@ fn capability_of(id: &str) -> Option<Capability> {
     id.split("::").next().and_then(|c| c.parse().ok())
 }
 
-/// A registration of `mutant`: a fresh [`MutantSaver`] per case that can open more
-/// instances on its storage (for the two-instance and durability cases), a short timeout.
-pub fn registration(mutant: &'static Mutant) -> Registration {
-    registration_of(mutant.name, mutant.bug)
-}
-
-/// The registration `name` of a [`MutantSaver`] with `bug` ([`Bug::NoBug`] for the
-/// reference on shared storage).
-pub fn registration_of(name: &str, bug: Bug) -> Registration {
-    Registration::new(name, move || async move {
-        let saver = MutantSaver::new(bug);
-        let opener = saver.reopen();
-        Ok(Fixture::new(saver).with_reopen(move || {
-            let other = opener.reopen();
-            async move { Ok(other) }
-        }))
-    })
-    .timeout(Duration::from_secs(20))
-}
-
 fn failures(report: &Report) -> Vec<(String, String)> {
     report
         .tests
@@ -279,7 +274,12 @@ fn failures(report: &Report) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Runs `cases` against one mutant.
+/// Whether `case` runs against the mutants of `base`.
+fn runs_on(base: Base, case: &SpecCase) -> bool {
+    base.has_location() || !CASES_NEEDING_A_LOCATION.iter().any(|(id, _)| *id == case.id())
+}
+
+/// Runs `cases` against one mutant (those it can run, see [`CASES_NEEDING_A_LOCATION`]).
 fn run_mutant(mutant: &'static Mutant, cases: &[SpecCase], options: &AnalysisOptions) -> MutantResult {
     let t0 = Instant::now();
     let opts = RunOptions {
@@ -287,7 +287,8 @@ fn run_mutant(mutant: &'static Mutant, cases: &[SpecCase], options: &AnalysisOpt
         jobs: 1,
         ..RunOptions::default()
     };
-    let report = conformance_core::run::run(&registration(mutant), cases, &opts);
+    let cases: Vec<SpecCase> = cases.iter().filter(|c| runs_on(mutant.base, c)).copied().collect();
+    let report = conformance_core::run::run(&registration(mutant), &cases, &opts);
     let cases_run = report.tests.iter().filter(|t| matches!(t.outcome, Outcome::Passed | Outcome::Failed)).count();
     let failed = failures(&report);
     MutantResult {
@@ -307,13 +308,23 @@ pub fn analyze_cases(all_cases: &[SpecCase], options: &AnalysisOptions) -> Analy
     let base_opts = RunOptions { jobs: options.jobs, ..RunOptions::default() };
     let baseline = conformance_core::run::run(&checkpoint_memory::registration(), cases, &base_opts);
     let mut baseline_failures = failures(&baseline);
-    // The mutants run on storage other instances can open, without the cases that cannot
-    // run there; the bug-free wrapper on that storage must pass all of them.
-    let mutant_cases: Vec<SpecCase> =
-        cases.iter().filter(|c| !CASES_NOT_RUN_ON_MUTANTS.iter().any(|(id, _)| *id == c.id())).copied().collect();
-    let cases = &mutant_cases[..];
-    let shared = conformance_core::run::run(&registration_of("memory-shared", Bug::NoBug), cases, &base_opts);
-    baseline_failures.extend(failures(&shared).into_iter().map(|(id, m)| (format!("{id} (memory-shared)"), m)));
+    // The mutants run on a base saver wrapped in the bug-free wrapper; on each base, the
+    // wrapper without a bug must pass every case the mutants of that base run.
+    let mut bases: Vec<Base> = Vec::new();
+    for m in MUTANTS {
+        if !bases.contains(&m.base) {
+            bases.push(m.base);
+        }
+    }
+    for base in bases {
+        let capabilities: BTreeSet<Capability> =
+            MUTANTS.iter().filter(|m| m.base == base).flat_map(|m| m.breaks.iter().copied()).collect();
+        let opts = RunOptions { capabilities: Some(capabilities), ..base_opts.clone() };
+        let base_cases: Vec<SpecCase> = cases.iter().filter(|c| runs_on(base, c)).copied().collect();
+        let shared = conformance_core::run::run(&reference(base), &base_cases, &opts);
+        let tag = format!("{}-shared", base.name());
+        baseline_failures.extend(failures(&shared).into_iter().map(|(id, m)| (format!("{id} ({tag})"), m)));
+    }
     let selected: Vec<&'static Mutant> =
         MUTANTS.iter().filter(|m| options.only.as_deref().is_none_or(|o| m.name.contains(o))).collect();
     // Mutants run `jobs` at once, each with one case at a time: one mutant's run has
@@ -334,8 +345,7 @@ pub fn analyze_cases(all_cases: &[SpecCase], options: &AnalysisOptions) -> Analy
         slots.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect();
     let ids: Vec<String> = all_cases.iter().map(SpecCase::id).collect();
     let ever_failed: BTreeSet<&str> = results.iter().flat_map(|r| r.caught_by.iter().map(String::as_str)).collect();
-    let explained: BTreeMap<&str, &'static str> =
-        NEVER_FAILING_EXPLAINED.iter().chain(CASES_NOT_RUN_ON_MUTANTS).copied().collect();
+    let explained: BTreeMap<&str, &'static str> = NEVER_FAILING_EXPLAINED.iter().copied().collect();
     // With a name filter, most cases would look never-failing: list none.
     let never_failing = ids
         .iter()

@@ -2,9 +2,9 @@
 //! by a case of the capability it breaks, and every spec case that no mutant makes fail
 //! is explained.
 //!
-//! `harness = false`: the durability crash test of the SQLite saver re-executes this binary
-//! as a child process, so `main` first hands over to
-//! `conformance_spec::child_main_if_requested`, then runs the checks as libtest trials.
+//! `harness = false`: the durability crash test (of the SQLite saver and of the mutants that
+//! wrap it) re-executes this binary as a child process, so `main` first hands over to
+//! `conformance_spec::child_main_if_requested_among`, then runs the checks as libtest trials.
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -12,22 +12,28 @@ use std::sync::OnceLock;
 
 use conformance_core::{Level, Registration, RunOptions};
 use conformance_selftest::{
-    analyze, Analysis, AnalysisOptions, Cover, CONTRACT_RULES, GAPS, MUTANTS, RULES_WITHOUT_MUTANT, SCENARIOS,
-    SCENARIOS_WITHOUT_MUTANT,
+    analyze, crash_child_registrations, Analysis, AnalysisOptions, Cover, CONTRACT_RULES, GAPS, MUTANTS,
+    RULES_WITHOUT_MUTANT, SCENARIOS, SCENARIOS_WITHOUT_MUTANT,
 };
 
 fn main() -> ExitCode {
-    if let Some(code) = conformance_spec::child_main_if_requested(&checkpoint_sqlite::registration()) {
+    let mut registrations = crash_child_registrations();
+    registrations.push(checkpoint_sqlite::registration());
+    if let Some(code) = conformance_spec::child_main_if_requested_among(&registrations) {
         return code;
     }
     let args = libtest_mimic::Arguments::from_args();
-    let checks: [(&str, fn()); 8] = [
+    let checks: [(&str, fn()); 9] = [
         ("memory_saver_passes_every_case", memory_saver_passes_every_case),
         ("sqlite_saver_passes_every_case", sqlite_saver_passes_every_case),
         ("catalog_is_well_formed", catalog_is_well_formed),
         ("every_rule_scenario_and_gap_has_a_mutant", every_rule_scenario_and_gap_has_a_mutant),
         ("memory_saver_is_the_baseline", memory_saver_is_the_baseline),
         ("every_mutant_is_caught_by_its_capability", every_mutant_is_caught_by_its_capability),
+        (
+            "concurrency_and_crash_mutants_are_caught_by_their_cases",
+            concurrency_and_crash_mutants_are_caught_by_their_cases,
+        ),
         ("every_never_failing_case_is_explained", every_never_failing_case_is_explained),
         ("kill_rate_is_total", kill_rate_is_total),
     ];
@@ -47,8 +53,9 @@ fn analysis() -> &'static Analysis {
     ANALYSIS.get_or_init(|| analyze(&AnalysisOptions::default()))
 }
 
-/// Fails unless the saver of `registration` passes every case of the spec and reaches FULL.
-fn assert_passes_every_case(registration: &Registration) {
+/// Fails unless the saver of `registration` passes every case of the spec and reaches FULL;
+/// returns the report.
+fn assert_passes_every_case(registration: &Registration) -> conformance_core::Report {
     let report = conformance_spec::validate(registration, &RunOptions::default());
     let failures = report.failed_cases();
     assert!(
@@ -59,6 +66,7 @@ fn assert_passes_every_case(registration: &Registration) {
         failures.join("\n")
     );
     assert_eq!(report.conformance_level, Level::Full, "{}", report.to_json());
+    report
 }
 
 fn memory_saver_passes_every_case() {
@@ -66,7 +74,14 @@ fn memory_saver_passes_every_case() {
 }
 
 fn sqlite_saver_passes_every_case() {
-    assert_passes_every_case(&checkpoint_sqlite::registration());
+    let report = assert_passes_every_case(&checkpoint_sqlite::registration());
+    // The crash test killed its child as often as it was told.
+    let kills = report.facts.get("durability.kills").and_then(|v| v.as_u64());
+    let want = std::env::var(conformance_spec::crash::KILLS_ENV)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(conformance_spec::crash::DEFAULT_KILLS as u64);
+    assert_eq!(kills, Some(want), "facts: {:?}", report.facts);
 }
 
 fn catalog_is_well_formed() {
@@ -75,7 +90,7 @@ fn catalog_is_well_formed() {
     let mut bugs = BTreeSet::new();
     for m in MUTANTS {
         assert!(names.insert(m.name), "duplicate mutant name {}", m.name);
-        assert!(bugs.insert(format!("{:?}", m.bug)), "bug {:?} used by two mutants", m.bug);
+        assert!(bugs.insert(m.bug), "bug {} used by two mutants", m.bug);
         assert!(
             m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
             "mutant name {} is not snake_case",
@@ -166,5 +181,23 @@ fn every_never_failing_case_is_explained() {
 fn kill_rate_is_total() {
     let a = analysis();
     assert_eq!(a.kill_rate(), 100.0, "survivors: {:?}", a.survivors());
-    assert!(!a.results.iter().any(|r| r.mutant.bug.is_none()), "the bug-free reference is not a mutant");
+    assert!(!a.results.iter().any(|r| r.mutant.bug == "NoBug"), "the bug-free reference is not a mutant");
+}
+
+/// The concurrency and durability cases each catch the bug they were written for: a lost
+/// update, a torn read, "database is locked" across instances (S18, S19), and an
+/// acknowledged call a kill loses (S20, through the crash test's child process).
+fn concurrency_and_crash_mutants_are_caught_by_their_cases() {
+    let a = analysis();
+    let expected = [
+        ("lost_update", "concurrency::put_writes_of_many_tasks_all_kept"),
+        ("torn_read", "concurrency::reader_sees_none_or_all_of_a_checkpoint"),
+        ("busy_across_instances", "concurrency::two_instances_write_at_once"),
+        ("ack_deferred_to_next_call", "durability::acknowledged_writes_survive_kill"),
+    ];
+    for (mutant, case) in expected {
+        let r = a.results.iter().find(|r| r.mutant.name == mutant);
+        let r = r.unwrap_or_else(|| panic!("no mutant {mutant} in the catalog"));
+        assert!(r.caught_by.iter().any(|c| c == case), "{mutant} not caught by {case}; caught by {:?}", r.caught_by);
+    }
 }

@@ -29,6 +29,11 @@ pub struct Args {
 
 /// Runs the analysis and prints it.
 pub fn run(args: Args) -> ExitCode {
+    // The durability crash test re-executes this binary with the same arguments: in that
+    // child, run its workload on the mutant's storage instead of the analysis.
+    if let Some(code) = conformance_selftest::child_main_if_requested() {
+        return code;
+    }
     let mut options =
         AnalysisOptions { all_capabilities: args.all_capabilities, only: args.only, ..Default::default() };
     if let Some(jobs) = args.jobs {

@@ -1,0 +1,222 @@
+//! The [`Bug`] trait: the one rule a mutant breaks, as hooks on the calls of the
+//! [`CheckpointSaver`](conformance_core::CheckpointSaver) trait.
+//!
+//! A [`MutantSaver`](crate::MutantSaver) runs every call through its bug in this order:
+//!
+//! 1. [`Bug::thread_input`] on the thread id of a base method (`put`, `put_writes`,
+//!    `get_tuple`, `list`, `delete_thread`). A base call (or `delta_channel_history`) whose
+//!    thread id is then empty goes to the inner saver unchanged, so the inner saver's
+//!    `InvalidConfig` comes back (CONTRACT §1 Config).
+//! 2. The call's input hook (`put_input`, `list_input`, ...), which may change the
+//!    arguments.
+//! 3. [`Bug::call`], which forwards the call to the inner saver unless the bug replaces it
+//!    (stateful bugs: a read-modify-write with a window, a replay of what was stored, ...).
+//! 4. The call's output hooks on an `Ok` result: [`Bug::tuple_output`] on every tuple a
+//!    read returns, then `put_output`, `get_tuple_output`, `list_output`, ...
+//!
+//! Every hook is a no-op by default; a bug overrides the few it needs. A bug that
+//! remembers something (the `new_versions` of a put, the writes as its own key rule keeps
+//! them) owns that state in its own fields. One bug value serves every instance opened on
+//! one storage, as the storage itself does: [`Inner::instance`](crate::Inner::instance)
+//! tells the instances apart.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use conformance_core::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
+};
+
+use crate::wrapper::Inner;
+
+/// The arguments of `put` (CONTRACT §2 put).
+#[derive(Clone, Debug)]
+pub struct Put {
+    /// Thread, namespace and parent checkpoint id.
+    pub config: CheckpointConfig,
+    /// The checkpoint to store.
+    pub checkpoint: Checkpoint,
+    /// Its metadata.
+    pub metadata: CheckpointMetadata,
+    /// The channels whose values this put carries new versions of.
+    pub new_versions: ChannelVersions,
+}
+
+/// The arguments of `put_writes` (CONTRACT §2 put_writes).
+#[derive(Clone, Debug)]
+pub struct PutWrites {
+    /// Thread, namespace and the checkpoint the writes belong to.
+    pub config: CheckpointConfig,
+    /// `(channel, value)` in call order.
+    pub writes: Vec<(String, TypedValue)>,
+    /// The writing task.
+    pub task_id: String,
+    /// The writing task's path.
+    pub task_path: String,
+}
+
+/// One call of the saver trait as [`Bug::call`] sees it: the arguments after the input hooks.
+#[derive(Clone, Debug)]
+pub enum Call {
+    /// `put`.
+    Put(Put),
+    /// `put_writes`.
+    PutWrites(PutWrites),
+    /// `get_tuple(config)`.
+    GetTuple(CheckpointConfig),
+    /// `list(thread_id, options)`.
+    List(String, ListOptions),
+    /// `delete_thread(thread_id)`.
+    DeleteThread(String),
+    /// `delete_for_runs(run_ids)`.
+    DeleteForRuns(Vec<String>),
+    /// `copy_thread(source, target)`.
+    CopyThread(String, String),
+    /// `prune(thread_ids, strategy)`.
+    Prune(Vec<String>, PruneStrategy),
+    /// `delta_channel_history(config, channels)`.
+    DeltaChannelHistory(CheckpointConfig, Vec<String>),
+}
+
+/// What a [`Call`] returns: one variant per return type of the saver trait.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// `put`: the stored checkpoint's config.
+    Config(CheckpointConfig),
+    /// `put_writes`, `delete_thread`, `delete_for_runs`, `copy_thread`, `prune`.
+    Done,
+    /// `get_tuple`.
+    Tuple(Option<CheckpointTuple>),
+    /// `list`.
+    Tuples(Vec<CheckpointTuple>),
+    /// `delta_channel_history`.
+    History(BTreeMap<String, DeltaChannelHistory>),
+}
+
+impl Reply {
+    fn wrong(self, want: &str) -> CheckpointError {
+        CheckpointError::storage_msg(format!("the mutant's bug answered a {want} call with {self:?}"))
+    }
+
+    /// The config of a `put` reply.
+    ///
+    /// # Errors
+    /// `Storage` when the bug answered with another kind of reply (a bug in the mutant).
+    pub fn config(self) -> Result<CheckpointConfig, CheckpointError> {
+        match self {
+            Reply::Config(c) => Ok(c),
+            other => Err(other.wrong("put")),
+        }
+    }
+
+    /// The `()` of a reply without a value.
+    ///
+    /// # Errors
+    /// `Storage` when the bug answered with a value.
+    pub fn done(self) -> Result<(), CheckpointError> {
+        match self {
+            Reply::Done => Ok(()),
+            other => Err(other.wrong("unit")),
+        }
+    }
+
+    /// The tuple of a `get_tuple` reply.
+    ///
+    /// # Errors
+    /// `Storage` when the bug answered with another kind of reply.
+    pub fn tuple(self) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        match self {
+            Reply::Tuple(t) => Ok(t),
+            other => Err(other.wrong("get_tuple")),
+        }
+    }
+
+    /// The tuples of a `list` reply.
+    ///
+    /// # Errors
+    /// `Storage` when the bug answered with another kind of reply.
+    pub fn tuples(self) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        match self {
+            Reply::Tuples(t) => Ok(t),
+            other => Err(other.wrong("list")),
+        }
+    }
+
+    /// The histories of a `delta_channel_history` reply.
+    ///
+    /// # Errors
+    /// `Storage` when the bug answered with another kind of reply.
+    pub fn history(self) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
+        match self {
+            Reply::History(h) => Ok(h),
+            other => Err(other.wrong("delta_channel_history")),
+        }
+    }
+}
+
+/// The one rule a [`MutantSaver`](crate::MutantSaver) breaks. Every hook defaults to the
+/// correct behaviour (no change, or forward to the inner saver); see the module docs for
+/// the order in which the wrapper runs them.
+#[async_trait]
+pub trait Bug: Send + Sync + 'static {
+    /// The thread id of a base method (`put`, `put_writes`, `get_tuple`, `list`,
+    /// `delete_thread`), before anything else.
+    fn thread_input(&self, _thread_id: &mut String) {}
+
+    /// The arguments of `put`.
+    fn put_input(&self, _put: &mut Put) {}
+    /// What `put` returns; `caller` is the config the caller passed.
+    fn put_output(&self, _caller: &CheckpointConfig, _out: &mut CheckpointConfig) {}
+
+    /// The arguments of `put_writes`.
+    fn put_writes_input(&self, _call: &mut PutWrites) {}
+
+    /// The config of `get_tuple`.
+    fn get_tuple_input(&self, _config: &mut CheckpointConfig) {}
+    /// Every tuple `get_tuple` and `list` return, before [`Bug::get_tuple_output`] and
+    /// [`Bug::list_output`].
+    fn tuple_output(&self, _tuple: &mut CheckpointTuple) {}
+    /// What `get_tuple` returns; `caller` is the config the caller passed.
+    fn get_tuple_output(&self, _caller: &CheckpointConfig, _out: &mut Option<CheckpointTuple>) {}
+
+    /// The options of `list` on `thread_id`.
+    fn list_input(&self, _thread_id: &str, _options: &mut ListOptions) {}
+    /// What `list` returns; `caller` is the options the caller passed.
+    fn list_output(&self, _caller: &ListOptions, _out: &mut Vec<CheckpointTuple>) {}
+
+    /// The thread id of `delete_thread`.
+    fn delete_thread_input(&self, _thread_id: &mut String) {}
+
+    /// The current version of `get_next_version`.
+    fn next_version_input(&self, _current: &mut Option<ChannelVersion>) {}
+    /// What `get_next_version` returns for `current`.
+    fn next_version_output(&self, _current: Option<&ChannelVersion>, _out: &mut ChannelVersion) {}
+
+    /// The run ids of `delete_for_runs`.
+    fn delete_for_runs_input(&self, _run_ids: &mut Vec<String>) {}
+    /// The source and target of `copy_thread`.
+    fn copy_thread_input(&self, _source: &mut String, _target: &mut String) {}
+    /// The thread ids and strategy of `prune`.
+    fn prune_input(&self, _thread_ids: &mut Vec<String>, _strategy: &mut PruneStrategy) {}
+    /// The config and channels of `delta_channel_history`.
+    fn delta_input(&self, _config: &mut CheckpointConfig, _channels: &mut Vec<String>) {}
+    /// What `delta_channel_history` returns.
+    fn delta_output(&self, _out: &mut BTreeMap<String, DeltaChannelHistory>) {}
+
+    /// Makes the call: by default forwards it to the inner saver. A stateful bug replaces
+    /// the calls it changes and forwards the rest (`saver.forward(call)`).
+    ///
+    /// # Errors
+    /// The inner saver's error, or the bug's own.
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        saver.forward(call).await
+    }
+}
+
+/// No bug: the inner saver's behaviour through the wrapper (the baseline run of every
+/// base saver; never in the catalog).
+#[derive(Debug, Default)]
+pub struct NoBug;
+
+impl Bug for NoBug {}

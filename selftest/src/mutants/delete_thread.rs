@@ -1,0 +1,159 @@
+//! Mutants of CONTRACT §2 delete_thread: what is deleted, what is left behind, unknown
+//! threads.
+
+use super::prelude::*;
+
+/// `delete_thread` does nothing (S17).
+#[derive(Default)]
+pub struct DeleteThreadNoop;
+
+#[async_trait]
+impl Bug for DeleteThreadNoop {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        match call {
+            Call::DeleteThread(_) => Ok(Reply::Done),
+            _ => saver.forward(call).await,
+        }
+    }
+}
+
+/// `delete_thread` only deletes the root namespace.
+#[derive(Default)]
+pub struct DeleteThreadRootOnly;
+
+#[async_trait]
+impl Bug for DeleteThreadRootOnly {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let Call::DeleteThread(thread) = &call else { return saver.forward(call).await };
+        let kept = saver.take_thread(thread).await?.into_iter().filter(|t| !t.config.checkpoint_ns.is_empty());
+        saver.replay(kept.collect()).await?;
+        Ok(Reply::Done)
+    }
+}
+
+/// `delete_thread` leaves the writes behind; a re-put shows them (S13).
+#[derive(Default)]
+pub struct DeleteThreadLeavesWrites;
+
+#[async_trait]
+impl Bug for DeleteThreadLeavesWrites {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let Call::DeleteThread(thread) = &call else { return saver.forward(call).await };
+        for t in saver.take_thread(thread).await? {
+            saver.replay_writes(&t.config, &t.pending_writes).await?;
+        }
+        Ok(Reply::Done)
+    }
+}
+
+/// (thread, namespace, channel, version).
+type BlobKey = (String, String, String, ChannelVersion);
+
+/// `delete_thread` leaves the stored channel values behind; a re-put reads them (S13).
+#[derive(Default)]
+pub struct DeleteThreadLeavesValues(Mutex<HashMap<BlobKey, TypedValue>>);
+
+#[async_trait]
+impl Bug for DeleteThreadLeavesValues {
+    fn put_input(&self, put: &mut Put) {
+        let (cfg, cp, left) = (&put.config, &mut put.checkpoint, lock(&self.0));
+        for (ch, version) in &cp.channel_versions {
+            if cp.channel_values.contains_key(ch) || put.new_versions.contains_key(ch) {
+                continue;
+            }
+            let key = (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), ch.clone(), version.clone());
+            if let Some(v) = left.get(&key) {
+                cp.channel_values.insert(ch.clone(), v.clone());
+            }
+        }
+    }
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let Call::DeleteThread(thread) = &call else { return saver.forward(call).await };
+        for t in saver.take_thread(thread).await? {
+            for (ch, v) in &t.checkpoint.channel_values {
+                if let Some(version) = t.checkpoint.channel_versions.get(ch) {
+                    let key = (thread.clone(), t.config.checkpoint_ns.clone(), ch.clone(), version.clone());
+                    lock(&self.0).insert(key, v.clone());
+                }
+            }
+        }
+        Ok(Reply::Done)
+    }
+}
+
+/// `delete_thread` deletes every thread.
+#[derive(Default)]
+pub struct DeleteThreadDeletesAll;
+
+#[async_trait]
+impl Bug for DeleteThreadDeletesAll {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let Call::DeleteThread(thread) = &call else { return saver.forward(call).await };
+        for t in saver.threads().iter().chain([thread]) {
+            saver.saver().delete_thread(t).await?;
+        }
+        Ok(Reply::Done)
+    }
+}
+
+/// `delete_thread` of an unknown thread fails (S14).
+#[derive(Default)]
+pub struct DeleteUnknownThreadFails;
+
+#[async_trait]
+impl Bug for DeleteUnknownThreadFails {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        if let Call::DeleteThread(thread) = &call {
+            if saver.saver().list(thread, &ListOptions::all().limit(1)).await?.is_empty() {
+                return Err(CheckpointError::storage_msg(format!("delete_thread: no thread {thread}")));
+            }
+        }
+        saver.forward(call).await
+    }
+}
+
+/// The mutants of this module, in catalog order.
+pub const MUTANTS: &[Mutant] = &[
+    mutant!(
+        "delete_thread_noop",
+        DeleteThreadNoop,
+        &[DT],
+        [R("delete_thread.everything"), S("S17")],
+        "delete_thread does nothing"
+    ),
+    mutant!(
+        "delete_thread_root_only",
+        DeleteThreadRootOnly,
+        &[DT],
+        [R("delete_thread.everything"), S("S13")],
+        "delete_thread deletes the root namespace only"
+    ),
+    mutant!(
+        "delete_thread_leaves_writes",
+        DeleteThreadLeavesWrites,
+        &[DT],
+        [R("delete_thread.nothing_back"), S("S13"), G("7.3-delete-leaks")],
+        "delete_thread leaves the writes behind; a re-put shows them"
+    ),
+    mutant!(
+        "delete_thread_leaves_values",
+        DeleteThreadLeavesValues,
+        &[DT],
+        [R("delete_thread.nothing_back"), S("S13"), G("7.3-delete-leaks")],
+        "delete_thread leaves the stored channel values behind; a re-put reads them"
+    ),
+    mutant!(
+        "delete_thread_deletes_all",
+        DeleteThreadDeletesAll,
+        &[DT],
+        [R("delete_thread.others"), G("7.3-delete-leaks")],
+        "delete_thread deletes every thread"
+    ),
+    mutant!(
+        "delete_unknown_thread_fails",
+        DeleteUnknownThreadFails,
+        &[DT],
+        [R("delete_thread.unknown"), S("S14")],
+        "delete_thread of an unknown thread fails"
+    ),
+];

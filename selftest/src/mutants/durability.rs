@@ -1,0 +1,180 @@
+//! Mutants of CONTRACT §4 Durability (bug scenario S20): acknowledged calls that another
+//! instance, or the same storage after a kill, does not see.
+
+use super::prelude::*;
+
+/// A `put` or `put_writes` acknowledged and not yet stored, as [`AckBeforeCommit`] keeps it.
+enum Unstored {
+    /// A put of this checkpoint.
+    Put(CpKey),
+    /// A put_writes on this checkpoint: (task_id, channel, value) of each write.
+    Writes(CpKey, Vec<(String, String, TypedValue)>),
+}
+
+/// `put` and `put_writes` acknowledge before storing: another instance sees an instance's
+/// last such call only once that instance makes its next put, put_writes or delete_thread
+/// (S20). The calls reach the inner saver at once; reads of other instances hide them.
+#[derive(Default)]
+pub struct AckBeforeCommit(Mutex<BTreeMap<u64, Unstored>>);
+
+impl AckBeforeCommit {
+    /// `t` as instance `me` sees it: none when it is another instance's unstored put,
+    /// without the writes of another instance's unstored put_writes.
+    fn committed(&self, me: u64, mut t: CheckpointTuple) -> Option<CheckpointTuple> {
+        let key = key_of(&t);
+        for (_, op) in lock(&self.0).iter().filter(|(instance, _)| **instance != me) {
+            match op {
+                Unstored::Put(k) if *k == key => return None,
+                Unstored::Writes(k, ws) if *k == key => t.pending_writes.retain(|w| {
+                    !ws.iter().any(|(task, ch, v)| *task == w.task_id && *ch == w.channel && *v == w.value)
+                }),
+                _ => {}
+            }
+        }
+        Some(t)
+    }
+}
+
+#[async_trait]
+impl Bug for AckBeforeCommit {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let me = saver.instance();
+        let unstored = match &call {
+            Call::Put(p) => Some(Unstored::Put((
+                p.config.thread_id.clone(),
+                p.config.checkpoint_ns.clone(),
+                p.checkpoint.id.clone(),
+            ))),
+            Call::PutWrites(w) if !w.writes.is_empty() => w.config.checkpoint_id.clone().map(|id| {
+                let ws = w.writes.iter().map(|(ch, v)| (w.task_id.clone(), ch.clone(), v.clone())).collect();
+                Unstored::Writes((w.config.thread_id.clone(), w.config.checkpoint_ns.clone(), id), ws)
+            }),
+            Call::DeleteThread(_) => {
+                lock(&self.0).remove(&me);
+                None
+            }
+            Call::GetTuple(cfg) => {
+                let found = saver.saver().get_tuple(cfg).await?.map(|t| self.committed(me, t));
+                let found = match (found, &cfg.checkpoint_id) {
+                    (Some(None), None) => {
+                        let ns = ListOptions::all().ns(cfg.checkpoint_ns.clone());
+                        saver.saver().list(&cfg.thread_id, &ns).await?.into_iter().find_map(|t| self.committed(me, t))
+                    }
+                    (found, _) => found.flatten(),
+                };
+                return Ok(Reply::Tuple(found));
+            }
+            Call::List(thread, o) => {
+                let all = saver.saver().list(thread, &ListOptions { limit: None, ..o.clone() }).await?;
+                let r = all.into_iter().filter_map(|t| self.committed(me, t)).collect();
+                return Ok(Reply::Tuples(truncate(r, o.limit)));
+            }
+            _ => None,
+        };
+        let reply = saver.forward(call).await?;
+        if let Some(op) = unstored {
+            lock(&self.0).insert(me, op);
+        }
+        Ok(reply)
+    }
+}
+
+/// `delete_thread` acknowledges before storing: another instance still sees the thread
+/// until the deleting instance makes its next put or put_writes.
+#[derive(Default)]
+pub struct DeleteBeforeCommit(Mutex<BTreeMap<u64, (String, Vec<CheckpointTuple>)>>);
+
+impl DeleteBeforeCommit {
+    /// What another instance's unstored `delete_thread(thread)` still shows instance `me`.
+    fn still_visible(&self, me: u64, thread: &str) -> Option<Vec<CheckpointTuple>> {
+        let deletes = lock(&self.0);
+        deletes.iter().find(|(i, (t, _))| **i != me && t == thread).map(|(_, (_, snapshot))| snapshot.clone())
+    }
+}
+
+#[async_trait]
+impl Bug for DeleteBeforeCommit {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let me = saver.instance();
+        match &call {
+            Call::DeleteThread(thread) => {
+                let snapshot = saver.snapshot(thread).await?;
+                lock(&self.0).insert(me, (thread.clone(), snapshot));
+            }
+            Call::Put(_) | Call::PutWrites(_) => {
+                let reply = saver.forward(call).await?;
+                lock(&self.0).remove(&me);
+                return Ok(reply);
+            }
+            Call::GetTuple(cfg) => {
+                if let Some(snapshot) = self.still_visible(me, &cfg.thread_id) {
+                    let found = snapshot.into_iter().find(|t| {
+                        t.config.checkpoint_ns == cfg.checkpoint_ns
+                            && (cfg.checkpoint_id.is_none() || t.config.checkpoint_id == cfg.checkpoint_id)
+                    });
+                    return Ok(Reply::Tuple(found));
+                }
+            }
+            Call::List(thread, o) => {
+                if let Some(snapshot) = self.still_visible(me, thread) {
+                    let scoped = snapshot.into_iter().filter(|t| {
+                        o.checkpoint_ns.as_ref().is_none_or(|ns| *ns == t.config.checkpoint_ns)
+                            && o.checkpoint_id.as_ref().is_none_or(|id| Some(id) == t.config.checkpoint_id.as_ref())
+                    });
+                    return Ok(Reply::Tuples(truncate(scoped.collect(), o.limit)));
+                }
+            }
+            _ => {}
+        }
+        saver.forward(call).await
+    }
+}
+
+/// `put` and `put_writes` answer `Ok` at once and reach the inner saver only at the start
+/// of the same instance's next call (so that instance reads its own calls): another
+/// instance, or the storage after the process is killed, misses the last acknowledged call
+/// (S20). Wraps a saver other processes can open, so the durability crash test kills it.
+#[derive(Default)]
+pub struct AckDeferredToNextCall(Mutex<HashMap<u64, Call>>);
+
+#[async_trait]
+impl Bug for AckDeferredToNextCall {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let pending = lock(&self.0).remove(&saver.instance());
+        if let Some(pending) = pending {
+            saver.forward(pending).await?;
+        }
+        let reply = match &call {
+            Call::Put(p) => Reply::Config(p.config.clone().with_id(p.checkpoint.id.clone())),
+            Call::PutWrites(_) => Reply::Done,
+            _ => return saver.forward(call).await,
+        };
+        lock(&self.0).insert(saver.instance(), call);
+        Ok(reply)
+    }
+}
+
+/// The mutants of this module, in catalog order.
+pub const MUTANTS: &[Mutant] = &[
+    mutant!(
+        "ack_before_commit",
+        AckBeforeCommit,
+        &[DU],
+        [R("durability.acknowledged"), S("S20")],
+        "put and put_writes acknowledge before storing: a new instance misses the last acknowledged call"
+    ),
+    mutant!(
+        "delete_before_commit",
+        DeleteBeforeCommit,
+        &[DU],
+        [R("durability.acknowledged")],
+        "delete_thread acknowledges before storing: a new instance still sees the deleted thread"
+    ),
+    mutant!(
+        Sqlite: "ack_deferred_to_next_call",
+        AckDeferredToNextCall,
+        &[DU],
+        [R("durability.acknowledged"), S("S20")],
+        "put and put_writes of the SQLite saver answer Ok before storing: a killed process loses the last acknowledged call"
+    ),
+];

@@ -1,0 +1,270 @@
+//! Mutants of CONTRACT §2 get_tuple: which checkpoint is found, what an absent one gives,
+//! the tuple's config, and the order of its pending writes.
+
+use super::prelude::*;
+
+/// "Latest" is the checkpoint put last, not the greatest id.
+#[derive(Default)]
+pub struct LatestByInsertionOrder(Mutex<HashMap<(String, String), String>>);
+
+#[async_trait]
+impl Bug for LatestByInsertionOrder {
+    fn put_input(&self, put: &mut Put) {
+        let key = (put.config.thread_id.clone(), put.config.checkpoint_ns.clone());
+        lock(&self.0).insert(key, put.checkpoint.id.clone());
+    }
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let Call::GetTuple(cfg) = &call else { return saver.forward(call).await };
+        let last = lock(&self.0).get(&(cfg.thread_id.clone(), cfg.checkpoint_ns.clone())).cloned();
+        if let (None, Some(id)) = (&cfg.checkpoint_id, last) {
+            if let Some(t) = saver.saver().get_tuple(&cfg.clone().with_id(id)).await? {
+                return Ok(Reply::Tuple(Some(t)));
+            }
+        }
+        saver.forward(call).await
+    }
+}
+
+/// With an id, the namespace is ignored.
+#[derive(Default)]
+pub struct GetByIdIgnoresNamespace;
+
+#[async_trait]
+impl Bug for GetByIdIgnoresNamespace {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let Call::GetTuple(CheckpointConfig { thread_id, checkpoint_id: Some(id), .. }) = &call else {
+            return saver.forward(call).await;
+        };
+        let found = saver.saver().list(thread_id, &ListOptions::all().id(id.clone())).await?;
+        Ok(Reply::Tuple(found.into_iter().next()))
+    }
+}
+
+/// Without an id in the root namespace, the latest of any namespace is returned (S10).
+#[derive(Default)]
+pub struct RootLatestSpansNamespaces;
+
+#[async_trait]
+impl Bug for RootLatestSpansNamespaces {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        match &call {
+            Call::GetTuple(cfg) if cfg.checkpoint_id.is_none() && cfg.checkpoint_ns.is_empty() => {
+                let found = saver.saver().list(&cfg.thread_id, &ListOptions::all().limit(1)).await?;
+                Ok(Reply::Tuple(found.into_iter().next()))
+            }
+            _ => saver.forward(call).await,
+        }
+    }
+}
+
+/// An id that is not stored falls back to the latest checkpoint.
+#[derive(Default)]
+pub struct MissingIdFallsBackToLatest;
+
+#[async_trait]
+impl Bug for MissingIdFallsBackToLatest {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let Call::GetTuple(cfg) = &call else { return saver.forward(call).await };
+        let found = saver.saver().get_tuple(cfg).await?;
+        if found.is_none() && cfg.checkpoint_id.is_some() {
+            return Ok(Reply::Tuple(saver.saver().get_tuple(&cfg.clone().without_id()).await?));
+        }
+        Ok(Reply::Tuple(found))
+    }
+}
+
+/// The thread is ignored: by id in any thread, latest over every thread.
+#[derive(Default)]
+pub struct GetTupleIgnoresThread;
+
+#[async_trait]
+impl Bug for GetTupleIgnoresThread {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let Call::GetTuple(cfg) = &call else { return saver.forward(call).await };
+        let mut best: Option<CheckpointTuple> = None;
+        for thread_id in saver.threads().into_iter().chain([cfg.thread_id.clone()]) {
+            let other = CheckpointConfig { thread_id, ..cfg.clone() };
+            if let Some(t) = saver.saver().get_tuple(&other).await? {
+                if best.as_ref().is_none_or(|b| t.config.checkpoint_id > b.config.checkpoint_id) {
+                    best = Some(t);
+                }
+            }
+        }
+        Ok(Reply::Tuple(best))
+    }
+}
+
+/// A checkpoint that is not stored comes back as an empty tuple instead of none.
+#[derive(Default)]
+pub struct GetTupleMissingGivesEmpty;
+
+impl Bug for GetTupleMissingGivesEmpty {
+    fn get_tuple_output(&self, caller: &CheckpointConfig, out: &mut Option<CheckpointTuple>) {
+        if out.is_none() {
+            let id = caller.checkpoint_id.clone().unwrap_or_default();
+            *out = Some(CheckpointTuple {
+                config: caller.clone(),
+                checkpoint: Arc::new(Checkpoint { id, ..Default::default() }),
+                metadata: CheckpointMetadata::new(),
+                parent_config: None,
+                pending_writes: Vec::new(),
+            });
+        }
+    }
+}
+
+/// The tuple's config is the caller's config as given (no id when the latest was asked
+/// for).
+#[derive(Default)]
+pub struct GetTupleReturnsCallerConfig;
+
+impl Bug for GetTupleReturnsCallerConfig {
+    fn get_tuple_output(&self, caller: &CheckpointConfig, out: &mut Option<CheckpointTuple>) {
+        if let Some(t) = out {
+            t.config = caller.clone();
+        }
+    }
+}
+
+/// `pending_writes` come back in reverse order.
+#[derive(Default)]
+pub struct PendingWritesReversed;
+
+impl Bug for PendingWritesReversed {
+    fn tuple_output(&self, t: &mut CheckpointTuple) {
+        t.pending_writes.reverse();
+    }
+}
+
+/// `pending_writes` are ordered by task id, ignoring `task_path`.
+#[derive(Default)]
+pub struct PendingWritesIgnoreTaskPath;
+
+impl Bug for PendingWritesIgnoreTaskPath {
+    fn tuple_output(&self, t: &mut CheckpointTuple) {
+        t.pending_writes.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    }
+}
+
+/// `pending_writes` indexes are compared unsigned (special writes last).
+#[derive(Default)]
+pub struct PendingWritesIndexUnsigned;
+
+impl Bug for PendingWritesIndexUnsigned {
+    fn tuple_output(&self, t: &mut CheckpointTuple) {
+        // Within one (task_path, task_id) the inner order is by signed index; unsigned, the
+        // special (negative) indexes come after every regular one.
+        t.pending_writes
+            .sort_by_key(|w| (w.task_path.clone(), w.task_id.clone(), special_write_index(&w.channel).is_some()));
+    }
+}
+
+/// `pending_writes` indexes are compared as text (`-1 < -2`, `10 < 2`).
+#[derive(Default)]
+pub struct PendingWritesIndexAsText(Mutex<HashMap<(CpKey, String, String), i64>>);
+
+impl Bug for PendingWritesIndexAsText {
+    fn put_writes_input(&self, w: &mut PutWrites) {
+        let Some(id) = &w.config.checkpoint_id else { return };
+        let key: CpKey = (w.config.thread_id.clone(), w.config.checkpoint_ns.clone(), id.clone());
+        let mut indexes = lock(&self.0);
+        for (pos, (ch, _)) in w.writes.iter().enumerate() {
+            let idx = write_index(ch, pos);
+            let k = (key.clone(), w.task_id.clone(), ch.clone());
+            if idx < 0 {
+                indexes.insert(k, idx);
+            } else {
+                indexes.entry(k).or_insert(idx);
+            }
+        }
+    }
+    fn tuple_output(&self, t: &mut CheckpointTuple) {
+        let (key, indexes) = (key_of(t), lock(&self.0));
+        let idx = |w: &PendingWrite| {
+            let stored = indexes.get(&(key.clone(), w.task_id.clone(), w.channel.clone())).copied();
+            stored.or_else(|| special_write_index(&w.channel)).unwrap_or(0).to_string()
+        };
+        t.pending_writes.sort_by_cached_key(|w| (w.task_path.clone(), w.task_id.clone(), idx(w)));
+    }
+}
+
+/// The mutants of this module, in catalog order.
+pub const MUTANTS: &[Mutant] = &[
+    mutant!(
+        "latest_by_insertion_order",
+        LatestByInsertionOrder,
+        &[GT],
+        [R("get_tuple.latest"), S("S12"), G("7.2-latest-insertion-order"), G("7.2-out-of-order-ids")],
+        "the latest checkpoint is the one put last, not the greatest id"
+    ),
+    mutant!(
+        "get_by_id_ignores_namespace",
+        GetByIdIgnoresNamespace,
+        &[GT],
+        [R("get_tuple.by_id"), G("7.2-ns-isolation")],
+        "get_tuple with an id ignores the namespace"
+    ),
+    mutant!(
+        "root_latest_spans_namespaces",
+        RootLatestSpansNamespaces,
+        &[GT],
+        [R("get_tuple.latest"), S("S10")],
+        "get_tuple without id in the root namespace returns the latest of any namespace"
+    ),
+    mutant!(
+        "missing_id_falls_back_to_latest",
+        MissingIdFallsBackToLatest,
+        &[GT],
+        [R("get_tuple.by_id")],
+        "get_tuple of an id that is not stored returns the latest checkpoint"
+    ),
+    mutant!(
+        "get_tuple_ignores_thread",
+        GetTupleIgnoresThread,
+        &[GT],
+        [R("get_tuple.by_id"), R("get_tuple.latest")],
+        "get_tuple ignores the thread: an id is found in any thread, the latest is over every thread"
+    ),
+    mutant!(
+        "get_tuple_missing_gives_empty",
+        GetTupleMissingGivesEmpty,
+        &[GT],
+        [R("get_tuple.by_id"), R("get_tuple.latest")],
+        "get_tuple of a checkpoint that is not stored returns an empty tuple instead of none"
+    ),
+    mutant!(
+        "get_tuple_returns_caller_config",
+        GetTupleReturnsCallerConfig,
+        &[GT],
+        [R("get_tuple.latest")],
+        "the tuple's config is the caller's as given, with no id when the latest was asked for (upstream quirk)"
+    ),
+    mutant!(
+        "pending_writes_reversed",
+        PendingWritesReversed,
+        &[GT, LS],
+        [R("get_tuple.writes_order"), G("7.2-writes-order")],
+        "pending_writes come back in reverse order"
+    ),
+    mutant!(
+        "pending_writes_ignore_task_path",
+        PendingWritesIgnoreTaskPath,
+        &[GT, LS],
+        [R("get_tuple.writes_order"), G("7.2-writes-order")],
+        "pending_writes are ordered by task id, ignoring task_path (upstream SQLite 3.1.1)"
+    ),
+    mutant!(
+        "pending_writes_index_unsigned",
+        PendingWritesIndexUnsigned,
+        &[GT, LS],
+        [R("get_tuple.writes_order")],
+        "pending_writes indexes are compared unsigned: special writes sort last"
+    ),
+    mutant!(
+        "pending_writes_index_as_text",
+        PendingWritesIndexAsText,
+        &[GT, LS],
+        [R("get_tuple.writes_order")],
+        "pending_writes indexes are compared as text (-1 < -2, 10 < 2)"
+    ),
+];

@@ -1,0 +1,237 @@
+//! The mutants, one module per capability. Each mutant is a small struct implementing
+//! [`Bug`](crate::Bug), and each module ends with its list (`MUTANTS`): name, bug,
+//! capabilities broken, what it covers, and the bug in one line. Adding a mutant costs
+//! one struct and one list line in the module of the capability it breaks; the catalog
+//! ([`crate::MUTANTS`]) gathers the lists in the order of [`LISTS`].
+//!
+//! Helpers more than one module uses live here.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+use conformance_core::{
+    special_write_index, write_index, Capability, CheckpointError, CheckpointTuple, PendingWrite, TypedValue,
+};
+
+use crate::bug::Put;
+use crate::catalog::Mutant;
+use crate::wrapper::{lock, Inner};
+
+/// One catalog entry: `mutant!("name", BugType, capabilities, [covers], "the bug in one
+/// line")` for a mutant of the memory saver, `mutant!(Sqlite: "name", ...)` for one of
+/// another base saver ([`crate::Base`]).
+macro_rules! mutant {
+    ($base:ident: $name:literal, $bug:ty, $caps:expr, [$($cover:expr),* $(,)?], $desc:literal $(,)?) => {
+        $crate::catalog::Mutant {
+            name: $name,
+            description: $desc,
+            breaks: $caps,
+            covers: &[$($cover),*],
+            bug: stringify!($bug),
+            make: $crate::catalog::make::<$bug>,
+            base: $crate::catalog::Base::$base,
+        }
+    };
+    ($name:literal, $bug:ty, $caps:expr, [$($cover:expr),* $(,)?], $desc:literal $(,)?) => {
+        $crate::mutants::mutant!(Memory: $name, $bug, $caps, [$($cover),*], $desc)
+    };
+}
+pub(crate) use mutant;
+
+pub mod concurrency;
+pub mod copy_thread;
+pub mod delete_for_runs;
+pub mod delete_thread;
+pub mod delta_channel_history;
+pub mod durability;
+pub mod get_tuple;
+pub mod list;
+mod list_support;
+pub mod prune;
+pub mod put;
+pub mod put_writes;
+pub mod types;
+
+/// Every module's list, in catalog order.
+pub(crate) const LISTS: &[&[Mutant]] = &[
+    types::MUTANTS,
+    put::MUTANTS,
+    put_writes::MUTANTS,
+    get_tuple::MUTANTS,
+    list::MUTANTS,
+    delete_thread::MUTANTS,
+    delete_for_runs::MUTANTS,
+    copy_thread::MUTANTS,
+    prune::MUTANTS,
+    delta_channel_history::MUTANTS,
+    concurrency::MUTANTS,
+    durability::MUTANTS,
+];
+
+/// What every mutant module imports.
+pub(crate) mod prelude {
+    pub(crate) use std::collections::{BTreeMap, BTreeSet, HashMap};
+    pub(crate) use std::sync::{Arc, Mutex};
+
+    pub(crate) use async_trait::async_trait;
+    pub(crate) use conformance_core::{
+        special_write_index, write_index, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError,
+        CheckpointMetadata, CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite, PruneStrategy, TypedValue,
+    };
+    pub(crate) use serde_json::Value;
+
+    pub(crate) use super::{
+        apply_writes, key_of, latest_per_namespace, parent_values, race_window, sorted_writes, truncate, ChannelSets,
+        ContractRule, CpKey, KeptWrite, WriteRule, BASE,
+    };
+    pub(crate) use crate::bug::{Bug, Call, Put, PutWrites, Reply};
+    pub(crate) use crate::catalog::{Cover, Mutant};
+    pub(crate) use crate::wrapper::{lock, Inner};
+    pub(crate) use conformance_core::Capability::{
+        Concurrency as CC, CopyThread as CT, DeleteForRuns as DR, DeleteThread as DT, DeltaChannelHistory as DH,
+        Durability as DU, GetTuple as GT, List as LS, Prune as PR, Put as P, PutWrites as PW,
+    };
+    pub(crate) use Cover::{Gap as G, Rule as R, Scenario as S};
+}
+
+/// The base methods (CONTRACT §2): what a bug in every base method breaks.
+pub(crate) const BASE: &[Capability] =
+    &[Capability::Put, Capability::PutWrites, Capability::GetTuple, Capability::List, Capability::DeleteThread];
+
+/// (thread, namespace, checkpoint id).
+pub(crate) type CpKey = (String, String, String);
+
+/// The key of a stored tuple.
+pub(crate) fn key_of(t: &CheckpointTuple) -> CpKey {
+    (t.config.thread_id.clone(), t.config.checkpoint_ns.clone(), t.config.checkpoint_id.clone().unwrap_or_default())
+}
+
+/// `r` cut to `limit`.
+pub(crate) fn truncate(mut r: Vec<CheckpointTuple>, limit: Option<usize>) -> Vec<CheckpointTuple> {
+    if let Some(l) = limit {
+        r.truncate(l);
+    }
+    r
+}
+
+/// The newest tuple of each namespace of `tuples` (newest first).
+pub(crate) fn latest_per_namespace(tuples: Vec<CheckpointTuple>) -> Vec<CheckpointTuple> {
+    let mut seen = BTreeSet::new();
+    tuples.into_iter().filter(|t| seen.insert(t.config.checkpoint_ns.clone())).collect()
+}
+
+/// The window in which the concurrency bugs show: 5 ms on the runtime's timer, long enough
+/// that calls made at the same time from other tasks (or instances) land in it.
+pub(crate) async fn race_window() {
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+}
+
+/// A write as a mutant that keeps its own copy of the writes stores it.
+#[derive(Clone, Debug)]
+pub(crate) struct KeptWrite {
+    pub task_id: String,
+    pub task_path: String,
+    pub idx: i64,
+    pub channel: String,
+    pub value: TypedValue,
+}
+
+/// Kept writes as `get_tuple` returns them: by (task_path, task_id, index).
+pub(crate) fn sorted_writes(mut ws: Vec<KeptWrite>) -> Vec<PendingWrite> {
+    ws.sort_by(|a, b| (&a.task_path, &a.task_id, a.idx).cmp(&(&b.task_path, &b.task_id, b.idx)));
+    ws.into_iter()
+        .map(|w| PendingWrite { task_id: w.task_id, task_path: w.task_path, channel: w.channel, value: w.value })
+        .collect()
+}
+
+/// How a mutant that keeps its own copy of the writes keys and replaces them; the defaults
+/// are the contract's (CONTRACT §2 put_writes).
+pub(crate) trait WriteRule: Default + Send + Sync + 'static {
+    /// The index of the write on `channel` at `pos` in its call, after `regular_before`
+    /// regular writes.
+    fn index(&self, channel: &str, pos: usize, _regular_before: i64) -> i64 {
+        write_index(channel, pos)
+    }
+    /// Whether a write replaces the stored write with its key (`None`: stored beside it).
+    fn replaces(&self, special: bool, _all_special_call: bool) -> Option<bool> {
+        Some(special)
+    }
+    /// Whether the key leaves out the task id.
+    fn key_ignores_task(&self) -> bool {
+        false
+    }
+}
+
+/// The contract's write rule.
+#[derive(Default)]
+pub(crate) struct ContractRule;
+
+impl WriteRule for ContractRule {}
+
+/// Applies `rule` to one `put_writes` call on the kept writes `list`.
+pub(crate) fn apply_writes(
+    rule: &impl WriteRule,
+    list: &mut Vec<KeptWrite>,
+    writes: &[(String, TypedValue)],
+    task_id: &str,
+    task_path: &str,
+) {
+    let all_special = writes.iter().all(|(c, _)| special_write_index(c).is_some());
+    let mut regular_before = 0i64;
+    for (pos, (channel, value)) in writes.iter().enumerate() {
+        let special = special_write_index(channel).is_some();
+        let idx = rule.index(channel, pos, regular_before);
+        if !special {
+            regular_before += 1;
+        }
+        let new = KeptWrite {
+            task_id: task_id.to_owned(),
+            task_path: task_path.to_owned(),
+            idx,
+            channel: channel.clone(),
+            value: value.clone(),
+        };
+        let Some(replace) = rule.replaces(special, all_special) else {
+            list.push(new);
+            continue;
+        };
+        match list.iter_mut().find(|w| w.idx == idx && (rule.key_ignores_task() || w.task_id == task_id)) {
+            Some(w) if replace => *w = new,
+            Some(_) => {}
+            None => list.push(new),
+        }
+    }
+}
+
+/// Per checkpoint, a set of channels a mutant remembers from its put (the `new_versions`,
+/// the carried values): a read keeps only those channels' values.
+#[derive(Default)]
+pub(crate) struct ChannelSets(Mutex<HashMap<CpKey, BTreeSet<String>>>);
+
+impl ChannelSets {
+    /// Remembers `channels` for the checkpoint `put` stores.
+    pub fn record<'a>(&self, put: &Put, channels: impl Iterator<Item = &'a String>) {
+        let key = (put.config.thread_id.clone(), put.config.checkpoint_ns.clone(), put.checkpoint.id.clone());
+        lock(&self.0).insert(key, channels.cloned().collect());
+    }
+
+    /// Drops from `t` the values of channels not remembered for it (nothing when nothing
+    /// was remembered).
+    pub fn retain(&self, t: &mut CheckpointTuple) {
+        if let Some(keep) = lock(&self.0).get(&key_of(t)) {
+            Arc::make_mut(&mut t.checkpoint).channel_values.retain(|ch, _| keep.contains(ch));
+        }
+    }
+}
+
+/// The parent's channel values of the checkpoint `put` stores (none without a parent).
+pub(crate) async fn parent_values(
+    saver: &Inner<'_>,
+    put: &Put,
+) -> Result<BTreeMap<String, TypedValue>, CheckpointError> {
+    let parent = match &put.config.checkpoint_id {
+        Some(_) => saver.saver().get_tuple(&put.config).await?,
+        None => None,
+    };
+    Ok(parent.map(|p| p.checkpoint.channel_values.clone()).unwrap_or_default())
+}

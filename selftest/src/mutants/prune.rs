@@ -1,0 +1,209 @@
+//! Mutants of CONTRACT §3 prune: what `keep_latest` keeps, which threads it touches,
+//! `delete`, empty inputs.
+
+use super::prelude::*;
+
+/// A `keep_latest` prune made by deleting each named thread and replaying the tuples `f`
+/// keeps of it; other calls (and the `delete` strategy) go to the inner saver.
+async fn prune_keeping(
+    saver: &Inner<'_>,
+    call: Call,
+    f: impl Fn(Vec<CheckpointTuple>) -> Vec<CheckpointTuple> + Send + Sync,
+) -> Result<Reply, CheckpointError> {
+    let Call::Prune(threads, PruneStrategy::KeepLatest) = &call else { return saver.forward(call).await };
+    for thread in threads {
+        let kept = f(saver.take_thread(thread).await?);
+        saver.replay(kept).await?;
+    }
+    Ok(Reply::Done)
+}
+
+/// `keep_latest` keeps the oldest checkpoint.
+#[derive(Default)]
+pub struct PruneKeepsOldest;
+
+#[async_trait]
+impl Bug for PruneKeepsOldest {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        prune_keeping(saver, call, |mut ts| {
+            ts.reverse();
+            latest_per_namespace(ts)
+        })
+        .await
+    }
+}
+
+/// `keep_latest` drops the kept checkpoint's writes.
+#[derive(Default)]
+pub struct PruneDropsWrites;
+
+#[async_trait]
+impl Bug for PruneDropsWrites {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        prune_keeping(saver, call, |ts| {
+            let mut kept = latest_per_namespace(ts);
+            kept.iter_mut().for_each(|t| t.pending_writes.clear());
+            kept
+        })
+        .await
+    }
+}
+
+/// `keep_latest` drops the values stored by older checkpoints (S15).
+#[derive(Default)]
+pub struct PruneDropsInheritedValues(ChannelSets);
+
+#[async_trait]
+impl Bug for PruneDropsInheritedValues {
+    fn put_input(&self, put: &mut Put) {
+        self.0.record(put, put.checkpoint.channel_values.keys());
+    }
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        prune_keeping(saver, call, |ts| {
+            let mut kept = latest_per_namespace(ts);
+            kept.iter_mut().for_each(|t| self.0.retain(t));
+            kept
+        })
+        .await
+    }
+}
+
+/// `keep_latest` also prunes threads that were not named.
+#[derive(Default)]
+pub struct PruneOtherThreads;
+
+#[async_trait]
+impl Bug for PruneOtherThreads {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        match call {
+            Call::Prune(threads, PruneStrategy::KeepLatest) => {
+                let all: Vec<String> = saver.threads().into_iter().chain(threads).collect();
+                saver.forward(Call::Prune(all, PruneStrategy::KeepLatest)).await
+            }
+            call => saver.forward(call).await,
+        }
+    }
+}
+
+/// `keep_latest` only prunes the root namespace.
+#[derive(Default)]
+pub struct PruneRootOnly;
+
+#[async_trait]
+impl Bug for PruneRootOnly {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        prune_keeping(saver, call, |ts| {
+            let (root, children): (Vec<_>, Vec<_>) = ts.into_iter().partition(|t| t.config.checkpoint_ns.is_empty());
+            latest_per_namespace(root).into_iter().chain(children).collect()
+        })
+        .await
+    }
+}
+
+/// `keep_latest` keeps one checkpoint per thread, not per namespace.
+#[derive(Default)]
+pub struct PruneLatestPerThread;
+
+#[async_trait]
+impl Bug for PruneLatestPerThread {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        prune_keeping(saver, call, |ts| ts.into_iter().take(1).collect()).await
+    }
+}
+
+/// `keep_latest` does nothing.
+#[derive(Default)]
+pub struct PruneNoop;
+
+#[async_trait]
+impl Bug for PruneNoop {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        match call {
+            Call::Prune(_, PruneStrategy::KeepLatest) => Ok(Reply::Done),
+            call => saver.forward(call).await,
+        }
+    }
+}
+
+/// `delete` keeps the latest checkpoint.
+#[derive(Default)]
+pub struct PruneDeleteKeepsLatest;
+
+impl Bug for PruneDeleteKeepsLatest {
+    fn prune_input(&self, _thread_ids: &mut Vec<String>, strategy: &mut PruneStrategy) {
+        if *strategy == PruneStrategy::Delete {
+            *strategy = PruneStrategy::KeepLatest;
+        }
+    }
+}
+
+/// `prune([])` fails (S14).
+#[derive(Default)]
+pub struct PruneEmptyFails;
+
+#[async_trait]
+impl Bug for PruneEmptyFails {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        match &call {
+            Call::Prune(threads, _) if threads.is_empty() => {
+                Err(CheckpointError::InvalidInput("prune: no thread ids given".into()))
+            }
+            _ => saver.forward(call).await,
+        }
+    }
+}
+
+/// The mutants of this module, in catalog order.
+pub const MUTANTS: &[Mutant] = &[
+    mutant!(
+        "prune_keeps_oldest",
+        PruneKeepsOldest,
+        &[PR],
+        [R("prune.keep_latest"), S("S15")],
+        "keep_latest keeps the oldest checkpoint of each namespace"
+    ),
+    mutant!(
+        "prune_drops_writes",
+        PruneDropsWrites,
+        &[PR],
+        [R("prune.keep_latest"), S("S15")],
+        "keep_latest drops the kept checkpoint's writes"
+    ),
+    mutant!(
+        "prune_drops_inherited_values",
+        PruneDropsInheritedValues,
+        &[PR],
+        [R("prune.keep_latest"), S("S15"), G("7.3-prune")],
+        "keep_latest drops the values stored by older checkpoints"
+    ),
+    mutant!(
+        "prune_other_threads",
+        PruneOtherThreads,
+        &[PR],
+        [R("prune.others"), S("S15")],
+        "keep_latest also prunes threads that were not named"
+    ),
+    mutant!(
+        "prune_root_only",
+        PruneRootOnly,
+        &[PR],
+        [R("prune.keep_latest"), S("S15")],
+        "keep_latest prunes the root namespace only"
+    ),
+    mutant!(
+        "prune_latest_per_thread",
+        PruneLatestPerThread,
+        &[PR],
+        [R("prune.keep_latest"), S("S15")],
+        "keep_latest keeps one checkpoint per thread instead of per namespace"
+    ),
+    mutant!("prune_noop", PruneNoop, &[PR], [R("prune.keep_latest")], "keep_latest does nothing"),
+    mutant!(
+        "prune_delete_keeps_latest",
+        PruneDeleteKeepsLatest,
+        &[PR],
+        [R("prune.delete")],
+        "the delete strategy keeps the latest checkpoint"
+    ),
+    mutant!("prune_empty_fails", PruneEmptyFails, &[PR], [R("extended.noop_inputs"), S("S14")], "prune([]) fails"),
+];
