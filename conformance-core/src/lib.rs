@@ -32,6 +32,7 @@
 
 #![warn(missing_docs)]
 
+mod call;
 mod capability;
 mod case;
 mod error;
@@ -45,6 +46,7 @@ mod saver;
 mod traced;
 pub mod types;
 
+pub use call::Call;
 pub use capability::{Capability, CapabilityKind, UnknownCapability};
 pub use case::{CaseFn, CaseFuture, Failure, SpecCase, TestContext};
 pub use error::{BoxError, CheckpointError};

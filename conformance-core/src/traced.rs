@@ -1,12 +1,14 @@
 //! A pass-through saver that remembers which calls are in flight, so that a timeout or a
 //! panic can be reported with the call that caused it ("timed out ... while in
-//! `list(thread=…)`"). The runner wraps every case's saver in it; cases see no difference.
+//! `list(thread=…, ns=<all>)`"). The runner wraps every case's saver in it; cases see no
+//! difference. Calls are logged as [`Call`]s and only written out when a failure names them.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
+use crate::call::Call;
 use crate::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
     DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
@@ -16,11 +18,11 @@ use crate::{CheckpointError, CheckpointSaver};
 /// The calls in flight, by a sequence number.
 #[derive(Debug, Default)]
 pub(crate) struct CallLog {
-    state: Mutex<(u64, BTreeMap<u64, String>)>,
+    state: Mutex<(u64, BTreeMap<u64, Call>)>,
 }
 
 impl CallLog {
-    fn enter(self: &Arc<Self>, call: String) -> Guard {
+    fn enter(self: &Arc<Self>, call: Call) -> Guard {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.0 += 1;
         let n = s.0;
@@ -34,7 +36,7 @@ impl CallLog {
         if s.1.is_empty() {
             return String::new();
         }
-        let calls: Vec<&str> = s.1.values().take(3).map(String::as_str).collect();
+        let calls: Vec<String> = s.1.values().take(3).map(Call::to_string).collect();
         let more = s.1.len().saturating_sub(3);
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
         format!(" while in {}{more}", calls.join(", "))
@@ -71,7 +73,7 @@ impl CheckpointSaver for Traced {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let g = self.log.enter(format!("put({config}) of checkpoint {}", checkpoint.id));
+        let g = self.log.enter(Call::Put { config: config.clone(), checkpoint_id: checkpoint.id.clone() });
         g.done(self.inner.put(config, checkpoint, metadata, new_versions).await)
     }
 
@@ -82,22 +84,27 @@ impl CheckpointSaver for Traced {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        let g = self.log.enter(format!("put_writes({config}, task_id={task_id:?})"));
+        let g = self.log.enter(Call::PutWrites {
+            config: config.clone(),
+            channels: writes.iter().map(|(channel, _)| channel.clone()).collect(),
+            task_id: task_id.to_owned(),
+            task_path: task_path.to_owned(),
+        });
         g.done(self.inner.put_writes(config, writes, task_id, task_path).await)
     }
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        let g = self.log.enter(format!("get_tuple({config})"));
+        let g = self.log.enter(Call::GetTuple { config: config.clone() });
         g.done(self.inner.get_tuple(config).await)
     }
 
     async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        let g = self.log.enter(format!("list(thread={thread_id})"));
+        let g = self.log.enter(Call::List { thread_id: thread_id.to_owned(), options: options.clone() });
         g.done(self.inner.list(thread_id, options).await)
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        let g = self.log.enter(format!("delete_thread({thread_id})"));
+        let g = self.log.enter(Call::DeleteThread { thread_id: thread_id.to_owned() });
         g.done(self.inner.delete_thread(thread_id).await)
     }
 
@@ -106,17 +113,17 @@ impl CheckpointSaver for Traced {
     }
 
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
-        let g = self.log.enter(format!("delete_for_runs({run_ids:?})"));
+        let g = self.log.enter(Call::DeleteForRuns { run_ids: run_ids.to_vec() });
         g.done(self.inner.delete_for_runs(run_ids).await)
     }
 
     async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
-        let g = self.log.enter(format!("copy_thread({source} -> {target})"));
+        let g = self.log.enter(Call::CopyThread { source: source.to_owned(), target: target.to_owned() });
         g.done(self.inner.copy_thread(source, target).await)
     }
 
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
-        let g = self.log.enter(format!("prune({thread_ids:?}, {strategy})"));
+        let g = self.log.enter(Call::Prune { thread_ids: thread_ids.to_vec(), strategy });
         g.done(self.inner.prune(thread_ids, strategy).await)
     }
 
@@ -125,7 +132,7 @@ impl CheckpointSaver for Traced {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
-        let g = self.log.enter(format!("delta_channel_history({config}, {channels:?})"));
+        let g = self.log.enter(Call::DeltaChannelHistory { config: config.clone(), channels: channels.to_vec() });
         g.done(self.inner.delta_channel_history(config, channels).await)
     }
 }

@@ -12,12 +12,9 @@ use conformance_core::{Capability, ChannelVersion, CheckpointConfig, CheckpointT
 use conformance_core::{ERROR, INTERRUPT, RESUME, SCHEDULED};
 use serde_json::json;
 
-use crate::cx::{ensure_eq, CaseResult, Cx};
-use crate::ext_helpers::{
-    at, ensure_gone, ensure_ids, ensure_reads, ensure_same_tuples, ensure_writes, id_of, snapshot, write,
-};
-use crate::fixtures::{jv, metadata, Step};
-use crate::Failure;
+use crate::calls::Cx;
+use crate::compare::{Checked, Diffs};
+use crate::data::{id_of, jv, metadata, pending, values, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
@@ -43,6 +40,11 @@ pub fn cases() -> Vec<crate::SpecCase> {
     ])
 }
 
+/// `config` (of the source) as it is named on `target`: the same namespace and id.
+fn copied(target: &str, config: &CheckpointConfig) -> CheckpointConfig {
+    CheckpointConfig { thread_id: target.to_owned(), ..config.clone() }
+}
+
 /// `tuple` as it should read on `thread`: the same checkpoint with the thread of its config
 /// and parent config replaced.
 fn retarget(tuple: &CheckpointTuple, thread: &str) -> CheckpointTuple {
@@ -55,58 +57,43 @@ fn retarget(tuple: &CheckpointTuple, thread: &str) -> CheckpointTuple {
 }
 
 /// Fails unless `list(target, ns=<all>)` is exactly `list(source, ns=<all>)` retargeted:
-/// the same (namespace, id) keys in the same order, each with equal config, parent config,
-/// checkpoint, metadata and pending writes.
-async fn ensure_copy_of(cx: &Cx, when: &str, source: &str, target: &str) -> CaseResult {
-    let src = snapshot(cx, source).await?;
-    let want: Vec<CheckpointTuple> = src.iter().map(|t| retarget(t, target)).collect();
-    let got = snapshot(cx, target).await?;
-    ensure_same_tuples(&format!("{when}: list(thread={target}, ns=<all>)"), &want, &got, true)
-}
-
-/// Puts a chain of `n` checkpoints on `(thread, ns)` where checkpoint i stores channel
-/// `step` = i at version i + 1 and metadata `step` = i (upstream's helper); returns the
-/// stored configs, oldest first.
-async fn chain_with_values(cx: &Cx, thread: &str, ns: &str, n: i64) -> Result<Vec<CheckpointConfig>, Failure> {
-    let mut parent = CheckpointConfig::new(thread).with_ns(ns);
-    let mut out = Vec::new();
-    for i in 0..n {
-        parent = cx.put(&parent, Step::fresh().value("step", json!(i), i + 1).meta("step", json!(i))).await?;
-        out.push(parent.clone());
-    }
-    Ok(out)
+/// the same tuples in the same order, each with equal config, parent config, checkpoint,
+/// metadata and pending writes.
+async fn expect_copy_of(cx: &Cx, source: &str, target: &str) -> Checked {
+    let want: Vec<CheckpointTuple> = cx.list_all(source).await?.iter().map(|t| retarget(t, target)).collect();
+    cx.expect_listed(target, &want).await
 }
 
 /// 3 checkpoints on the source: the target lists the same 3 ids.
-async fn target_lists_copied_checkpoints(cx: Cx) -> CaseResult {
+async fn target_lists_copied_checkpoints(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
-    let c = chain_with_values(&cx, &s, "", 3).await?;
+    let c = cx.value_chain(&s, "", 3).await?;
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
-    ensure_ids(&cx, &when, &d, &ListOptions::all(), &[id_of(&c[2]), id_of(&c[1]), id_of(&c[0])]).await
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
+    after.expect_ids(&d, &ListOptions::all(), &[id_of(&c[2]), id_of(&c[1]), id_of(&c[0])]).await
 }
 
 /// Each copied checkpoint reads exactly like its source (values, versions, metadata,
 /// writes), under the target thread, through `get_tuple` by id.
-async fn copies_each_checkpoint_exactly(cx: Cx) -> CaseResult {
+async fn copies_each_checkpoint_exactly(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
-    let c = chain_with_values(&cx, &s, "", 3).await?;
+    let c = cx.value_chain(&s, "", 3).await?;
     cx.put_writes(&c[1], vec![("step", jv(json!("w")))], "task-1", "").await?;
     let mut before = Vec::new();
     for cfg in &c {
         before.push(cx.get_some(cfg).await?);
     }
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
     for (cfg, src) in c.iter().zip(&before) {
-        ensure_reads(&cx, &when, &at(&d, "", id_of(cfg)), &retarget(src, &d)).await?;
+        after.expect_tuple(&copied(&d, cfg), &retarget(src, &d)).await?;
     }
     Ok(())
 }
 
 /// Metadata with every JSON kind (nested, null, float, bool, Unicode, `parents`, `run_id`)
 /// is copied exactly.
-async fn copies_metadata_exactly(cx: Cx) -> CaseResult {
+async fn copies_metadata_exactly(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
     let meta = metadata(json!({
         "source": "update", "step": 3, "parents": {"": "p-1", "child:1": "p-2"}, "run_id": "run-7",
@@ -116,131 +103,120 @@ async fn copies_metadata_exactly(cx: Cx) -> CaseResult {
     let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().metadata(meta.clone())).await?;
     let c2 = cx.put(&c1, Step::fresh().meta("step", json!(4))).await?;
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
-    let got = cx.get_some(&at(&d, "", id_of(&c1))).await?;
-    ensure_eq(format!("{when}: get_tuple({}): metadata", at(&d, "", id_of(&c1))), &meta, &got.metadata)?;
-    let got2 = cx.get_some(&at(&d, "", id_of(&c2))).await?;
-    ensure_eq(
-        format!("{when}: get_tuple({}): metadata.step", at(&d, "", id_of(&c2))),
-        &Some(&json!(4)),
-        &got2.metadata.get("step"),
-    )
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
+    let mut diffs = Diffs::new();
+    let got = after.get_some(&copied(&d, &c1)).await?;
+    diffs.of(&got).metadata(&meta, &got.metadata);
+    let got = after.get_some(&copied(&d, &c2)).await?;
+    diffs.of(&got).metadata_key("step", &json!(4), &got.metadata);
+    diffs.finish()
 }
 
 /// Checkpoints (with writes) in "", "child:1" and a nested namespace are all copied, each
 /// to its own namespace, and the whole listing matches the source.
-async fn copies_every_namespace(cx: Cx) -> CaseResult {
+async fn copies_every_namespace(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
     let mut per_ns = Vec::new();
     for ns in ["", "child:1", "outer:1|inner:2"] {
-        let c = chain_with_values(&cx, &s, ns, 2).await?;
+        let c = cx.value_chain(&s, ns, 2).await?;
         cx.put_writes(&c[0], vec![("ch", jv(json!(format!("write in {ns:?}"))))], "task-1", "").await?;
         per_ns.push((ns, c));
     }
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
     for (ns, c) in &per_ns {
-        ensure_ids(&cx, &when, &d, &ListOptions::all().ns(*ns), &[id_of(&c[1]), id_of(&c[0])]).await?;
+        after.expect_ids(&d, &ListOptions::all().ns(*ns), &[id_of(&c[1]), id_of(&c[0])]).await?;
     }
-    ensure_copy_of(&cx, &when, &s, &d).await
+    expect_copy_of(&after, &s, &d).await
 }
 
 /// A checkpoint with one write: the copy has exactly that write (task id, task path,
 /// channel, value).
-async fn copies_writes(cx: Cx) -> CaseResult {
+async fn copies_writes(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
-    let c = chain_with_values(&cx, &s, "", 1).await?;
+    let c = cx.value_chain(&s, "", 1).await?;
     cx.put_writes(&c[0], vec![("ch", jv(json!("write_val")))], "task-1", "~p").await?;
     cx.copy_thread(&s, &d).await?;
-    let want = [write("task-1", "~p", "ch", jv(json!("write_val")))];
-    ensure_writes(&cx, &format!("after copy_thread({s}, {d})"), &at(&d, "", id_of(&c[0])), &want).await
+    let want = [pending("task-1", "~p", "ch", jv(json!("write_val")))];
+    cx.after(format!("after copy_thread({s}, {d})")).expect_writes(&copied(&d, &c[0]), &want).await
 }
 
 /// 4 checkpoints: the target lists the same ids newest first, and its latest is the
 /// source's latest.
-async fn keeps_id_order(cx: Cx) -> CaseResult {
+async fn keeps_id_order(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
-    let c = chain_with_values(&cx, &s, "", 4).await?;
+    let c = cx.value_chain(&s, "", 4).await?;
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
     let want: Vec<&str> = c.iter().rev().map(id_of).collect();
-    ensure_ids(&cx, &when, &d, &ListOptions::all(), &want).await?;
-    let latest = cx.get_some(&CheckpointConfig::new(&d)).await?;
-    ensure_eq(
-        format!("{when}: get_tuple(thread={d}, ns=\"\", id=none): checkpoint.id"),
-        &c[3].checkpoint_id,
-        &latest.config.checkpoint_id,
-    )
+    after.expect_ids(&d, &ListOptions::all(), &want).await?;
+    let latest = after.get_some(&CheckpointConfig::new(&d)).await?;
+    latest.expect_eq("config.checkpoint_id", &c[3].checkpoint_id, &latest.config.checkpoint_id)
 }
 
 /// The source (every namespace, writes included) and an unrelated thread read exactly the
 /// same after the copy.
-async fn leaves_source_unchanged(cx: Cx) -> CaseResult {
+async fn leaves_source_unchanged(cx: Cx) -> Checked {
     let (s, d, other) = (cx.thread("src"), cx.thread("dst"), cx.thread("other"));
-    let c = chain_with_values(&cx, &s, "", 2).await?;
-    chain_with_values(&cx, &s, "child:1", 1).await?;
+    let c = cx.value_chain(&s, "", 2).await?;
+    cx.value_chain(&s, "child:1", 1).await?;
     cx.put_writes(&c[1], vec![("ch", jv(json!(1))), (ERROR, jv(json!("e")))], "task-1", "").await?;
-    chain_with_values(&cx, &other, "", 1).await?;
-    let src_before = snapshot(&cx, &s).await?;
-    let other_before = snapshot(&cx, &other).await?;
+    cx.value_chain(&other, "", 1).await?;
+    let src_before = cx.list_all(&s).await?;
+    let other_before = cx.list_all(&other).await?;
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
-    ensure_same_tuples(&format!("{when}: list(thread={s}, ns=<all>)"), &src_before, &snapshot(&cx, &s).await?, true)?;
-    ensure_same_tuples(
-        &format!("{when}: list(thread={other}, ns=<all>)"),
-        &other_before,
-        &snapshot(&cx, &other).await?,
-        true,
-    )
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
+    after.expect_listed(&s, &src_before).await?;
+    after.expect_listed(&other, &other_before).await
 }
 
 /// Copying a thread that does not exist returns Ok (unknown inputs are no-ops, CONTRACT §3)
 /// and the target stays empty in every namespace.
-async fn missing_source_leaves_target_empty(cx: Cx) -> CaseResult {
+async fn missing_source_leaves_target_empty(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("missing"), cx.thread("dst"));
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
-    ensure_ids(&cx, &when, &d, &ListOptions::all(), &[]).await?;
-    ensure_gone(&cx, &when, &CheckpointConfig::new(&d)).await
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
+    after.expect_ids(&d, &ListOptions::all(), &[]).await?;
+    after.get_none(&CheckpointConfig::new(&d)).await
 }
 
 /// Every config and parent config of the copy, in the root and in a subgraph namespace,
 /// through `list` and `get_tuple`, names the target thread and the source namespace.
-async fn configs_name_target_thread(cx: Cx) -> CaseResult {
+async fn configs_name_target_thread(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
-    let root = chain_with_values(&cx, &s, "", 2).await?;
-    let child = chain_with_values(&cx, &s, "child:1", 2).await?;
+    let root = cx.value_chain(&s, "", 2).await?;
+    let child = cx.value_chain(&s, "child:1", 2).await?;
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
-    for (ns, c) in [("", &root), ("child:1", &child)] {
-        let want_parent = Some(at(&d, ns, id_of(&c[0])));
-        let got = cx.get_some(&at(&d, ns, id_of(&c[1]))).await?;
-        let call = format!("{when}: get_tuple({})", at(&d, ns, id_of(&c[1])));
-        ensure_eq(format!("{call}: config"), &at(&d, ns, id_of(&c[1])), &got.config)?;
-        ensure_eq(format!("{call}: parent_config"), &want_parent, &got.parent_config)?;
-        let first = cx.get_some(&at(&d, ns, id_of(&c[0]))).await?;
-        ensure_eq(
-            format!("{when}: get_tuple({}): parent_config", at(&d, ns, id_of(&c[0]))),
-            &None,
-            &first.parent_config,
-        )?;
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
+    let mut diffs = Diffs::new();
+    for c in [&root, &child] {
+        let got = after.get_some(&copied(&d, &c[1])).await?;
+        diffs
+            .of(&got)
+            .config(&copied(&d, &c[1]), &got.config)
+            .parent_config(Some(&copied(&d, &c[0])), got.parent_config.as_ref());
+        let first = after.get_some(&copied(&d, &c[0])).await?;
+        diffs.of(&first).parent_config(None, first.parent_config.as_ref());
     }
-    for t in snapshot(&cx, &d).await? {
-        let call = format!("{when}: list(thread={d}, ns=<all>): checkpoint {}", t.checkpoint.id);
-        ensure_eq(format!("{call}: config.thread_id"), &d, &t.config.thread_id)?;
+    let listed = after.list_all(&d).await?;
+    for t in listed.iter() {
+        diffs.of(format_args!("{listed}: tuple ({})", t.config)).eq("config.thread_id", &d, &t.config.thread_id);
         if let Some(p) = &t.parent_config {
-            ensure_eq(format!("{call}: parent_config.thread_id"), &d, &p.thread_id)?;
-            ensure_eq(format!("{call}: parent_config.checkpoint_ns"), &t.config.checkpoint_ns, &p.checkpoint_ns)?;
+            diffs.eq("parent_config.thread_id", &d, &p.thread_id).eq(
+                "parent_config.checkpoint_ns",
+                &t.config.checkpoint_ns,
+                &p.checkpoint_ns,
+            );
         }
     }
-    Ok(())
+    diffs.finish()
 }
 
 /// Writes on every checkpoint (not only the latest), of several tasks with task paths, with
 /// all four special channels, are copied with their order (task_path, task_id, index).
-async fn copies_writes_of_every_checkpoint(cx: Cx) -> CaseResult {
+async fn copies_writes_of_every_checkpoint(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
-    let c = chain_with_values(&cx, &s, "", 3).await?;
+    let c = cx.value_chain(&s, "", 3).await?;
     cx.put_writes(&c[0], vec![("a", jv(json!("c1-b"))), ("b", jv(json!("c1-b2")))], "task-b", "~1").await?;
     cx.put_writes(&c[0], vec![("a", jv(json!("c1-a")))], "task-a", "~2").await?;
     cx.put_writes(&c[1], vec![(ERROR, jv(json!("boom"))), (SCHEDULED, jv(json!("s")))], "task-z", "").await?;
@@ -253,71 +229,66 @@ async fn copies_writes_of_every_checkpoint(cx: Cx) -> CaseResult {
     .await?;
     cx.put_writes(&c[2], vec![("a", jv(json!("latest")))], "task-1", "").await?;
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
     let c1 = [
-        write("task-b", "~1", "a", jv(json!("c1-b"))),
-        write("task-b", "~1", "b", jv(json!("c1-b2"))),
-        write("task-a", "~2", "a", jv(json!("c1-a"))),
+        pending("task-b", "~1", "a", jv(json!("c1-b"))),
+        pending("task-b", "~1", "b", jv(json!("c1-b2"))),
+        pending("task-a", "~2", "a", jv(json!("c1-a"))),
     ];
-    ensure_writes(&cx, &when, &at(&d, "", id_of(&c[0])), &c1).await?;
+    after.expect_writes(&copied(&d, &c[0]), &c1).await?;
     let c2 = [
-        write("task-y", "", RESUME, jv(json!("r"))),
-        write("task-y", "", INTERRUPT, jv(json!("q"))),
-        write("task-y", "", "a", jv(json!(1))),
-        write("task-z", "", SCHEDULED, jv(json!("s"))),
-        write("task-z", "", ERROR, jv(json!("boom"))),
+        pending("task-y", "", RESUME, jv(json!("r"))),
+        pending("task-y", "", INTERRUPT, jv(json!("q"))),
+        pending("task-y", "", "a", jv(json!(1))),
+        pending("task-z", "", SCHEDULED, jv(json!("s"))),
+        pending("task-z", "", ERROR, jv(json!("boom"))),
     ];
-    ensure_writes(&cx, &when, &at(&d, "", id_of(&c[1])), &c2).await?;
-    ensure_writes(&cx, &when, &at(&d, "", id_of(&c[2])), &[write("task-1", "", "a", jv(json!("latest")))]).await
+    after.expect_writes(&copied(&d, &c[1]), &c2).await?;
+    after.expect_writes(&copied(&d, &c[2]), &[pending("task-1", "", "a", jv(json!("latest")))]).await
 }
 
 /// A copied write keeps its index: one call `[__interrupt__, b]` stores `b` at index 1 and
 /// nothing at 0. On the copy, a later regular write at index 0 is added (not dropped as a
 /// repeat) and a later `__interrupt__` replaces the copied one (last wins), so the stored
 /// keys were copied, not renumbered. The source does not see these writes.
-async fn copied_writes_keep_their_indexes(cx: Cx) -> CaseResult {
+async fn copied_writes_keep_their_indexes(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
-    let c = chain_with_values(&cx, &s, "", 1).await?;
+    let c = cx.value_chain(&s, "", 1).await?;
     cx.put_writes(&c[0], vec![(INTERRUPT, jv(json!("q1"))), ("b", jv(json!("b-orig")))], "task-1", "").await?;
     cx.copy_thread(&s, &d).await?;
-    let dc = at(&d, "", id_of(&c[0]));
+    let dc = copied(&d, &c[0]);
     cx.put_writes(&dc, vec![("x", jv(json!("x-late"))), ("b", jv(json!("b-retry")))], "task-1", "").await?;
     cx.put_writes(&dc, vec![(INTERRUPT, jv(json!("q2")))], "task-1", "").await?;
-    let when = format!("after copy_thread({s}, {d}) and two more put_writes on the copy");
+    let after = cx.after(format!("after copy_thread({s}, {d}) and two more put_writes on the copy"));
     let want = [
-        write("task-1", "", INTERRUPT, jv(json!("q2"))),
-        write("task-1", "", "x", jv(json!("x-late"))),
-        write("task-1", "", "b", jv(json!("b-orig"))),
+        pending("task-1", "", INTERRUPT, jv(json!("q2"))),
+        pending("task-1", "", "x", jv(json!("x-late"))),
+        pending("task-1", "", "b", jv(json!("b-orig"))),
     ];
-    ensure_writes(&cx, &when, &dc, &want).await?;
-    let src = [write("task-1", "", INTERRUPT, jv(json!("q1"))), write("task-1", "", "b", jv(json!("b-orig")))];
-    ensure_writes(&cx, &when, &c[0], &src).await
+    after.expect_writes(&dc, &want).await?;
+    let src = [pending("task-1", "", INTERRUPT, jv(json!("q1"))), pending("task-1", "", "b", jv(json!("b-orig")))];
+    after.expect_writes(&c[0], &src).await
 }
 
 /// c1 stores `a`; c2 keeps `a` unchanged and stores `b`; c3 keeps both and stores `c`.
 /// Each copied checkpoint reads every value it read on the source, including the ones
 /// first stored by an older checkpoint.
-async fn copies_values_stored_by_older_checkpoints(cx: Cx) -> CaseResult {
+async fn copies_values_stored_by_older_checkpoints(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
     let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().value("a", json!("a@1"), 1)).await?;
     let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
     let c3 = cx.put(&c2, Step::fresh().keep("a", 1).keep("b", 1).value("c", json!("c@1"), 1)).await?;
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
-    let got = cx.get_some(&at(&d, "", id_of(&c3))).await?;
-    let want: std::collections::BTreeMap<String, TypedValue> =
-        [("a", "a@1"), ("b", "b@1"), ("c", "c@1")].iter().map(|(k, v)| ((*k).to_owned(), jv(json!(v)))).collect();
-    ensure_eq(
-        format!("{when}: get_tuple({}): checkpoint.channel_values", at(&d, "", id_of(&c3))),
-        &want,
-        &got.checkpoint.channel_values,
-    )?;
-    ensure_copy_of(&cx, &when, &s, &d).await
+    let after = cx.after(format!("after copy_thread({s}, {d})"));
+    let got = after.get_some(&copied(&d, &c3)).await?;
+    let want = values(&[("a", jv(json!("a@1"))), ("b", jv(json!("b@1"))), ("c", jv(json!("c@1")))]);
+    got.diffs().map("checkpoint.channel_values", &want, &got.checkpoint.channel_values).finish()?;
+    expect_copy_of(&after, &s, &d).await
 }
 
 /// Opaque values (non-UTF-8 bytes, empty bytes, a custom type tag), string versions, an
 /// empty `ts`, `versions_seen` and an empty `updated_channels` are copied exactly.
-async fn copies_opaque_values_and_string_versions(cx: Cx) -> CaseResult {
+async fn copies_opaque_values_and_string_versions(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
     let v1 = ChannelVersion::Str(format!("{:032}.5", 1));
     let v2 = ChannelVersion::Str(format!("{:032}.25", 2));
@@ -334,110 +305,92 @@ async fn copies_opaque_values_and_string_versions(cx: Cx) -> CaseResult {
     cx.put_writes(&c1, vec![("bin", TypedValue::bytes(vec![0u8, 0, 1]))], "task-1", "").await?;
     let before = cx.get_some(&c1).await?;
     cx.copy_thread(&s, &d).await?;
-    ensure_reads(&cx, &format!("after copy_thread({s}, {d})"), &at(&d, "", id_of(&c1)), &retarget(&before, &d)).await
+    cx.after(format!("after copy_thread({s}, {d})")).expect_tuple(&copied(&d, &c1), &retarget(&before, &d)).await
 }
 
 /// Copying the same source twice leaves the target exactly as after one copy: the same
 /// checkpoints, and each write once, not twice.
-async fn copying_twice_equals_once(cx: Cx) -> CaseResult {
+async fn copying_twice_equals_once(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
-    let c = chain_with_values(&cx, &s, "", 2).await?;
-    chain_with_values(&cx, &s, "child:1", 1).await?;
+    let c = cx.value_chain(&s, "", 2).await?;
+    cx.value_chain(&s, "child:1", 1).await?;
     cx.put_writes(&c[1], vec![("ch", jv(json!("once"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
     cx.copy_thread(&s, &d).await?;
-    let once = snapshot(&cx, &d).await?;
+    let once = cx.list_all(&d).await?;
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d}) twice");
-    let want = [write("task-1", "", INTERRUPT, jv(json!("q"))), write("task-1", "", "ch", jv(json!("once")))];
-    ensure_writes(&cx, &when, &at(&d, "", id_of(&c[1])), &want).await?;
-    ensure_same_tuples(
-        &format!("{when}: list(thread={d}, ns=<all>) compared with after one copy"),
-        &once,
-        &snapshot(&cx, &d).await?,
-        true,
-    )
+    let after = cx.after(format!("after copy_thread({s}, {d}) twice"));
+    let want = [pending("task-1", "", INTERRUPT, jv(json!("q"))), pending("task-1", "", "ch", jv(json!("once")))];
+    after.expect_writes(&copied(&d, &c[1]), &want).await?;
+    after.after("compared with after one copy").expect_listed(&d, &once).await
 }
 
 /// A target that already has checkpoints and writes reads exactly the same after copying a
 /// missing source onto it.
-async fn missing_source_keeps_existing_target(cx: Cx) -> CaseResult {
+async fn missing_source_keeps_existing_target(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("missing"), cx.thread("dst"));
-    let c = chain_with_values(&cx, &d, "", 2).await?;
-    chain_with_values(&cx, &d, "child:1", 1).await?;
+    let c = cx.value_chain(&d, "", 2).await?;
+    cx.value_chain(&d, "child:1", 1).await?;
     cx.put_writes(&c[1], vec![("ch", jv(json!("mine")))], "task-1", "").await?;
-    let before = snapshot(&cx, &d).await?;
+    let before = cx.list_all(&d).await?;
     cx.copy_thread(&s, &d).await?;
-    let when = format!("after copy_thread({s}, {d})");
-    ensure_same_tuples(&format!("{when}: list(thread={d}, ns=<all>)"), &before, &snapshot(&cx, &d).await?, true)
+    cx.after(format!("after copy_thread({s}, {d})")).expect_listed(&d, &before).await
 }
 
 /// The copy stands on its own: a write added to the source afterwards does not appear in
 /// the copy, and deleting the source afterwards leaves the copy readable in full (values
 /// first stored by older checkpoints and writes included).
-async fn copy_is_independent_of_source(cx: Cx) -> CaseResult {
+async fn copy_is_independent_of_source(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
     let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().value("a", json!("a@1"), 1)).await?;
     let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
-    chain_with_values(&cx, &s, "child:1", 1).await?;
+    cx.value_chain(&s, "child:1", 1).await?;
     cx.put_writes(&c2, vec![("a", jv(json!("w")))], "task-1", "").await?;
     cx.copy_thread(&s, &d).await?;
-    let copied = snapshot(&cx, &d).await?;
-    ensure_eq(
-        format!("after copy_thread({s}, {d}): number of checkpoints in list(thread={d}, ns=<all>)"),
-        &3,
-        &copied.len(),
-    )?;
+    let copy = cx.after(format!("after copy_thread({s}, {d})")).list_all(&d).await?;
+    copy.expect_eq("number of checkpoints", &3, &copy.len())?;
     cx.put_writes(&c2, vec![("a", jv(json!("late")))], "task-2", "").await?;
     cx.delete_thread(&s).await?;
-    let when = format!("after copy_thread({s}, {d}), a new write on the source and delete_thread({s})");
-    ensure_same_tuples(&format!("{when}: list(thread={d}, ns=<all>)"), &copied, &snapshot(&cx, &d).await?, true)?;
-    ensure_ids(&cx, &when, &s, &ListOptions::all(), &[]).await
+    let after = cx.after(format!("after copy_thread({s}, {d}), a new write on the source and delete_thread({s})"));
+    after.expect_listed(&d, &copy).await?;
+    after.expect_ids(&s, &ListOptions::all(), &[]).await
 }
 
 /// After the copy, a new checkpoint on the target whose channels are unchanged from the
 /// copied latest (`keep`) reads their values: the copied values are stored for the target
 /// thread (CONTRACT §2 put), not only inlined into the copied tuples.
-async fn target_continues_from_copied_values(cx: Cx) -> CaseResult {
+async fn target_continues_from_copied_values(cx: Cx) -> Checked {
     let (s, d) = (cx.thread("src"), cx.thread("dst"));
     let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().value("a", json!("a@1"), 1)).await?;
     let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
     cx.copy_thread(&s, &d).await?;
-    let next = cx.put(&at(&d, "", id_of(&c2)), Step::fresh().keep("a", 1).keep("b", 1)).await?;
-    let got = cx.get_some(&next).await?;
-    let want: std::collections::BTreeMap<String, TypedValue> =
-        [("a", "a@1"), ("b", "b@1")].iter().map(|(k, v)| ((*k).to_owned(), jv(json!(v)))).collect();
-    ensure_eq(
-        format!("after copy_thread({s}, {d}) and a put on the copy keeping a and b: get_tuple({next}): checkpoint.channel_values"),
-        &want,
-        &got.checkpoint.channel_values,
-    )?;
-    ensure_ids(&cx, "after a put on the copy", &s, &ListOptions::all(), &[id_of(&c2), id_of(&c1)]).await
+    let next = cx.put(&copied(&d, &c2), Step::fresh().keep("a", 1).keep("b", 1)).await?;
+    let after = cx.after(format!("after copy_thread({s}, {d}) and a put on the copy keeping a and b"));
+    let got = after.get_some(&next).await?;
+    let want = values(&[("a", jv(json!("a@1"))), ("b", jv(json!("b@1")))]);
+    got.diffs().map("checkpoint.channel_values", &want, &got.checkpoint.channel_values).finish()?;
+    after.expect_ids(&s, &ListOptions::all(), &[id_of(&c2), id_of(&c1)]).await
 }
 
 /// Scenario S16 (shared/reference/bug-scenarios.md): S has c1 <- c2 in "", k1 in
 /// "child:1", a write on c2; `copy_thread(S, D)` twice; `copy_thread("missing", D2)`.
 /// D lists [c2, c1]; D's c2 has parent (D, "", c1); the namespace is copied; one write,
 /// not two; S unchanged; D2 empty.
-async fn scenario_s16_copy_keeps_lineage_writes_and_namespaces(cx: Cx) -> CaseResult {
+async fn scenario_s16_copy_keeps_lineage_writes_and_namespaces(cx: Cx) -> Checked {
     let (s, d, d2, missing) = (cx.thread("S"), cx.thread("D"), cx.thread("D2"), cx.thread("missing"));
     let c1 = cx.put(&CheckpointConfig::new(&s), Step::fresh().value("a", json!(1), 1)).await?;
     let c2 = cx.put(&c1, Step::fresh().value("a", json!(2), 2)).await?;
     let k1 = cx.put(&CheckpointConfig::new(&s).with_ns("child:1"), Step::fresh().value("k", json!("k"), 1)).await?;
     cx.put_writes(&c2, vec![("a", jv(json!("w")))], "task-1", "").await?;
-    let src_before = snapshot(&cx, &s).await?;
+    let src_before = cx.list_all(&s).await?;
     cx.copy_thread(&s, &d).await?;
     cx.copy_thread(&s, &d).await?;
     cx.copy_thread(&missing, &d2).await?;
-    let when = format!("after copy_thread({s}, {d}) twice");
-    ensure_ids(&cx, &when, &d, &ListOptions::all().ns(""), &[id_of(&c2), id_of(&c1)]).await?;
-    let got = cx.get_some(&at(&d, "", id_of(&c2))).await?;
-    ensure_eq(
-        format!("{when}: get_tuple({}): parent_config", at(&d, "", id_of(&c2))),
-        &Some(at(&d, "", id_of(&c1))),
-        &got.parent_config,
-    )?;
-    ensure_ids(&cx, &when, &d, &ListOptions::all().ns("child:1"), &[id_of(&k1)]).await?;
-    ensure_writes(&cx, &when, &at(&d, "", id_of(&c2)), &[write("task-1", "", "a", jv(json!("w")))]).await?;
-    ensure_same_tuples(&format!("{when}: list(thread={s}, ns=<all>)"), &src_before, &snapshot(&cx, &s).await?, true)?;
-    ensure_ids(&cx, &format!("after copy_thread({missing}, {d2})"), &d2, &ListOptions::all(), &[]).await
+    let after = cx.after(format!("after copy_thread({s}, {d}) twice"));
+    after.expect_ids(&d, &ListOptions::all().ns(""), &[id_of(&c2), id_of(&c1)]).await?;
+    let got = after.get_some(&copied(&d, &c2)).await?;
+    got.expect_parent(Some(&copied(&d, &c1)))?;
+    after.expect_ids(&d, &ListOptions::all().ns("child:1"), &[id_of(&k1)]).await?;
+    after.expect_writes(&copied(&d, &c2), &[pending("task-1", "", "a", jv(json!("w")))]).await?;
+    after.expect_listed(&s, &src_before).await?;
+    cx.after(format!("after copy_thread({missing}, {d2})")).expect_ids(&d2, &ListOptions::all(), &[]).await
 }

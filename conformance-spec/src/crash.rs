@@ -46,13 +46,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use conformance_core::{CheckpointConfig, CheckpointSaver, CheckpointTuple, Failure, ListOptions, PendingWrite};
+use conformance_core::{Call, CheckpointConfig, CheckpointSaver, CheckpointTuple, Failure, PendingWrite};
 use conformance_core::{Registration, TypedValue};
 use serde_json::json;
 
-use crate::concurrency::{pending, tuple_difference};
-use crate::cx::{describe_writes, CaseResult, Cx};
-use crate::fixtures::{jv, new_id, Step};
+use crate::calls::Cx;
+use crate::compare::{describe_writes, Checked, Diffs};
+use crate::data::{jv, new_id, pending, Step};
 
 /// The environment variable that makes a process a crash child; its value is a JSON
 /// object `{"registration": name, "location": locator, "thread": thread id}`.
@@ -228,7 +228,7 @@ fn expected_group(i: usize, task: &str) -> Option<Vec<PendingWrite>> {
     let mut indexed: Vec<(i64, PendingWrite)> = writes
         .into_iter()
         .enumerate()
-        .map(|(pos, (ch, v))| (conformance_core::write_index(&ch, pos), pending(task, &ch, v)))
+        .map(|(pos, (ch, v))| (conformance_core::write_index(&ch, pos), pending(task, "", &ch, v)))
         .collect();
     indexed.sort_by_key(|(idx, _)| *idx);
     Some(indexed.into_iter().map(|(_, w)| w).collect())
@@ -244,17 +244,23 @@ async fn child_workload(saver: &dyn CheckpointSaver, thread: &str) -> Result<(),
         }
         let id = new_id();
         let step = crash_step(i, &id);
-        let stored = saver
-            .put(&parent, step.checkpoint, step.metadata, step.new_versions)
-            .await
-            .map_err(|e| format!("put({parent}) of step {i}: {}", e.display_chain()))?;
+        let stored = saver.put(&parent, step.checkpoint, step.metadata, step.new_versions).await.map_err(|e| {
+            let call = Call::Put { config: parent.clone(), checkpoint_id: id.clone() };
+            format!("{call} (step {i}): {}", e.display_chain())
+        })?;
         protocol_line(&format!("ack put {i} {id}"));
         last.insert(ns, id.clone());
         for (task, writes) in crash_writes(i) {
-            saver
-                .put_writes(&stored, writes, &task, "")
-                .await
-                .map_err(|e| format!("put_writes({stored}, task {task}) of step {i}: {}", e.display_chain()))?;
+            let channels: Vec<String> = writes.iter().map(|(c, _)| c.clone()).collect();
+            saver.put_writes(&stored, writes, &task, "").await.map_err(|e| {
+                let call = Call::PutWrites {
+                    config: stored.clone(),
+                    channels,
+                    task_id: task.clone(),
+                    task_path: String::new(),
+                };
+                format!("{call} (step {i}): {}", e.display_chain())
+            })?;
             protocol_line(&format!("ack writes {i} {id} {task}"));
         }
     }
@@ -300,10 +306,10 @@ struct ChildLog {
 /// settled; at most 2 s (a storage that keeps changing after that is checked as it is).
 async fn settle(cx: &Cx, thread: &str) -> Result<(), Failure> {
     let start = std::time::Instant::now();
-    let mut last = cx.list(thread, &ListOptions::all()).await?;
+    let mut last = cx.list_all(thread).await?.into_value();
     while start.elapsed() < std::time::Duration::from_secs(2) {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        let now = cx.list(thread, &ListOptions::all()).await?;
+        let now = cx.list_all(thread).await?.into_value();
         if now == last {
             return Ok(());
         }
@@ -313,32 +319,32 @@ async fn settle(cx: &Cx, thread: &str) -> Result<(), Failure> {
 }
 
 async fn verify_thread(cx: &Cx, thread: &str, acks: &[Ack]) -> Result<usize, Failure> {
-    let listed = cx.list(thread, &ListOptions::all()).await?;
+    let listed = cx.list_all(thread).await?;
     let mut by_i: BTreeMap<usize, &CheckpointTuple> = BTreeMap::new();
-    for t in &listed {
+    for t in listed.iter() {
         let Some(i) = t.metadata.get("crash_i").and_then(|v| v.as_u64()).map(|i| i as usize) else {
             return Err(Failure::new(format!(
-                "list(thread={thread}): checkpoint {} has no integer metadata \"crash_i\" (torn: metadata missing or \
-                 partial): {}",
+                "{listed}: checkpoint {} has no integer metadata \"crash_i\" (torn: metadata missing or partial): {}",
                 t.config,
                 serde_json::Value::Object(t.metadata.clone())
             )));
         };
         if let Some(other) = by_i.insert(i, t) {
             return Err(Failure::new(format!(
-                "list(thread={thread}): step {i} was put once but appears twice: {} and {}",
+                "{listed}: step {i} was put once but appears twice: {} and {}",
                 other.config, t.config
             )));
         }
     }
     for (&i, t) in &by_i {
-        let what = format!("list(thread={thread}): checkpoint {} (step {i})", t.config);
+        let what = format!("{listed}: checkpoint {} (step {i})", t.config);
         if t.config.checkpoint_ns != ns_of(i) {
             return Err(Failure::new(format!("{what}: expected namespace {:?}", ns_of(i))));
         }
-        if let Some(d) = tuple_difference(t, &crash_read(i, &t.checkpoint.id)) {
-            return Err(Failure::new(format!("{what} is present but torn: {d}")));
-        }
+        Diffs::new()
+            .of(format_args!("{what} is present but torn"))
+            .step(&crash_read(i, &t.checkpoint.id), t)
+            .finish()?;
         let want_parent = match previous_in_ns(i) {
             None => None,
             Some(p) => match by_i.get(&p) {
@@ -407,10 +413,13 @@ async fn verify_thread(cx: &Cx, thread: &str, acks: &[Ack]) -> Result<usize, Fai
         if let Ack::Put { i, id } = ack {
             let cfg = CheckpointConfig::new(thread).with_ns(ns_of(*i)).with_id(id.clone());
             let got = cx.get_some(&cfg).await?;
-            if by_i.get(i).copied() != Some(&got) {
-                return Err(Failure::new(format!(
-                    "get_tuple({cfg}) after reopening: expected the tuple list returned for it, got {got:?}"
-                )));
+            match by_i.get(i) {
+                Some(listed_tuple) => got
+                    .diffs()
+                    .of(format_args!("{got}, compared with what {listed} returned for it"))
+                    .tuple(listed_tuple, &got)
+                    .finish()?,
+                None => return Err(Failure::new(format!("{got}: {listed} did not return step {i}"))),
             }
         }
     }
@@ -435,7 +444,7 @@ fn settings() -> Result<(u64, usize), Failure> {
 /// The crash test (see the module docs): `kills` times, start a child on the storage, kill
 /// it at a random moment, reopen and verify; then verify every thread once more through a
 /// last fresh instance. Records the facts `kills`, `seed` and `acknowledged`.
-pub(crate) async fn crash_test(cx: Cx) -> CaseResult {
+pub(crate) async fn crash_test(cx: Cx) -> Checked {
     if std::env::var_os(CRASH_CHILD_ENV).is_some() {
         return Err(Failure::new(format!(
             "this process is a crash child ({CRASH_CHILD_ENV} is set) yet runs the suite: the front end does not \
@@ -449,7 +458,7 @@ pub(crate) async fn crash_test(cx: Cx) -> CaseResult {
              conformance do; a custom main that calls validate() must too)",
         ));
     }
-    let Some(location) = cx.ctx.location().map(str::to_owned) else {
+    let Some(location) = cx.location().map(str::to_owned) else {
         return Err(Failure::new(
             "the fixture can reopen its storage (with_reopen) but names no location for another process: add \
              Fixture::with_location(locator) to the factory's fixture and Registration::open_at(|locator| ...) to \
@@ -457,7 +466,7 @@ pub(crate) async fn crash_test(cx: Cx) -> CaseResult {
         ));
     };
     let (seed, kills) = settings()?;
-    cx.ctx.fact("seed", seed.to_string());
+    cx.fact("seed", seed.to_string());
     let mut rng = fastrand::Rng::with_seed(seed);
     let exe = std::env::current_exe().map_err(|e| Failure::new(format!("cannot find this test binary: {e}")))?;
     let mut checked: Vec<(String, Vec<Ack>)> = Vec::new();
@@ -465,11 +474,11 @@ pub(crate) async fn crash_test(cx: Cx) -> CaseResult {
     for k in 1..=kills {
         let thread = cx.thread(&format!("crash{k}"));
         let plan = KillPlan { after_acks: rng.usize(0..=MAX_ACKS_BEFORE_KILL), fraction: rng.f64() };
-        let request = json!({"registration": cx.ctx.registration_name(), "location": location, "thread": thread});
+        let request = json!({"registration": cx.registration_name(), "location": location, "thread": thread});
         let log = run_and_kill(&exe, &request.to_string(), plan).await.map_err(|m| {
             Failure::new(format!("kill {k} of {kills} (seed {seed}, rerun with {SEED_ENV}={seed}): {m}"))
         })?;
-        cx.ctx.fact("kills", k);
+        cx.fact("kills", k);
         let context = |msg: String| {
             Failure::new(format!(
                 "kill {k} of {kills} ({}; seed {seed}, rerun with {SEED_ENV}={seed}): {msg}",
@@ -479,22 +488,19 @@ pub(crate) async fn crash_test(cx: Cx) -> CaseResult {
         if let Some(e) = &log.error {
             return Err(context(format!("the child's call failed: {e}")));
         }
-        let reopened = cx.ctx.reopen().await.map_err(|f| context(f.message))?;
-        let reader = Cx { saver: reopened, ..cx.clone() };
+        let reader = cx.reopened("a new instance opened after the kill").await.map_err(|f| context(f.message))?;
         settle(&reader, &thread).await.map_err(|f| context(f.message))?;
         acknowledged += verify_thread(&reader, &thread, &log.acks).await.map_err(|f| context(f.message))?;
         checked.push((thread, log.acks));
     }
-    let last = Cx { saver: cx.ctx.reopen().await?, ..cx.clone() };
+    let last = cx.reopened("a last new instance").await?;
     for (thread, acks) in &checked {
         verify_thread(&last, thread, acks).await.map_err(|f| {
-            Failure::new(format!(
-                "after all {kills} kills (seed {seed}, rerun with {SEED_ENV}={seed}), through a last new instance: {f}"
-            ))
+            Failure::new(format!("after all {kills} kills (seed {seed}, rerun with {SEED_ENV}={seed}): {f}"))
         })?;
     }
-    cx.ctx.fact("kills", kills);
-    cx.ctx.fact("acknowledged", acknowledged);
+    cx.fact("kills", kills);
+    cx.fact("acknowledged", acknowledged);
     Ok(())
 }
 

@@ -6,12 +6,12 @@
 //! cases cannot have one case delete another's checkpoints. Every case that checks what
 //! stays also checks that the listed run is gone, so a no-op `delete_for_runs` fails it.
 
-use conformance_core::{Capability, CheckpointTuple, ListOptions, INTERRUPT};
+use conformance_core::{Capability, CheckpointConfig, CheckpointTuple, Failure, ListOptions, INTERRUPT};
 use serde_json::json;
 
-use crate::cx::{CaseResult, Cx};
-use crate::ext_helpers::{at, ensure_gone, ensure_ids, ensure_reads, ensure_writes, id_of, write};
-use crate::fixtures::{jv, new_id, Step};
+use crate::calls::Cx;
+use crate::compare::Checked;
+use crate::data::{at, id_of, jv, new_id, pending, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
@@ -41,33 +41,30 @@ fn run_step(run: &str) -> Step {
 }
 
 /// Reads each config, failing if one is missing (the state before the delete).
-async fn read_all(
-    cx: &Cx,
-    configs: &[&conformance_core::CheckpointConfig],
-) -> Result<Vec<CheckpointTuple>, crate::Failure> {
+async fn read_all(cx: &Cx, configs: &[&CheckpointConfig]) -> Result<Vec<CheckpointTuple>, Failure> {
     let mut out = Vec::with_capacity(configs.len());
     for c in configs {
-        out.push(cx.get_some(c).await?);
+        out.push(cx.get_some(c).await?.into_value());
     }
     Ok(out)
 }
 
 /// Run r1 then run r2 on one thread (chained); deleting r1 leaves exactly r2.
-async fn removes_listed_run(cx: Cx) -> CaseResult {
+async fn removes_listed_run(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let (r1, r2) = (cx.thread("run1"), cx.thread("run2"));
     let c1 = cx.put(&cfg, run_step(&r1).value("a", json!(1), 1)).await?;
     let c2 = cx.put(&c1, run_step(&r2).value("a", json!(2), 2)).await?;
-    ensure_ids(&cx, "before delete_for_runs", &t, &ListOptions::all(), &[id_of(&c2), id_of(&c1)]).await?;
+    cx.after("before delete_for_runs").expect_ids(&t, &ListOptions::all(), &[id_of(&c2), id_of(&c1)]).await?;
     cx.delete_for_runs(&[&r1]).await?;
-    let when = format!("after delete_for_runs([{r1}])");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&c2)]).await?;
-    ensure_gone(&cx, &when, &c1).await
+    let after = cx.after(format!("after delete_for_runs([{r1}])"));
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&c2)]).await?;
+    after.get_none(&c1).await
 }
 
 /// A chain of runs r1, r2, r3; deleting [r1, r2] leaves exactly r3.
-async fn removes_every_listed_run(cx: Cx) -> CaseResult {
+async fn removes_every_listed_run(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let (r1, r2, r3) = (cx.thread("run1"), cx.thread("run2"), cx.thread("run3"));
@@ -75,16 +72,16 @@ async fn removes_every_listed_run(cx: Cx) -> CaseResult {
     let c2 = cx.put(&c1, run_step(&r2)).await?;
     let c3 = cx.put(&c2, run_step(&r3)).await?;
     cx.delete_for_runs(&[&r1, &r2]).await?;
-    let when = format!("after delete_for_runs([{r1}, {r2}])");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&c3)]).await?;
-    ensure_gone(&cx, &when, &c1).await?;
-    ensure_gone(&cx, &when, &c2).await
+    let after = cx.after(format!("after delete_for_runs([{r1}, {r2}])"));
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&c3)]).await?;
+    after.get_none(&c1).await?;
+    after.get_none(&c2).await
 }
 
 /// Two unchained checkpoints of runs "keep" and "delete": after deleting "delete", the kept
 /// one reads exactly as before (values, metadata, writes) and the deleted one is gone.
 /// Upstream checked only that the kept one is listed, which a no-op passes.
-async fn keeps_unlisted_runs(cx: Cx) -> CaseResult {
+async fn keeps_unlisted_runs(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let (keep, del) = (cx.thread("run-keep"), cx.thread("run-delete"));
@@ -93,28 +90,28 @@ async fn keeps_unlisted_runs(cx: Cx) -> CaseResult {
     let cd = cx.put(&cfg, run_step(&del).value("a", json!("deleted"), 1)).await?;
     let before = cx.get_some(&ck).await?;
     cx.delete_for_runs(&[&del]).await?;
-    let when = format!("after delete_for_runs([{del}])");
-    ensure_gone(&cx, &when, &cd).await?;
-    ensure_reads(&cx, &when, &ck, &before).await?;
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&ck)]).await
+    let after = cx.after(format!("after delete_for_runs([{del}])"));
+    after.get_none(&cd).await?;
+    after.expect_tuple(&ck, &before).await?;
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&ck)]).await
 }
 
 /// A checkpoint of r1 with regular and special writes: after deleting r1 it is gone from
 /// `get_tuple` and `list`.
-async fn removes_writes_with_checkpoint(cx: Cx) -> CaseResult {
+async fn removes_writes_with_checkpoint(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let r1 = cx.thread("run1");
     let c1 = cx.put(&cfg, run_step(&r1)).await?;
     cx.put_writes(&c1, vec![("ch", jv(json!("v"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
     cx.delete_for_runs(&[&r1]).await?;
-    let when = format!("after delete_for_runs([{r1}])");
-    ensure_gone(&cx, &when, &c1).await?;
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[]).await
+    let after = cx.after(format!("after delete_for_runs([{r1}])"));
+    after.get_none(&c1).await?;
+    after.expect_ids(&t, &ListOptions::all(), &[]).await
 }
 
 /// `delete_for_runs([])` returns Ok and changes nothing (S14).
-async fn empty_list_is_noop(cx: Cx) -> CaseResult {
+async fn empty_list_is_noop(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let r1 = cx.thread("run1");
     let c1 = cx.put(&cfg, run_step(&r1).value("a", json!(1), 1)).await?;
@@ -122,12 +119,12 @@ async fn empty_list_is_noop(cx: Cx) -> CaseResult {
     let c2 = cx.put(&c1, Step::fresh().keep("a", 1)).await?;
     let before = read_all(&cx, &[&c1, &c2]).await?;
     cx.delete_for_runs(&[]).await?;
-    ensure_reads(&cx, "after delete_for_runs([])", &c1, &before[0]).await?;
-    ensure_reads(&cx, "after delete_for_runs([])", &c2, &before[1]).await
+    cx.after("after delete_for_runs([])").expect_tuple(&c1, &before[0]).await?;
+    cx.after("after delete_for_runs([])").expect_tuple(&c2, &before[1]).await
 }
 
 /// Run ids that no checkpoint carries: Ok, and nothing changes.
-async fn unknown_run_ids_are_noop(cx: Cx) -> CaseResult {
+async fn unknown_run_ids_are_noop(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let r1 = cx.thread("run1");
     let unknown = cx.thread("run-unknown");
@@ -135,25 +132,25 @@ async fn unknown_run_ids_are_noop(cx: Cx) -> CaseResult {
     cx.put_writes(&c1, vec![("a", jv(json!(2)))], "task-1", "").await?;
     let before = cx.get_some(&c1).await?;
     cx.delete_for_runs(&[&unknown, "run-never-used"]).await?;
-    ensure_reads(&cx, &format!("after delete_for_runs([{unknown}, run-never-used])"), &c1, &before).await
+    cx.after(format!("after delete_for_runs([{unknown}, run-never-used])")).expect_tuple(&c1, &before).await
 }
 
 /// Unknown run ids listed next to a known one do not fail the call: the known run is
 /// deleted.
-async fn unknown_ids_next_to_known_ones(cx: Cx) -> CaseResult {
+async fn unknown_ids_next_to_known_ones(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let (r1, r2, unknown) = (cx.thread("run1"), cx.thread("run2"), cx.thread("run-unknown"));
     let c1 = cx.put(&cfg, run_step(&r1)).await?;
     let c2 = cx.put(&c1, run_step(&r2)).await?;
     cx.delete_for_runs(&[&unknown, &r1, &unknown]).await?;
-    let when = format!("after delete_for_runs([{unknown}, {r1}, {unknown}])");
-    ensure_gone(&cx, &when, &c1).await?;
-    ensure_ids(&cx, &when, &cfg.thread_id, &ListOptions::all(), &[id_of(&c2)]).await
+    let after = cx.after(format!("after delete_for_runs([{unknown}, {r1}, {unknown}])"));
+    after.get_none(&c1).await?;
+    after.expect_ids(&cfg.thread_id, &ListOptions::all(), &[id_of(&c2)]).await
 }
 
 /// Runs r1 and r2 each in "" and "child:1": deleting r1 removes it from both namespaces and
 /// leaves r2 in both.
-async fn removes_run_in_every_namespace(cx: Cx) -> CaseResult {
+async fn removes_run_in_every_namespace(cx: Cx) -> Checked {
     let root = cx.config("main");
     let t = root.thread_id.clone();
     let child = root.clone().with_ns("child:1");
@@ -162,18 +159,20 @@ async fn removes_run_in_every_namespace(cx: Cx) -> CaseResult {
     let k1 = cx.put(&child, run_step(&r1)).await?;
     let a2 = cx.put(&a1, run_step(&r2)).await?;
     let k2 = cx.put(&k1, run_step(&r2)).await?;
-    ensure_ids(&cx, "before delete_for_runs", &t, &ListOptions::all().ns("child:1"), &[id_of(&k2), id_of(&k1)]).await?;
+    cx.after("before delete_for_runs")
+        .expect_ids(&t, &ListOptions::all().ns("child:1"), &[id_of(&k2), id_of(&k1)])
+        .await?;
     cx.delete_for_runs(&[&r1]).await?;
-    let when = format!("after delete_for_runs([{r1}])");
-    ensure_gone(&cx, &when, &a1).await?;
-    ensure_gone(&cx, &when, &k1).await?;
-    ensure_ids(&cx, &when, &t, &ListOptions::all().ns(""), &[id_of(&a2)]).await?;
-    ensure_ids(&cx, &when, &t, &ListOptions::all().ns("child:1"), &[id_of(&k2)]).await
+    let after = cx.after(format!("after delete_for_runs([{r1}])"));
+    after.get_none(&a1).await?;
+    after.get_none(&k1).await?;
+    after.expect_ids(&t, &ListOptions::all().ns(""), &[id_of(&a2)]).await?;
+    after.expect_ids(&t, &ListOptions::all().ns("child:1"), &[id_of(&k2)]).await
 }
 
 /// Run r1 spans threads A and B (and a subgraph of C): deleting it removes it everywhere;
 /// run r2's checkpoints in A and B stay.
-async fn removes_run_in_every_thread(cx: Cx) -> CaseResult {
+async fn removes_run_in_every_thread(cx: Cx) -> Checked {
     let (a, b, c) = (cx.config("a"), cx.config("b"), cx.config("c").with_ns("child:x"));
     let (r1, r2) = (cx.thread("run1"), cx.thread("run2"));
     let a1 = cx.put(&a, run_step(&r1)).await?;
@@ -182,18 +181,18 @@ async fn removes_run_in_every_thread(cx: Cx) -> CaseResult {
     let a2 = cx.put(&a1, run_step(&r2)).await?;
     let b2 = cx.put(&b, run_step(&r2)).await?;
     cx.delete_for_runs(&[&r1]).await?;
-    let when = format!("after delete_for_runs([{r1}])");
-    ensure_gone(&cx, &when, &a1).await?;
-    ensure_gone(&cx, &when, &b1).await?;
-    ensure_gone(&cx, &when, &c1).await?;
-    ensure_ids(&cx, &when, &a.thread_id, &ListOptions::all(), &[id_of(&a2)]).await?;
-    ensure_ids(&cx, &when, &b.thread_id, &ListOptions::all(), &[id_of(&b2)]).await?;
-    ensure_ids(&cx, &when, &c.thread_id, &ListOptions::all(), &[]).await
+    let after = cx.after(format!("after delete_for_runs([{r1}])"));
+    after.get_none(&a1).await?;
+    after.get_none(&b1).await?;
+    after.get_none(&c1).await?;
+    after.expect_ids(&a.thread_id, &ListOptions::all(), &[id_of(&a2)]).await?;
+    after.expect_ids(&b.thread_id, &ListOptions::all(), &[id_of(&b2)]).await?;
+    after.expect_ids(&c.thread_id, &ListOptions::all(), &[]).await
 }
 
 /// One run made the two newest checkpoints of a thread: deleting it removes both, and the
 /// latest checkpoint (`get_tuple` without an id) becomes the remaining older one.
-async fn removes_every_checkpoint_of_a_run(cx: Cx) -> CaseResult {
+async fn removes_every_checkpoint_of_a_run(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let (old, new) = (cx.thread("run-old"), cx.thread("run-new"));
@@ -202,17 +201,17 @@ async fn removes_every_checkpoint_of_a_run(cx: Cx) -> CaseResult {
     let c3 = cx.put(&c2, run_step(&new).value("a", json!(3), 3)).await?;
     let before = cx.get_some(&c1).await?;
     cx.delete_for_runs(&[&new]).await?;
-    let when = format!("after delete_for_runs([{new}])");
-    ensure_gone(&cx, &when, &c2).await?;
-    ensure_gone(&cx, &when, &c3).await?;
-    ensure_reads(&cx, &format!("{when}, latest"), &cfg, &before).await?;
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&c1)]).await
+    let after = cx.after(format!("after delete_for_runs([{new}])"));
+    after.get_none(&c2).await?;
+    after.get_none(&c3).await?;
+    after.after("latest").expect_tuple(&cfg, &before).await?;
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&c1)]).await
 }
 
 /// c1 (run keep) <- c2 (run del) <- c3 (run keep), each with writes of several tasks, task
 /// paths and special channels: deleting "del" removes c2, and c1 and c3 read exactly as
 /// before (writes, values, metadata and parent config).
-async fn keeps_writes_of_other_runs(cx: Cx) -> CaseResult {
+async fn keeps_writes_of_other_runs(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let (keep, del) = (cx.thread("run-keep"), cx.thread("run-del"));
     let c1 = cx.put(&cfg, run_step(&keep).value("a", json!(1), 1)).await?;
@@ -224,16 +223,16 @@ async fn keeps_writes_of_other_runs(cx: Cx) -> CaseResult {
     cx.put_writes(&c3, vec![("b", jv(json!("c3-t1"))), ("a", jv(json!("c3-t1b")))], "t1", "~0").await?;
     let before = read_all(&cx, &[&c1, &c3]).await?;
     cx.delete_for_runs(&[&del]).await?;
-    let when = format!("after delete_for_runs([{del}])");
-    ensure_gone(&cx, &when, &c2).await?;
-    ensure_reads(&cx, &when, &c1, &before[0]).await?;
-    ensure_reads(&cx, &when, &c3, &before[1]).await
+    let after = cx.after(format!("after delete_for_runs([{del}])"));
+    after.get_none(&c2).await?;
+    after.expect_tuple(&c1, &before[0]).await?;
+    after.expect_tuple(&c3, &before[1]).await
 }
 
 /// c1 (run A) stores `x`; c2 (run B) keeps `x` unchanged and stores `y`; c3 (run A) keeps
 /// both. Deleting run A must not take away the value of `x` that c2 still reads
 /// (CONTRACT §2 put: a read rebuilds values stored by earlier puts; §3: others stay).
-async fn keeps_values_first_stored_by_deleted_checkpoints(cx: Cx) -> CaseResult {
+async fn keeps_values_first_stored_by_deleted_checkpoints(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let (ra, rb) = (cx.thread("run-a"), cx.thread("run-b"));
     let c1 = cx.put(&cfg, run_step(&ra).value("x", json!("x@1"), 1)).await?;
@@ -241,15 +240,15 @@ async fn keeps_values_first_stored_by_deleted_checkpoints(cx: Cx) -> CaseResult 
     let c3 = cx.put(&c2, run_step(&ra).keep("x", 1).keep("y", 1).value("z", json!("z@1"), 1)).await?;
     let before = cx.get_some(&c2).await?;
     cx.delete_for_runs(&[&ra]).await?;
-    let when = format!("after delete_for_runs([{ra}])");
-    ensure_gone(&cx, &when, &c1).await?;
-    ensure_gone(&cx, &when, &c3).await?;
-    ensure_reads(&cx, &when, &c2, &before).await
+    let after = cx.after(format!("after delete_for_runs([{ra}])"));
+    after.get_none(&c1).await?;
+    after.get_none(&c3).await?;
+    after.expect_tuple(&c2, &before).await
 }
 
 /// The writes go with the deleted checkpoint: putting the same checkpoint id again
 /// afterwards (CONTRACT §2: writes show up once their checkpoint is put) shows none of them.
-async fn deleted_writes_do_not_return_on_reput(cx: Cx) -> CaseResult {
+async fn deleted_writes_do_not_return_on_reput(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let r1 = cx.thread("run1");
     let step = run_step(&r1);
@@ -257,14 +256,14 @@ async fn deleted_writes_do_not_return_on_reput(cx: Cx) -> CaseResult {
     let c1 = cx.put(&cfg, step).await?;
     cx.put_writes(&c1, vec![("ch", jv(json!("old"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
     cx.delete_for_runs(&[&r1]).await?;
-    ensure_gone(&cx, &format!("after delete_for_runs([{r1}])"), &c1).await?;
+    cx.after(format!("after delete_for_runs([{r1}])")).get_none(&c1).await?;
     cx.put(&cfg, Step::new(&id)).await?;
-    ensure_writes(&cx, &format!("after delete_for_runs([{r1}]) and putting {id} again"), &c1, &[]).await
+    cx.after(format!("after delete_for_runs([{r1}]) and putting {id} again")).expect_writes(&c1, &[]).await
 }
 
 /// Only an exactly equal `run_id` string counts: not a prefix, an extension, another case,
 /// a list or object containing it, null or a missing key.
-async fn run_id_matches_exactly(cx: Cx) -> CaseResult {
+async fn run_id_matches_exactly(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let run = cx.thread("run");
@@ -284,51 +283,51 @@ async fn run_id_matches_exactly(cx: Cx) -> CaseResult {
     }
     kept.push(cx.put(&cfg, Step::fresh()).await?);
     cx.delete_for_runs(&[&run]).await?;
-    let when = format!("after delete_for_runs([{run}])");
-    ensure_gone(&cx, &when, &target).await?;
+    let after = cx.after(format!("after delete_for_runs([{run}])"));
+    after.get_none(&target).await?;
     let mut want: Vec<&str> = kept.iter().map(id_of).collect();
     want.reverse();
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &want).await
+    after.expect_ids(&t, &ListOptions::all(), &want).await
 }
 
 /// Only the top-level metadata key `run_id` counts: the run id as another key's value, in
 /// `parents`, nested under another key, or as the thread id does not make a checkpoint
 /// part of the run.
-async fn only_top_level_run_id_counts(cx: Cx) -> CaseResult {
+async fn only_top_level_run_id_counts(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let run = cx.thread("run");
     let target = cx.put(&cfg, run_step(&run)).await?;
     let k1 = cx.put(&cfg, Step::fresh().meta("parent_run_id", json!(run))).await?;
     let k2 = cx.put(&cfg, Step::fresh().meta("parents", json!({ "": run }))).await?;
     let k3 = cx.put(&cfg, Step::fresh().meta("nested", json!({ "run_id": run }))).await?;
-    let same_name = conformance_core::CheckpointConfig::new(run.clone());
+    let same_name = CheckpointConfig::new(run.clone());
     let k4 = cx.put(&same_name, Step::fresh().meta("run_id", json!("other"))).await?;
     cx.delete_for_runs(&[&run]).await?;
-    let when = format!("after delete_for_runs([{run}])");
-    ensure_gone(&cx, &when, &target).await?;
-    ensure_ids(&cx, &when, &cfg.thread_id, &ListOptions::all(), &[id_of(&k3), id_of(&k2), id_of(&k1)]).await?;
-    ensure_ids(&cx, &when, &run, &ListOptions::all(), &[id_of(&k4)]).await
+    let after = cx.after(format!("after delete_for_runs([{run}])"));
+    after.get_none(&target).await?;
+    after.expect_ids(&cfg.thread_id, &ListOptions::all(), &[id_of(&k3), id_of(&k2), id_of(&k1)]).await?;
+    after.expect_ids(&run, &ListOptions::all(), &[id_of(&k4)]).await
 }
 
 /// One checkpoint id X stored in (T, "") by run A, in (T, "child:1") and in (U, "") by run
 /// B, each with its own write: deleting run A removes only (T, "", X); the other two keep
 /// their writes.
-async fn same_id_elsewhere_is_untouched(cx: Cx) -> CaseResult {
+async fn same_id_elsewhere_is_untouched(cx: Cx) -> Checked {
     let t = cx.thread("t");
     let u = cx.thread("u");
     let (ra, rb) = (cx.thread("run-a"), cx.thread("run-b"));
     let id = new_id();
     let places = [(t.as_str(), "", &ra), (t.as_str(), "child:1", &rb), (u.as_str(), "", &rb)];
     for (thread, ns, run) in places {
-        let cfg = conformance_core::CheckpointConfig::new(thread).with_ns(ns);
+        let cfg = CheckpointConfig::new(thread).with_ns(ns);
         let stored = cx.put(&cfg, Step::new(&id).meta("run_id", json!(run))).await?;
         cx.put_writes(&stored, vec![("ch", jv(json!(format!("{thread}/{ns}"))))], "task-1", "").await?;
     }
     cx.delete_for_runs(&[&ra]).await?;
-    let when = format!("after delete_for_runs([{ra}])");
-    ensure_gone(&cx, &when, &at(&t, "", &id)).await?;
-    let kept_child = [write("task-1", "", "ch", jv(json!(format!("{t}/child:1"))))];
-    ensure_writes(&cx, &when, &at(&t, "child:1", &id), &kept_child).await?;
-    let kept_other = [write("task-1", "", "ch", jv(json!(format!("{u}/"))))];
-    ensure_writes(&cx, &when, &at(&u, "", &id), &kept_other).await
+    let after = cx.after(format!("after delete_for_runs([{ra}])"));
+    after.get_none(&at(&t, "").with_id(&id)).await?;
+    let kept_child = [pending("task-1", "", "ch", jv(json!(format!("{t}/child:1"))))];
+    after.expect_writes(&at(&t, "child:1").with_id(&id), &kept_child).await?;
+    let kept_other = [pending("task-1", "", "ch", jv(json!(format!("{u}/"))))];
+    after.expect_writes(&at(&u, "").with_id(&id), &kept_other).await
 }

@@ -2,12 +2,14 @@
 //! pending write of the thread goes, in every namespace; nothing comes back when the same
 //! ids are put again; other threads are untouched; an unknown thread is a no-op.
 
-use conformance_core::{Capability, CheckpointConfig, CheckpointTuple, ListOptions, ERROR, INTERRUPT};
+use std::collections::BTreeMap;
+
+use conformance_core::{Capability, ListOptions, ERROR, INTERRUPT};
 use serde_json::json;
 
-use crate::cx::{describe_writes, ensure, ensure_eq, ensure_same_tuples, CaseResult, Cx};
-use crate::fixtures::{jv, Ids, Step};
-use crate::Failure;
+use crate::calls::Cx;
+use crate::compare::{Checked, Diffs};
+use crate::data::{at, jv, values, Ids, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
@@ -26,14 +28,9 @@ pub fn cases() -> Vec<crate::SpecCase> {
     ])
 }
 
-/// A config on (`thread`, `ns`) with no checkpoint id.
-fn at(thread: &str, ns: &str) -> CheckpointConfig {
-    CheckpointConfig::new(thread).with_ns(ns)
-}
-
 /// Fails unless `thread` has nothing left: no latest checkpoint in any of `namespaces`,
 /// none of `ids` fetchable there, and an empty listing of every namespace.
-async fn expect_gone(cx: &Cx, ids: &Ids, thread: &str, namespaces: &[&str], labels: &[&str]) -> CaseResult {
+async fn expect_gone(cx: &Cx, ids: &Ids, thread: &str, namespaces: &[&str], labels: &[&str]) -> Checked {
     for ns in namespaces {
         cx.get_none(&at(thread, ns)).await?;
         for label in labels {
@@ -44,22 +41,9 @@ async fn expect_gone(cx: &Cx, ids: &Ids, thread: &str, namespaces: &[&str], labe
     cx.expect_list(ids, thread, &ListOptions::all(), &[]).await
 }
 
-/// Everything `list` returns for `thread` in every namespace (a snapshot to compare).
-async fn snapshot(cx: &Cx, thread: &str) -> Result<Vec<CheckpointTuple>, Failure> {
-    cx.list(thread, &ListOptions::all()).await
-}
-
-/// Fails unless the tuple at `config` has no pending writes.
-async fn expect_no_writes(cx: &Cx, config: &CheckpointConfig, when: &str) -> CaseResult {
-    let t = cx.get_some(config).await?;
-    ensure(t.pending_writes.is_empty(), || {
-        format!("get_tuple({config}) {when}: pending_writes: expected none, got {}", describe_writes(&t.pending_writes))
-    })
-}
-
 /// Puts a small but complete thread on `thread`: a chain c0 <- c1 in `""` with a value,
 /// writes on c1, and k0 in `child:1` with a value and a write.
-async fn populate(cx: &Cx, ids: &Ids, thread: &str) -> CaseResult {
+async fn populate(cx: &Cx, ids: &Ids, thread: &str) -> Checked {
     let c0 = cx.put(&at(thread, ""), Step::new(ids.id("c0")).value("a", json!("a0"), 1)).await?;
     let c1 = cx.put(&c0, Step::new(ids.id("c1")).keep("a", 1).value("b", json!("b1"), 1)).await?;
     cx.put_writes(&c1, vec![("a", jv(json!("w"))), (ERROR, jv(json!("e")))], "task-1", "").await?;
@@ -69,7 +53,7 @@ async fn populate(cx: &Cx, ids: &Ids, thread: &str) -> CaseResult {
 
 /// S17: after delete_thread no checkpoint of the thread is found: not the latest, not by
 /// id, not by list (a silent no-op fails here).
-async fn removes_every_checkpoint(cx: Cx) -> CaseResult {
+async fn removes_every_checkpoint(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c0", "c1", "c2"]);
     let mut parent = at(&t, "");
@@ -84,26 +68,27 @@ async fn removes_every_checkpoint(cx: Cx) -> CaseResult {
 /// S13: the thread's pending writes are removed, not only its checkpoints: putting the
 /// same checkpoint ids again afterwards shows no old write, in any namespace (upstream
 /// only checks that get_tuple returns none, which a saver leaving write rows passes).
-async fn removes_pending_writes(cx: Cx) -> CaseResult {
+async fn removes_pending_writes(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c1", "k1"]);
     let c1 = cx.put(&at(&t, ""), Step::new(ids.id("c1"))).await?;
     let k1 = cx.put(&at(&t, "child:1"), Step::new(ids.id("k1"))).await?;
     cx.put_writes(&c1, vec![("ch", jv(json!("val"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
     cx.put_writes(&k1, vec![("ch", jv(json!("kval")))], "task-2", "a:b").await?;
-    let before = cx.get_some(&c1).await?;
-    ensure_eq(format!("get_tuple({c1}) before delete: number of pending_writes"), &2, &before.pending_writes.len())?;
+    let before = cx.after("before delete_thread").get_some(&c1).await?;
+    before.expect_eq("number of pending_writes", &2, &before.pending_writes.len())?;
     cx.delete_thread(&t).await?;
     cx.get_none(&c1).await?;
     cx.get_none(&k1).await?;
     let c1 = cx.put(&at(&t, ""), Step::new(ids.id("c1"))).await?;
     let k1 = cx.put(&at(&t, "child:1"), Step::new(ids.id("k1"))).await?;
-    expect_no_writes(&cx, &c1, "after delete_thread and a new put of the same id").await?;
-    expect_no_writes(&cx, &k1, "after delete_thread and a new put of the same id").await
+    let after = cx.after("after delete_thread and a new put of the same id");
+    after.expect_writes(&c1, &[]).await?;
+    after.expect_writes(&k1, &[]).await
 }
 
 /// S13: delete_thread empties every namespace of the thread, not only the root.
-async fn removes_every_namespace(cx: Cx) -> CaseResult {
+async fn removes_every_namespace(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["r", "k1", "k2"]);
     cx.put(&at(&t, ""), Step::new(ids.id("r"))).await?;
@@ -116,36 +101,36 @@ async fn removes_every_namespace(cx: Cx) -> CaseResult {
 
 /// Other threads keep every checkpoint, value and write, tuple for tuple, even when they
 /// reuse the deleted thread's checkpoint ids.
-async fn other_threads_untouched(cx: Cx) -> CaseResult {
+async fn other_threads_untouched(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let u = cx.thread("other");
     let ids = Ids::new(&["c0", "c1", "k0"]);
     populate(&cx, &ids, &t).await?;
     populate(&cx, &ids, &u).await?;
-    let kept = snapshot(&cx, &u).await?;
-    ensure_eq(format!("list(thread={u}) before delete: number of tuples"), &3, &kept.len())?;
+    let kept = cx.after("before delete_thread").list_all(&u).await?;
+    kept.expect_eq("number of tuples", &3, &kept.len())?;
     cx.delete_thread(&t).await?;
     expect_gone(&cx, &ids, &t, &["", "child:1"], &["c0", "c1", "k0"]).await?;
-    ensure_same_tuples(format!("list(thread={u}) after delete_thread({t})"), &kept, &snapshot(&cx, &u).await?)
+    cx.after(format!("after delete_thread({t})")).expect_listed(&u, &kept).await
 }
 
 /// S14: deleting a thread that never existed succeeds and changes nothing.
-async fn unknown_thread_is_noop(cx: Cx) -> CaseResult {
+async fn unknown_thread_is_noop(cx: Cx) -> Checked {
     let u = cx.thread("other");
     let ids = Ids::new(&["c0", "c1", "k0"]);
     populate(&cx, &ids, &u).await?;
-    let kept = snapshot(&cx, &u).await?;
+    let kept = cx.list_all(&u).await?;
     let never = cx.thread("never-existed");
     cx.delete_thread(&never).await?;
     cx.expect_list(&ids, &never, &ListOptions::all(), &[]).await?;
-    ensure_same_tuples(format!("list(thread={u}) after delete_thread({never})"), &kept, &snapshot(&cx, &u).await?)
+    cx.after(format!("after delete_thread({never})")).expect_listed(&u, &kept).await
 }
 
 /// S13: channel values go with the thread: a checkpoint put again afterwards that names an
 /// old (channel, version) without carrying a value reads no value, and a new value at the
 /// old version reads back new (a saver that keeps old values and skips storing a value
 /// "already stored at that version" fails both).
-async fn removes_channel_values(cx: Cx) -> CaseResult {
+async fn removes_channel_values(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c0", "c1", "c2", "k0"]);
     let c0 = cx
@@ -155,33 +140,23 @@ async fn removes_channel_values(cx: Cx) -> CaseResult {
     cx.put(&at(&t, "child:1"), Step::new(ids.id("k0")).value("a", json!("old-k"), 1)).await?;
     cx.delete_thread(&t).await?;
 
+    let mut d = Diffs::new();
     let c0 = cx.put(&at(&t, ""), Step::new(ids.id("c0")).keep("a", 1).keep("b", 1)).await?;
-    let got = cx.get_some(&c0).await?;
-    ensure(got.checkpoint.channel_values.is_empty(), || {
-        format!(
-            "get_tuple({c0}) after delete_thread and a put naming versions a=1, b=1 without values: \
-             channel_values: expected none, got {:?}",
-            got.checkpoint.channel_values
-        )
-    })?;
+    let got = cx.after("after delete_thread and a put naming versions a=1, b=1 without values").get_some(&c0).await?;
+    d.of(&got).map("checkpoint.channel_values", &BTreeMap::new(), &got.checkpoint.channel_values);
     let k0 = cx.put(&at(&t, "child:1"), Step::new(ids.id("k0")).keep("a", 1)).await?;
-    let got = cx.get_some(&k0).await?;
-    ensure(got.checkpoint.channel_values.is_empty(), || {
-        format!(
-            "get_tuple({k0}) after delete_thread and a put naming version a=1 without a value: \
-             channel_values: expected none, got {:?}",
-            got.checkpoint.channel_values
-        )
-    })?;
+    let got = cx.after("after delete_thread and a put naming version a=1 without a value").get_some(&k0).await?;
+    d.of(&got).map("checkpoint.channel_values", &BTreeMap::new(), &got.checkpoint.channel_values);
     let c2 = cx.put(&c0, Step::new(ids.id("c2")).value("a", json!("new-a"), 1).value("b", json!("new-b"), 2)).await?;
-    let got = cx.get_some(&c2).await?;
-    let want = [("a".to_owned(), jv(json!("new-a"))), ("b".to_owned(), jv(json!("new-b")))].into();
-    ensure_eq(format!("get_tuple({c2}) after delete_thread: channel_values"), &want, &got.checkpoint.channel_values)
+    let got = cx.after("after delete_thread").get_some(&c2).await?;
+    let want = values(&[("a", jv(json!("new-a"))), ("b", jv(json!("new-b")))]);
+    d.of(&got).map("checkpoint.channel_values", &want, &got.checkpoint.channel_values);
+    d.finish()
 }
 
 /// S13: after delete_thread, putting one of the old ids again gives a thread holding only
 /// that checkpoint: no other old checkpoint, namespace, parent link or write comes back.
-async fn reput_after_delete_starts_clean(cx: Cx) -> CaseResult {
+async fn reput_after_delete_starts_clean(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c0", "c1", "k0"]);
     populate(&cx, &ids, &t).await?;
@@ -189,19 +164,16 @@ async fn reput_after_delete_starts_clean(cx: Cx) -> CaseResult {
     expect_gone(&cx, &ids, &t, &["", "child:1"], &["c0", "c1", "k0"]).await?;
     let c1 = cx.put(&at(&t, ""), Step::new(ids.id("c1"))).await?;
     cx.expect_list_ns(&ids, &t, &ListOptions::all(), &[("", "c1")]).await?;
-    let got = cx.get_some(&c1).await?;
-    ensure_eq(
-        format!("get_tuple({c1}) after delete_thread and a put without parent: parent_config"),
-        &None,
-        &got.parent_config,
-    )?;
-    expect_no_writes(&cx, &c1, "after delete_thread and a new put of the same id").await?;
+    let after = cx.after("after delete_thread and a put of the same id without parent");
+    let got = after.get_some(&c1).await?;
+    got.expect_parent(None)?;
+    after.expect_writes(&c1, &[]).await?;
     cx.get_none(&at(&t, "child:1")).await
 }
 
 /// Writes stored for a checkpoint that was never put belong to the thread too: they are
 /// removed, so a later put of that id shows none of them.
-async fn removes_writes_without_checkpoint(cx: Cx) -> CaseResult {
+async fn removes_writes_without_checkpoint(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c0", "c1"]);
     cx.put(&at(&t, ""), Step::new(ids.id("c0"))).await?;
@@ -209,37 +181,30 @@ async fn removes_writes_without_checkpoint(cx: Cx) -> CaseResult {
     cx.put_writes(&early, vec![("ch", jv(json!("early"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
     cx.delete_thread(&t).await?;
     let c1 = cx.put(&at(&t, ""), Step::new(ids.id("c1"))).await?;
-    expect_no_writes(&cx, &c1, "after delete_thread and a first put of an id that had early writes").await
+    cx.after("after delete_thread and a first put of an id that had early writes").expect_writes(&c1, &[]).await
 }
 
 /// Threads whose ids extend the deleted one (`T1` vs `T10`) or are a prefix of it (`T`
 /// vs `T1`) are untouched.
-async fn threads_sharing_a_prefix_untouched(cx: Cx) -> CaseResult {
+async fn threads_sharing_a_prefix_untouched(cx: Cx) -> Checked {
     let base = cx.thread("p");
     let (shorter, deleted, longer) = (base.clone(), format!("{base}1"), format!("{base}10"));
     let ids = Ids::new(&["c0", "c1", "k0"]);
     for th in [&shorter, &deleted, &longer] {
         populate(&cx, &ids, th).await?;
     }
-    let kept_shorter = snapshot(&cx, &shorter).await?;
-    let kept_longer = snapshot(&cx, &longer).await?;
+    let kept_shorter = cx.list_all(&shorter).await?;
+    let kept_longer = cx.list_all(&longer).await?;
     cx.delete_thread(&deleted).await?;
     expect_gone(&cx, &ids, &deleted, &["", "child:1"], &["c0", "c1", "k0"]).await?;
-    ensure_same_tuples(
-        format!("list(thread={shorter}) after delete_thread({deleted})"),
-        &kept_shorter,
-        &snapshot(&cx, &shorter).await?,
-    )?;
-    ensure_same_tuples(
-        format!("list(thread={longer}) after delete_thread({deleted})"),
-        &kept_longer,
-        &snapshot(&cx, &longer).await?,
-    )
+    let after = cx.after(format!("after delete_thread({deleted})"));
+    after.expect_listed(&shorter, &kept_shorter).await?;
+    after.expect_listed(&longer, &kept_longer).await
 }
 
 /// A thread id with SQL pattern characters (`T_%`) is matched literally: deleting it leaves
 /// the threads such a pattern would match (`Tx`, `Tab`) and one that extends it (`T_%0`).
-async fn thread_id_pattern_characters_match_literally(cx: Cx) -> CaseResult {
+async fn thread_id_pattern_characters_match_literally(cx: Cx) -> Checked {
     let base = cx.thread("w");
     let deleted = format!("{base}_%");
     let others = [format!("{base}x"), format!("{base}ab"), format!("{base}_%0")];
@@ -248,30 +213,27 @@ async fn thread_id_pattern_characters_match_literally(cx: Cx) -> CaseResult {
     let mut kept = Vec::new();
     for th in &others {
         populate(&cx, &ids, th).await?;
-        kept.push(snapshot(&cx, th).await?);
+        kept.push(cx.list_all(th).await?);
     }
     cx.delete_thread(&deleted).await?;
     expect_gone(&cx, &ids, &deleted, &["", "child:1"], &["c0", "c1", "k0"]).await?;
+    let after = cx.after(format!("after delete_thread({deleted})"));
     for (th, before) in others.iter().zip(&kept) {
-        ensure_same_tuples(
-            format!("list(thread={th}) after delete_thread({deleted})"),
-            before,
-            &snapshot(&cx, th).await?,
-        )?;
+        after.expect_listed(th, before).await?;
     }
     Ok(())
 }
 
 /// Deleting the same thread twice succeeds; the thread stays empty and others intact.
-async fn delete_twice_is_noop(cx: Cx) -> CaseResult {
+async fn delete_twice_is_noop(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let u = cx.thread("other");
     let ids = Ids::new(&["c0", "c1", "k0"]);
     populate(&cx, &ids, &t).await?;
     populate(&cx, &ids, &u).await?;
-    let kept = snapshot(&cx, &u).await?;
+    let kept = cx.list_all(&u).await?;
     cx.delete_thread(&t).await?;
     cx.delete_thread(&t).await?;
     expect_gone(&cx, &ids, &t, &["", "child:1"], &["c0", "c1", "k0"]).await?;
-    ensure_same_tuples(format!("list(thread={u}) after deleting {t} twice"), &kept, &snapshot(&cx, &u).await?)
+    cx.after(format!("after deleting {t} twice")).expect_listed(&u, &kept).await
 }

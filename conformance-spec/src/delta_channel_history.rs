@@ -21,9 +21,9 @@ use conformance_core::{
 };
 use serde_json::{json, Value};
 
-use crate::cx::{describe_writes, ensure_eq, CaseResult, Cx};
-use crate::ext_helpers::{at, id_of, write};
-use crate::fixtures::{jv, new_id, new_ids, Step};
+use crate::calls::{Cx, Reply};
+use crate::compare::Checked;
+use crate::data::{at, id_of, jv, new_id, new_ids, pending, Step};
 use crate::Failure;
 
 /// The cases of this module.
@@ -71,7 +71,7 @@ fn step_value(label: &str, step: i64) -> Value {
 
 /// The pending write the chain makes at non-snapshot step `step`.
 fn step_write(channel: &str, label: &str, step: i64) -> PendingWrite {
-    write(&format!("task-{step}"), "", channel, jv(step_value(label, step)))
+    pending(&format!("task-{step}"), "", channel, jv(step_value(label, step)))
 }
 
 /// Upstream's delta chain, on the given ids: checkpoint i (metadata `step` = i, empty `ts`)
@@ -117,87 +117,69 @@ async fn chain_n(
     delta_chain(cx, thread, ns, channel, &new_ids(n), snapshots, "").await
 }
 
-/// Fails unless `got` has exactly the keys `channels`.
-fn ensure_channels(call: &str, got: &BTreeMap<String, DeltaChannelHistory>, channels: &[&str]) -> CaseResult {
-    let want: Vec<&str> = channels.to_vec();
-    let have: Vec<&str> = got.keys().map(String::as_str).collect();
-    ensure_eq(format!("{call}: channels of the result"), &want, &have)
-}
+/// The result of `delta_channel_history`, with its call.
+type History = Reply<BTreeMap<String, DeltaChannelHistory>>;
 
 /// Fails unless `got[channel]` has exactly `writes` and `seed`.
-fn ensure_history(
-    call: &str,
-    got: &BTreeMap<String, DeltaChannelHistory>,
-    channel: &str,
-    writes: &[PendingWrite],
-    seed: Option<TypedValue>,
-) -> CaseResult {
+fn expect_history(got: &History, channel: &str, writes: &[PendingWrite], seed: Option<TypedValue>) -> Checked {
     let Some(h) = got.get(channel) else {
         let have: Vec<&String> = got.keys().collect();
         return Err(Failure::new(format!(
-            "{call}: expected an entry for channel {channel:?}, got entries for {have:?}"
+            "{got}: expected an entry for channel {channel:?}, got entries for {have:?}"
         )));
     };
-    if h.writes != writes {
-        return Err(Failure::new(format!(
-            "{call}: [{channel:?}].writes: expected {}, got {}",
-            describe_writes(writes),
-            describe_writes(&h.writes)
-        )));
-    }
-    ensure_eq(format!("{call}: [{channel:?}].seed"), &seed, &h.seed)
+    got.diffs()
+        .writes(format_args!("[{channel:?}].writes"), writes, &h.writes)
+        .eq(format_args!("[{channel:?}].seed"), &seed, &h.seed)
+        .finish()
 }
 
 /// Calls `delta_channel_history(config, channels)` and checks that the result has exactly
-/// the requested channels; returns the result and the call's description.
-async fn history(
-    cx: &Cx,
-    config: &CheckpointConfig,
-    channels: &[&str],
-) -> Result<(BTreeMap<String, DeltaChannelHistory>, String), Failure> {
+/// the requested channels.
+async fn history(cx: &Cx, config: &CheckpointConfig, channels: &[&str]) -> Result<History, Failure> {
     let got = cx.delta_history(config, channels).await?;
-    let call = format!("delta_channel_history({config}, channels={channels:?})");
     let mut want: Vec<&str> = channels.to_vec();
     want.sort_unstable();
     want.dedup();
-    ensure_channels(&call, &got, &want)?;
-    Ok((got, call))
+    let have: Vec<&str> = got.keys().map(String::as_str).collect();
+    got.expect_eq("channels of the result", &want, &have)?;
+    Ok(got)
 }
 
 /// 5 steps, snapshot at 0: writes of steps 1, 2, 3 oldest first (the head's write 4 is
 /// excluded), seed = the step-0 snapshot.
-async fn writes_oldest_first(cx: Cx) -> CaseResult {
+async fn writes_oldest_first(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "", "ch", 5, &[0]).await?;
-    let (got, call) = history(&cx, &c[4], &["ch"]).await?;
+    let got = history(&cx, &c[4], &["ch"]).await?;
     let want: Vec<_> = (1..=3).map(|i| step_write("ch", "", i)).collect();
-    ensure_history(&call, &got, "ch", &want, Some(snap("", 0)))
+    expect_history(&got, "ch", &want, Some(snap("", 0)))
 }
 
 /// 6 steps, snapshots at 0 and 3: the seed is the nearest (step 3) and the only write is
 /// step 4's; writes older than the seed are not returned.
-async fn seed_is_nearest_value(cx: Cx) -> CaseResult {
+async fn seed_is_nearest_value(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "", "ch", 6, &[0, 3]).await?;
-    let (got, call) = history(&cx, &c[5], &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[step_write("ch", "", 4)], Some(snap("", 3)))
+    let got = history(&cx, &c[5], &["ch"]).await?;
+    expect_history(&got, "ch", &[step_write("ch", "", 4)], Some(snap("", 3)))
 }
 
 /// 3 steps, snapshot at 0, plus an extra write on the head: the head's writes (its own and
 /// the extra) are excluded; exactly step 1's write remains.
-async fn excludes_target_writes(cx: Cx) -> CaseResult {
+async fn excludes_target_writes(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "", "ch", 3, &[0]).await?;
     cx.put_writes(&c[2], vec![("ch", jv(json!("extra")))], "task-extra", "").await?;
-    let (got, call) = history(&cx, &c[2], &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[step_write("ch", "", 1)], Some(snap("", 0)))
+    let got = history(&cx, &c[2], &["ch"]).await?;
+    expect_history(&got, "ch", &[step_write("ch", "", 1)], Some(snap("", 0)))
 }
 
 /// 5 steps; step 1 stores a snapshot of `a`, step 3 one of `b`; every step writes `a` and
 /// `b` in one call. From the head: `a` gets writes 1, 2, 3 and seed snapshot 1; `b` gets
 /// write 3 and seed snapshot 3 (each seed ancestor's own writes included, each channel
 /// stopping at its own seed).
-async fn channels_stop_independently(cx: Cx) -> CaseResult {
+async fn channels_stop_independently(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let mut parent = CheckpointConfig::new(&t);
     let mut head = parent.clone();
@@ -214,33 +196,33 @@ async fn channels_stop_independently(cx: Cx) -> CaseResult {
         cx.put_writes(&parent, writes, &format!("task-{i}"), "").await?;
         head = parent.clone();
     }
-    let (got, call) = history(&cx, &head, &["a", "b"]).await?;
-    let wa: Vec<_> = (1..=3).map(|i| write(&format!("task-{i}"), "", "a", jv(json!(format!("a{i}"))))).collect();
-    ensure_history(&call, &got, "a", &wa, Some(snap("a-", 1)))?;
-    ensure_history(&call, &got, "b", &[write("task-3", "", "b", jv(json!("b3")))], Some(snap("b-", 3)))
+    let got = history(&cx, &head, &["a", "b"]).await?;
+    let wa: Vec<_> = (1..=3).map(|i| pending(&format!("task-{i}"), "", "a", jv(json!(format!("a{i}"))))).collect();
+    expect_history(&got, "a", &wa, Some(snap("a-", 1)))?;
+    expect_history(&got, "b", &[pending("task-3", "", "b", jv(json!("b3")))], Some(snap("b-", 3)))
 }
 
 /// No channels requested: an empty map, exactly.
-async fn no_channels_gives_empty_map(cx: Cx) -> CaseResult {
+async fn no_channels_gives_empty_map(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "", "ch", 3, &[0]).await?;
     let got = cx.delta_history(&c[2], &[]).await?;
-    ensure_eq(format!("delta_channel_history({}, channels=[])", c[2]), &BTreeMap::new(), &got)
+    got.expect_eq("", &BTreeMap::new(), &*got)
 }
 
 /// 4 steps and no value anywhere: the walk reaches the root, so no seed, and every write
 /// but the head's (steps 0, 1, 2).
-async fn no_seed_when_root_reached(cx: Cx) -> CaseResult {
+async fn no_seed_when_root_reached(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "", "ch", 4, &[]).await?;
-    let (got, call) = history(&cx, &c[3], &["ch"]).await?;
+    let got = history(&cx, &c[3], &["ch"]).await?;
     let want: Vec<_> = (0..=2).map(|i| step_write("ch", "", i)).collect();
-    ensure_history(&call, &got, "ch", &want, None)
+    expect_history(&got, "ch", &want, None)
 }
 
 /// A plain value (a thread migrated from a non-delta channel) is a seed like any other:
 /// step 1 stores `[10, 20, 30]`; steps 0, 2, 3 write. Seed `[10, 20, 30]`, writes [2].
-async fn plain_value_is_a_seed(cx: Cx) -> CaseResult {
+async fn plain_value_is_a_seed(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let mut parent = CheckpointConfig::new(&t);
     let mut c = Vec::new();
@@ -255,14 +237,14 @@ async fn plain_value_is_a_seed(cx: Cx) -> CaseResult {
         }
         c.push(parent.clone());
     }
-    let (got, call) = history(&cx, &c[3], &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[step_write("ch", "", 2)], Some(jv(json!([10, 20, 30]))))
+    let got = history(&cx, &c[3], &["ch"]).await?;
+    expect_history(&got, "ch", &[step_write("ch", "", 2)], Some(jv(json!([10, 20, 30]))))
 }
 
 /// Step 0 stores [10] and writes "older-than-seed"; step 1 stores [10, 20] and writes
 /// "at-seed"; step 2 writes "after-seed"; the head writes "pending-at-head". Seed [10, 20];
 /// writes exactly ["at-seed", "after-seed"].
-async fn seed_ancestor_writes_included(cx: Cx) -> CaseResult {
+async fn seed_ancestor_writes_included(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let labels = ["older-than-seed", "at-seed", "after-seed", "pending-at-head"];
     let mut parent = CheckpointConfig::new(&t);
@@ -277,27 +259,28 @@ async fn seed_ancestor_writes_included(cx: Cx) -> CaseResult {
         parent = cx.put(&parent, step).await?;
         cx.put_writes(&parent, vec![("ch", jv(json!(label)))], &format!("task-{i}"), "").await?;
     }
-    let (got, call) = history(&cx, &parent, &["ch"]).await?;
-    let want = [write("task-1", "", "ch", jv(json!("at-seed"))), write("task-2", "", "ch", jv(json!("after-seed")))];
-    ensure_history(&call, &got, "ch", &want, Some(jv(json!([10, 20]))))
+    let got = history(&cx, &parent, &["ch"]).await?;
+    let want =
+        [pending("task-1", "", "ch", jv(json!("at-seed"))), pending("task-2", "", "ch", jv(json!("after-seed")))];
+    expect_history(&got, "ch", &want, Some(jv(json!([10, 20]))))
 }
 
 /// A chain in "child:1" next to a different chain in "" of the same thread: each head's
 /// history has only its own namespace's writes and seed.
-async fn works_in_child_namespace(cx: Cx) -> CaseResult {
+async fn works_in_child_namespace(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let child = delta_chain(&cx, &t, "child:1", "ch", &new_ids(4), &[0], "child-").await?;
     let root = delta_chain(&cx, &t, "", "ch", &new_ids(3), &[0], "root-").await?;
-    let (got, call) = history(&cx, &child[3], &["ch"]).await?;
+    let got = history(&cx, &child[3], &["ch"]).await?;
     let want: Vec<_> = (1..=2).map(|i| step_write("ch", "child-", i)).collect();
-    ensure_history(&call, &got, "ch", &want, Some(snap("child-", 0)))?;
-    let (got, call) = history(&cx, &root[2], &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[step_write("ch", "root-", 1)], Some(snap("root-", 0)))
+    expect_history(&got, "ch", &want, Some(snap("child-", 0)))?;
+    let got = history(&cx, &root[2], &["ch"]).await?;
+    expect_history(&got, "ch", &[step_write("ch", "root-", 1)], Some(snap("root-", 0)))
 }
 
 /// The same checkpoint ids stored in (T, ""), (T, "child:1") and (U, ""), each chain with
 /// its own values: each history names only its own thread and namespace's data.
-async fn same_ids_elsewhere_do_not_leak(cx: Cx) -> CaseResult {
+async fn same_ids_elsewhere_do_not_leak(cx: Cx) -> Checked {
     let (t, u) = (cx.thread("t"), cx.thread("u"));
     let ids = new_ids(4);
     let places = [
@@ -310,20 +293,20 @@ async fn same_ids_elsewhere_do_not_leak(cx: Cx) -> CaseResult {
         let c = delta_chain(&cx, thread, ns, "ch", &ids, snaps, label).await?;
         heads.push(c[3].clone());
     }
-    let (got, call) = history(&cx, &heads[0], &["ch"]).await?;
+    let got = history(&cx, &heads[0], &["ch"]).await?;
     let want: Vec<_> = (1..=2).map(|i| step_write("ch", "t-root-", i)).collect();
-    ensure_history(&call, &got, "ch", &want, Some(snap("t-root-", 0)))?;
-    let (got, call) = history(&cx, &heads[1], &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[step_write("ch", "t-child-", 2)], Some(snap("t-child-", 1)))?;
-    let (got, call) = history(&cx, &heads[2], &["ch"]).await?;
+    expect_history(&got, "ch", &want, Some(snap("t-root-", 0)))?;
+    let got = history(&cx, &heads[1], &["ch"]).await?;
+    expect_history(&got, "ch", &[step_write("ch", "t-child-", 2)], Some(snap("t-child-", 1)))?;
+    let got = history(&cx, &heads[2], &["ch"]).await?;
     let want: Vec<_> = (0..=2).map(|i| step_write("ch", "u-root-", i)).collect();
-    ensure_history(&call, &got, "ch", &want, None)
+    expect_history(&got, "ch", &want, None)
 }
 
 /// A forked thread: c0 (snapshot) <- c1 <- c2, and c1 <- c3 <- c4. From c4 only on-path
 /// ancestors count (c3, c1, c0), not the sibling branch c2 even though its id lies between;
 /// from the leaf c2, only c1's write.
-async fn follows_parent_links_on_forks(cx: Cx) -> CaseResult {
+async fn follows_parent_links_on_forks(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let root = CheckpointConfig::new(&t);
     let c0 = cx.put(&root, Step::fresh().typed("ch", snap("", 0), 1)).await?;
@@ -339,17 +322,17 @@ async fn follows_parent_links_on_forks(cx: Cx) -> CaseResult {
     let c2 = add(c1.clone(), "c2").await?;
     let c3 = add(c1.clone(), "c3").await?;
     let c4 = add(c3.clone(), "c4").await?;
-    let w = |l: &str| write(l, "", "ch", jv(json!(l)));
-    let (got, call) = history(&cx, &c4, &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[w("c1"), w("c3")], Some(snap("", 0)))?;
-    let (got, call) = history(&cx, &c2, &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[w("c1")], Some(snap("", 0)))
+    let w = |l: &str| pending(l, "", "ch", jv(json!(l)));
+    let got = history(&cx, &c4, &["ch"]).await?;
+    expect_history(&got, "ch", &[w("c1"), w("c3")], Some(snap("", 0)))?;
+    let got = history(&cx, &c2, &["ch"]).await?;
+    expect_history(&got, "ch", &[w("c1")], Some(snap("", 0)))
 }
 
 /// Parent links that run against id order: ids i0 < i1 < i2, chain i2 (snapshot) <- i0 <-
 /// i1. From i1 the walk visits i0 then i2 (by parent_config, not by id): writes [i0's],
 /// seed i2's snapshot.
-async fn follows_parent_links_not_id_order(cx: Cx) -> CaseResult {
+async fn follows_parent_links_not_id_order(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = new_ids(3);
     let root = CheckpointConfig::new(&t);
@@ -358,15 +341,15 @@ async fn follows_parent_links_not_id_order(cx: Cx) -> CaseResult {
     cx.put_writes(&c0, vec![("ch", jv(json!("at-i0")))], "task-i0", "").await?;
     let c1 = cx.put(&c0, Step::new(&ids[1])).await?;
     cx.put_writes(&c1, vec![("ch", jv(json!("at-i1")))], "task-i1", "").await?;
-    let (got, call) = history(&cx, &c1, &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[write("task-i0", "", "ch", jv(json!("at-i0")))], Some(snap("", 2)))
+    let got = history(&cx, &c1, &["ch"]).await?;
+    expect_history(&got, "ch", &[pending("task-i0", "", "ch", jv(json!("at-i0")))], Some(snap("", 2)))
 }
 
 /// Several tasks write the channel at one ancestor, put in no particular order: within the
 /// ancestor the writes come in `get_tuple` order (task_path, task_id, index with index
 /// compared as a number, so 2 before 10), other channels left out; then the next
 /// ancestor's writes.
-async fn several_tasks_in_get_tuple_order(cx: Cx) -> CaseResult {
+async fn several_tasks_in_get_tuple_order(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c0 = cx.put(&CheckpointConfig::new(&t), Step::fresh().typed("ch", snap("", 0), 1)).await?;
     let c1 = cx.put(&c0, Step::fresh()).await?;
@@ -387,79 +370,79 @@ async fn several_tasks_in_get_tuple_order(cx: Cx) -> CaseResult {
     cx.put_writes(&c2, vec![("ch", jv(json!("z0")))], "t-z", "").await?;
     let head = cx.put(&c2, Step::fresh()).await?;
     cx.put_writes(&head, vec![("ch", jv(json!("head")))], "t-h", "").await?;
-    let (got, call) = history(&cx, &head, &["ch"]).await?;
+    let got = history(&cx, &head, &["ch"]).await?;
     let want = [
-        write("t-c", "~1", "ch", jv(json!("c0"))),
-        write("t-c", "~1", "ch", jv(json!("c2"))),
-        write("t-a", "~2", "ch", jv(json!("a1"))),
-        write("t-b", "~2", "ch", jv(json!("b0"))),
-        write("t-d", "~3", "ch", jv(json!("d2"))),
-        write("t-d", "~3", "ch", jv(json!("d10"))),
-        write("t-z", "", "ch", jv(json!("z0"))),
+        pending("t-c", "~1", "ch", jv(json!("c0"))),
+        pending("t-c", "~1", "ch", jv(json!("c2"))),
+        pending("t-a", "~2", "ch", jv(json!("a1"))),
+        pending("t-b", "~2", "ch", jv(json!("b0"))),
+        pending("t-d", "~3", "ch", jv(json!("d2"))),
+        pending("t-d", "~3", "ch", jv(json!("d10"))),
+        pending("t-z", "", "ch", jv(json!("z0"))),
     ];
-    ensure_history(&call, &got, "ch", &want, Some(snap("", 0)))
+    expect_history(&got, "ch", &want, Some(snap("", 0)))
 }
 
 /// A target `get_tuple` does not find: an id stored only in another namespace of the
 /// thread, and a thread with no checkpoint at all. There is nothing to walk: Ok, one entry
 /// per requested channel, each with no writes and no seed (see the module docs).
-async fn missing_target_gives_empty_entries(cx: Cx) -> CaseResult {
+async fn missing_target_gives_empty_entries(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "child:1", "ch", 3, &[0]).await?;
-    let elsewhere = at(&t, "", id_of(&c[2]));
-    let unknown = at(&cx.thread("missing"), "", &new_id());
+    let elsewhere = at(&t, "").with_id(id_of(&c[2]));
+    let unknown = at(&cx.thread("missing"), "").with_id(new_id());
     let no_id = CheckpointConfig::new(cx.thread("empty"));
     for cfg in [elsewhere, unknown, no_id] {
-        let (got, call) = history(&cx, &cfg, &["ch", "other"]).await?;
-        ensure_history(&call, &got, "ch", &[], None)?;
-        ensure_history(&call, &got, "other", &[], None)?;
+        let got = history(&cx, &cfg, &["ch", "other"]).await?;
+        expect_history(&got, "ch", &[], None)?;
+        expect_history(&got, "other", &[], None)?;
     }
     Ok(())
 }
 
 /// A config without `checkpoint_id` resolves to the latest checkpoint (greatest id), as
 /// `get_tuple` does, even when a checkpoint with a smaller id was put after it.
-async fn no_checkpoint_id_resolves_latest(cx: Cx) -> CaseResult {
+async fn no_checkpoint_id_resolves_latest(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = new_ids(5);
     let chain_ids = [ids[0].clone(), ids[1].clone(), ids[2].clone(), ids[4].clone()];
     let c = delta_chain(&cx, &t, "", "ch", &chain_ids, &[0], "").await?;
     let late = cx.put(&c[0], Step::new(&ids[3])).await?;
     cx.put_writes(&late, vec![("ch", jv(json!("late-branch")))], "task-late", "").await?;
-    let (got, call) = history(&cx, &CheckpointConfig::new(&t), &["ch"]).await?;
+    let got = history(&cx, &CheckpointConfig::new(&t), &["ch"]).await?;
     let want: Vec<_> = (1..=2).map(|i| step_write("ch", "", i)).collect();
-    ensure_history(&call, &got, "ch", &want, Some(snap("", 0)))
+    expect_history(&got, "ch", &want, Some(snap("", 0)))
 }
 
 /// The target's own stored value is not the seed: the walk starts at its parent.
-async fn target_own_value_is_not_seed(cx: Cx) -> CaseResult {
+async fn target_own_value_is_not_seed(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "", "ch", 2, &[0]).await?;
     let head = cx.put(&c[1], Step::fresh().typed("ch", snap("", 2), 3)).await?;
-    let (got, call) = history(&cx, &head, &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[step_write("ch", "", 1)], Some(snap("", 0)))
+    let got = history(&cx, &head, &["ch"]).await?;
+    expect_history(&got, "ch", &[step_write("ch", "", 1)], Some(snap("", 0)))
 }
 
 /// Exactly one entry per requested channel: a channel written next to the requested one
 /// is left out (and its writes do not leak into the requested one's), and a requested
 /// channel that was never written has an entry with no writes and no seed.
-async fn one_entry_per_requested_channel(cx: Cx) -> CaseResult {
+async fn one_entry_per_requested_channel(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c0 =
         cx.put(&CheckpointConfig::new(&t), Step::fresh().value("a", json!("a0"), 1).value("b", json!("b0"), 1)).await?;
     let c1 = cx.put(&c0, Step::fresh()).await?;
     cx.put_writes(&c1, vec![("b", jv(json!("b1"))), ("a", jv(json!("a1")))], "task-1", "").await?;
     let head = cx.put(&c1, Step::fresh()).await?;
-    let (got, call) = history(&cx, &head, &["a", "never"]).await?;
-    ensure_history(&call, &got, "a", &[write("task-1", "", "a", jv(json!("a1")))], Some(jv(json!("a0"))))?;
-    ensure_history(&call, &got, "never", &[], None)
+    let got = history(&cx, &head, &["a", "never"]).await?;
+    expect_history(&got, "a", &[pending("task-1", "", "a", jv(json!("a1")))], Some(jv(json!("a0"))))?;
+    expect_history(&got, "never", &[], None)
 }
 
 /// An ancestor that keeps the channel unchanged (its version only, the value stored by an
 /// older checkpoint) reads a value for it, so it is the seed ancestor: c0 stores `v`, c1
 /// keeps it, c2 lacks it. From c3: writes of c1 and c2, seed `v`; c0's write is older than
 /// the seed.
-async fn seed_found_through_unchanged_version(cx: Cx) -> CaseResult {
+async fn seed_found_through_unchanged_version(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c0 = cx.put(&CheckpointConfig::new(&t), Step::fresh().value("ch", json!("v"), 1)).await?;
     cx.put_writes(&c0, vec![("ch", jv(json!("w0")))], "task-0", "").await?;
@@ -468,14 +451,14 @@ async fn seed_found_through_unchanged_version(cx: Cx) -> CaseResult {
     let c2 = cx.put(&c1, Step::fresh()).await?;
     cx.put_writes(&c2, vec![("ch", jv(json!("w2")))], "task-2", "").await?;
     let head = cx.put(&c2, Step::fresh()).await?;
-    let (got, call) = history(&cx, &head, &["ch"]).await?;
-    let want = [write("task-1", "", "ch", jv(json!("w1"))), write("task-2", "", "ch", jv(json!("w2")))];
-    ensure_history(&call, &got, "ch", &want, Some(jv(json!("v"))))
+    let got = history(&cx, &head, &["ch"]).await?;
+    let want = [pending("task-1", "", "ch", jv(json!("w1"))), pending("task-2", "", "ch", jv(json!("w2")))];
+    expect_history(&got, "ch", &want, Some(jv(json!("v"))))
 }
 
 /// An ancestor whose channel is in `new_versions` but has no value is empty (absent on
 /// read, CONTRACT §2 put), so it is not a seed and the walk goes on to c0.
-async fn empty_channel_is_not_seed(cx: Cx) -> CaseResult {
+async fn empty_channel_is_not_seed(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c0 = cx.put(&CheckpointConfig::new(&t), Step::fresh().value("ch", json!("snap"), 1)).await?;
     cx.put_writes(&c0, vec![("ch", jv(json!("w0")))], "task-0", "").await?;
@@ -484,36 +467,36 @@ async fn empty_channel_is_not_seed(cx: Cx) -> CaseResult {
     let c1 = cx.put(&c0, empty).await?;
     cx.put_writes(&c1, vec![("ch", jv(json!("w1")))], "task-1", "").await?;
     let head = cx.put(&c1, Step::fresh()).await?;
-    let (got, call) = history(&cx, &head, &["ch"]).await?;
-    let want = [write("task-0", "", "ch", jv(json!("w0"))), write("task-1", "", "ch", jv(json!("w1")))];
-    ensure_history(&call, &got, "ch", &want, Some(jv(json!("snap"))))
+    let got = history(&cx, &head, &["ch"]).await?;
+    let want = [pending("task-0", "", "ch", jv(json!("w0"))), pending("task-1", "", "ch", jv(json!("w1")))];
+    expect_history(&got, "ch", &want, Some(jv(json!("snap"))))
 }
 
 /// The history of a checkpoint in the middle of a chain ignores everything after it.
-async fn older_target_ignores_descendants(cx: Cx) -> CaseResult {
+async fn older_target_ignores_descendants(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "", "ch", 5, &[0]).await?;
-    let (got, call) = history(&cx, &c[2], &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[step_write("ch", "", 1)], Some(snap("", 0)))
+    let got = history(&cx, &c[2], &["ch"]).await?;
+    expect_history(&got, "ch", &[step_write("ch", "", 1)], Some(snap("", 0)))
 }
 
 /// Re-putting an ancestor with another parent (CONTRACT §2: a re-put replaces the parent
 /// and keeps the writes) changes the walk: c0 (snapshot) <- c1 <- c2 <- c3, then c2 is put
 /// again with parent c0. From c3: c2's write, then c0's snapshot; c1 is no longer on the
 /// path.
-async fn follows_replaced_parent(cx: Cx) -> CaseResult {
+async fn follows_replaced_parent(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "", "ch", 4, &[0]).await?;
     cx.put(&c[0], Step::new(id_of(&c[2])).meta("step", json!(2))).await?;
-    let (got, call) = history(&cx, &c[3], &["ch"]).await?;
-    ensure_history(&call, &got, "ch", &[step_write("ch", "", 2)], Some(snap("", 0)))
+    let got = history(&cx, &c[3], &["ch"]).await?;
+    expect_history(&got, "ch", &[step_write("ch", "", 2)], Some(snap("", 0)))
 }
 
 /// A chain of 120 checkpoints without a snapshot: every write but the head's, oldest first.
-async fn long_chain_in_order(cx: Cx) -> CaseResult {
+async fn long_chain_in_order(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c = chain_n(&cx, &t, "", "ch", 120, &[]).await?;
-    let (got, call) = history(&cx, &c[119], &["ch"]).await?;
+    let got = history(&cx, &c[119], &["ch"]).await?;
     let want: Vec<_> = (0..119).map(|i| step_write("ch", "", i)).collect();
-    ensure_history(&call, &got, "ch", &want, None)
+    expect_history(&got, "ch", &want, None)
 }

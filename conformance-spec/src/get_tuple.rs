@@ -2,13 +2,12 @@
 //! or the greatest id of the thread and namespace), with which config, parent config and
 //! pending writes, in which order.
 
-use std::collections::BTreeMap;
-
 use conformance_core::{Capability, CheckpointConfig, ERROR, INTERRUPT, RESUME};
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::cx::{ensure_checkpoint_eq, ensure_eq, ensure_invalid_config, ensure_map_eq, ensure_writes, CaseResult, Cx};
-use crate::fixtures::{jv, metadata, new_id, new_ids, pending, Step};
+use crate::calls::Cx;
+use crate::compare::Checked;
+use crate::data::{jv, metadata, new_id, new_ids, pending, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
@@ -34,7 +33,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
 
 /// CONTRACT §2 get_tuple: a thread that was never written has no checkpoint, with or
 /// without an id.
-async fn unknown_thread_returns_none(cx: Cx) -> CaseResult {
+async fn unknown_thread_returns_none(cx: Cx) -> Checked {
     let cfg = cx.config("never-written");
     cx.get_none(&cfg).await?;
     cx.get_none(&cfg.clone().with_id(new_id())).await?;
@@ -43,7 +42,7 @@ async fn unknown_thread_returns_none(cx: Cx) -> CaseResult {
 
 /// CONTRACT §2 get_tuple: an id that is not stored gives none, also when it is greater than
 /// every stored id (never the latest instead) or lies between two stored ids.
-async fn unknown_id_returns_none(cx: Cx) -> CaseResult {
+async fn unknown_id_returns_none(cx: Cx) -> Checked {
     let ids = new_ids(3);
     let cfg = cx.config("main");
     cx.put(&cfg, Step::new(&ids[0])).await?;
@@ -55,61 +54,67 @@ async fn unknown_id_returns_none(cx: Cx) -> CaseResult {
 
 /// CONTRACT §2 get_tuple: without an id, the checkpoint with the greatest id of the thread
 /// and namespace, with its own metadata and parent.
-async fn without_id_returns_greatest_id(cx: Cx) -> CaseResult {
+async fn without_id_returns_greatest_id(cx: Cx) -> Checked {
     let thread = cx.thread("main");
     let chain = cx.chain(&thread, "", 3).await?;
     let latest = CheckpointConfig::new(&thread);
     let t = cx.get_some(&latest).await?;
-    ensure_eq(format!("get_tuple({latest}): config"), &chain[2], &t.config)?;
-    ensure_eq(format!("get_tuple({latest}): metadata[\"step\"]"), &Some(&json!(2)), &t.metadata.get("step"))?;
-    ensure_eq(format!("get_tuple({latest}): parent_config"), &Some(chain[1].clone()), &t.parent_config)
+    t.diffs()
+        .config(&chain[2], &t.config)
+        .metadata_key("step", &json!(2), &t.metadata)
+        .parent_config(Some(&chain[1]), t.parent_config.as_ref())
+        .finish()
 }
 
 /// CONTRACT §2 get_tuple: "latest" is the greatest id, not the last one put: ids put out
 /// of order (the greatest first) still give the greatest.
-async fn without_id_returns_greatest_id_not_last_put(cx: Cx) -> CaseResult {
+async fn without_id_returns_greatest_id_not_last_put(cx: Cx) -> Checked {
     let ids = new_ids(3);
     let cfg = cx.config("main");
     for i in [2, 0, 1] {
         cx.put(&cfg, Step::new(&ids[i]).meta("step", json!(i))).await?;
     }
-    let t = cx.get_some(&cfg).await?;
-    ensure_eq(format!("get_tuple({cfg}) after putting ids 3rd, 1st, 2nd: checkpoint.id"), &ids[2], &t.checkpoint.id)?;
-    ensure_eq(format!("get_tuple({cfg}): config.checkpoint_id"), &Some(ids[2].clone()), &t.config.checkpoint_id)
+    let t = cx.after("after putting ids 3rd, 1st, 2nd").get_some(&cfg).await?;
+    t.diffs()
+        .eq("checkpoint.id", &ids[2], &t.checkpoint.id)
+        .eq("config.checkpoint_id", &Some(ids[2].clone()), &t.config.checkpoint_id)
+        .finish()
 }
 
 /// CONTRACT §2 get_tuple, bug scenario S10 (get side): without an id, the greatest id of
 /// *this* namespace; a newer checkpoint in another namespace is not it.
-async fn without_id_is_scoped_to_namespace(cx: Cx) -> CaseResult {
+async fn without_id_is_scoped_to_namespace(cx: Cx) -> Checked {
     let thread = cx.thread("main");
     let root = CheckpointConfig::new(&thread);
     let child = root.clone().with_ns("child:1");
     let r1 = cx.put(&root, Step::fresh()).await?;
     let k1 = cx.put(&child, Step::fresh()).await?;
     let t = cx.get_some(&root).await?;
-    ensure_eq(format!("get_tuple({root}): config"), &r1, &t.config)?;
+    t.expect_config(&r1)?;
     let t = cx.get_some(&child).await?;
-    ensure_eq(format!("get_tuple({child}): config"), &k1, &t.config)?;
+    t.expect_config(&k1)?;
     cx.get_none(&root.with_ns("child:2")).await
 }
 
 /// CONTRACT §2 get_tuple: with an id, exactly that checkpoint (not the latest), with its
 /// own metadata and parent.
-async fn with_id_returns_exactly_that_checkpoint(cx: Cx) -> CaseResult {
+async fn with_id_returns_exactly_that_checkpoint(cx: Cx) -> Checked {
     let thread = cx.thread("main");
     let chain = cx.chain(&thread, "", 3).await?;
     let t = cx.get_some(&chain[1]).await?;
-    ensure_eq(format!("get_tuple({}): config", chain[1]), &chain[1], &t.config)?;
-    ensure_eq(format!("get_tuple({}): metadata[\"step\"]", chain[1]), &Some(&json!(1)), &t.metadata.get("step"))?;
-    ensure_eq(format!("get_tuple({}): parent_config", chain[1]), &Some(chain[0].clone()), &t.parent_config)?;
+    t.diffs()
+        .config(&chain[1], &t.config)
+        .metadata_key("step", &json!(1), &t.metadata)
+        .parent_config(Some(&chain[0]), t.parent_config.as_ref())
+        .finish()?;
     let t = cx.get_some(&chain[0]).await?;
-    ensure_eq(format!("get_tuple({}): config", chain[0]), &chain[0], &t.config)
+    t.expect_config(&chain[0])
 }
 
 /// CONTRACT §2 get_tuple: with an id, the checkpoint in the config's namespace only. The
 /// same id exists in the root and in `child:1` with different values; an id stored only in
 /// the root is none in `child:1`.
-async fn with_id_respects_namespace(cx: Cx) -> CaseResult {
+async fn with_id_respects_namespace(cx: Cx) -> Checked {
     let thread = cx.thread("main");
     let (shared, root_only) = (new_id(), new_id());
     let root = CheckpointConfig::new(&thread);
@@ -120,19 +125,14 @@ async fn with_id_respects_namespace(cx: Cx) -> CaseResult {
     for (cfg, who) in [(&root, "root"), (&child, "child")] {
         let at = cfg.clone().with_id(&shared);
         let t = cx.get_some(&at).await?;
-        ensure_eq(format!("get_tuple({at}): config"), &at, &t.config)?;
-        ensure_eq(
-            format!("get_tuple({at}): channel_values[\"who\"]"),
-            &Some(&jv(json!(who))),
-            &t.checkpoint.channel_values.get("who"),
-        )?;
+        t.diffs().config(&at, &t.config).channel_value("who", &jv(json!(who)), &t.checkpoint).finish()?;
     }
     cx.get_none(&child.with_id(&root_only)).await
 }
 
 /// CONTRACT §2 get_tuple: with an id, the checkpoint in the config's thread only; an id
 /// stored in another thread is none here.
-async fn with_id_respects_thread(cx: Cx) -> CaseResult {
+async fn with_id_respects_thread(cx: Cx) -> Checked {
     let one = cx.config("one");
     let two = cx.config("two");
     let stored = cx.put(&one, Step::fresh()).await?;
@@ -143,21 +143,21 @@ async fn with_id_respects_thread(cx: Cx) -> CaseResult {
 
 /// CONTRACT §1 "Checkpoint tuple": the tuple's config names the thread, the namespace and
 /// the id, both when the id was asked for and when it was not.
-async fn config_names_thread_namespace_and_id(cx: Cx) -> CaseResult {
+async fn config_names_thread_namespace_and_id(cx: Cx) -> Checked {
     let cfg = cx.config("main").with_ns("child:abc");
     let step = Step::fresh();
     let want = cfg.clone().with_id(step.id());
     cx.put(&cfg, step).await?;
     for read in [&cfg, &want] {
         let t = cx.get_some(read).await?;
-        ensure_eq(format!("get_tuple({read}): config"), &want, &t.config)?;
+        t.expect_config(&want)?;
     }
     Ok(())
 }
 
 /// CONTRACT §1 "Checkpoint": every field round-trips exactly: `v`, `id`, `ts` (also an
 /// empty one), `channel_values`, `channel_versions`, `versions_seen`, `updated_channels`.
-async fn checkpoint_fields_roundtrip_exactly(cx: Cx) -> CaseResult {
+async fn checkpoint_fields_roundtrip_exactly(cx: Cx) -> Checked {
     let full = Step::fresh()
         .value("k", json!("v"), 1)
         .typed("s", jv(json!([1, 2])), "00000000000000000000000000000001.0.5")
@@ -175,27 +175,25 @@ async fn checkpoint_fields_roundtrip_exactly(cx: Cx) -> CaseResult {
         let want = step.checkpoint.clone();
         let at = cx.put(&cx.config("main"), step).await?;
         let t = cx.get_some(&at).await?;
-        ensure_checkpoint_eq(format!("get_tuple({at}): checkpoint"), &want, &t.checkpoint)?;
+        t.diffs().checkpoint(&want, &t.checkpoint).finish()?;
     }
     Ok(())
 }
 
 /// CONTRACT §1 "Metadata": the metadata reads back exactly as put, with no key added or
 /// removed.
-async fn metadata_roundtrips_exactly(cx: Cx) -> CaseResult {
+async fn metadata_roundtrips_exactly(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let md = metadata(json!({"source": "input", "step": -1, "parents": {}}));
     let at = cx.put(&cfg, Step::fresh().metadata(md.clone())).await?;
     let t = cx.get_some(&at).await?;
-    let (want, got): (BTreeMap<String, Value>, BTreeMap<String, Value>) =
-        (md.into_iter().collect(), t.metadata.into_iter().collect());
-    ensure_map_eq(format!("get_tuple({at}): metadata"), &want, &got)
+    t.diffs().metadata(&md, &t.metadata).finish()
 }
 
 /// CONTRACT §1 "Checkpoint tuple", bug scenario S09: `parent_config` names the thread, the
 /// namespace and the parent id (never the checkpoint itself), and is none for a checkpoint
 /// without a parent; read with and without an id, in the root and in a child namespace.
-async fn parent_config_names_thread_namespace_and_parent(cx: Cx) -> CaseResult {
+async fn parent_config_names_thread_namespace_and_parent(cx: Cx) -> Checked {
     let thread = cx.thread("main");
     for ns in ["", "child:1"] {
         let cfg = CheckpointConfig::new(&thread).with_ns(ns);
@@ -203,30 +201,25 @@ async fn parent_config_names_thread_namespace_and_parent(cx: Cx) -> CaseResult {
         let c2 = cx.put(&c1, Step::fresh()).await?;
         for read in [&c2, &cfg] {
             let t = cx.get_some(read).await?;
-            ensure_eq(format!("get_tuple({read}): parent_config"), &Some(c1.clone()), &t.parent_config)?;
+            t.expect_parent(Some(&c1))?;
         }
         let t = cx.get_some(&c1).await?;
-        ensure_eq(format!("get_tuple({c1}): parent_config"), &None, &t.parent_config)?;
+        t.expect_parent(None)?;
     }
     Ok(())
 }
 
 /// CONTRACT §1 "Checkpoint tuple": `pending_writes` carry the task id, task path, channel
 /// and value of each write.
-async fn pending_writes_carry_task_channel_and_value(cx: Cx) -> CaseResult {
+async fn pending_writes_carry_task_channel_and_value(cx: Cx) -> Checked {
     let at = cx.put(&cx.config("main"), Step::fresh()).await?;
     cx.put_writes(&at, vec![("ch", jv(json!("val")))], "task-1", "").await?;
-    let t = cx.get_some(&at).await?;
-    ensure_writes(
-        format!("get_tuple({at}): pending_writes"),
-        &[pending("task-1", "", "ch", jv(json!("val")))],
-        &t.pending_writes,
-    )
+    cx.expect_writes(&at, &[pending("task-1", "", "ch", jv(json!("val")))]).await
 }
 
 /// CONTRACT §2 get_tuple: `pending_writes` are ordered by `task_path` first (`""` first),
 /// then `task_id`, whatever order they were written in.
-async fn pending_writes_ordered_by_task_path_then_task_id(cx: Cx) -> CaseResult {
+async fn pending_writes_ordered_by_task_path_then_task_id(cx: Cx) -> Checked {
     let at = cx.put(&cx.config("main"), Step::fresh()).await?;
     // Neither call order nor task-id order is the expected order.
     let calls = [("b", "~1", 1), ("a", "~2", 2), ("z", "", 3), ("d", "~0", 4), ("c", "~0", 5)];
@@ -240,14 +233,13 @@ async fn pending_writes_ordered_by_task_path_then_task_id(cx: Cx) -> CaseResult 
         pending("b", "~1", "x", jv(json!(1))),
         pending("a", "~2", "x", jv(json!(2))),
     ];
-    let t = cx.get_some(&at).await?;
-    ensure_writes(format!("get_tuple({at}): pending_writes"), &want, &t.pending_writes)
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §2 get_tuple: within a task, `pending_writes` are ordered by index compared as
 /// a signed integer: special channels (-4..-1) first, then positions 0, 1, 2, ..., 10, 11
 /// (not `"10"` before `"2"`, not negatives last).
-async fn pending_writes_index_compared_as_signed_integer(cx: Cx) -> CaseResult {
+async fn pending_writes_index_compared_as_signed_integer(cx: Cx) -> Checked {
     let at = cx.put(&cx.config("main"), Step::fresh()).await?;
     let names: Vec<String> = (0..12).map(|i| format!("c{i}")).collect();
     let regular: Vec<(&str, _)> = names.iter().enumerate().map(|(i, n)| (n.as_str(), jv(json!(i)))).collect();
@@ -265,16 +257,14 @@ async fn pending_writes_index_compared_as_signed_integer(cx: Cx) -> CaseResult {
         pending("task-1", "", ERROR, jv(json!("e"))),
     ];
     want.extend(names.iter().enumerate().map(|(i, n)| pending("task-1", "", n, jv(json!(i)))));
-    let t = cx.get_some(&at).await?;
-    ensure_writes(format!("get_tuple({at}): pending_writes"), &want, &t.pending_writes)
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §1 "Config": an empty `thread_id` is an `InvalidConfig` error, never a panic,
 /// never "no checkpoint".
-async fn empty_thread_id_is_invalid_config(cx: Cx) -> CaseResult {
+async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
     for cfg in [CheckpointConfig::new(""), CheckpointConfig::new("").with_ns("child:1").with_id(new_id())] {
-        let r = cx.try_get(&cfg).await;
-        ensure_invalid_config(format!("get_tuple({cfg})"), r.map(|t| t.map(|t| t.config)))?;
+        cx.try_get(&cfg).await.map(|r| r.map(|t| t.map(|t| t.config))).expect_invalid_config()?;
     }
     Ok(())
 }

@@ -5,9 +5,13 @@
 //! [`validate`] runs them against a [`Registration`]. `docs/upstream-mapping.md` maps every
 //! upstream Python test to its counterpart here.
 //!
-//! A case is an `async fn(Cx) -> CaseResult`: it gets a fresh saver (through [`Cx`]) and
-//! fails with a message naming the call, the checkpoint, what was expected and what came
-//! back.
+//! A case is an `async fn(Cx) -> Checked`: it gets a fresh saver (through [`Cx`]) and
+//! fails with a message naming the call, the checkpoint, the field, what was expected and
+//! what came back, for every difference it found. Three modules serve the cases, one job
+//! each: [`calls`] makes the saver calls (each read is a [`Reply`] that carries its call's
+//! description), [`compare`] compares what came back ([`compare::Diffs`]), and [`data`]
+//! builds what is put and expected. A case module uses those three and never another
+//! case module.
 //!
 //! The property capabilities of CONTRACT §4 are [`concurrency`] (many tasks, and two
 //! instances, at once) and [`durability`] (a new instance reads what was written; a child
@@ -18,9 +22,10 @@
 
 #![warn(missing_docs)]
 
+pub mod calls;
+pub mod compare;
 pub mod crash;
-pub mod cx;
-pub mod fixtures;
+pub mod data;
 pub mod harness;
 
 pub mod concurrency;
@@ -35,12 +40,12 @@ pub mod upstream;
 pub mod copy_thread;
 pub mod delete_for_runs;
 pub mod delta_channel_history;
-mod ext_helpers;
 pub mod prune;
 
+pub use calls::{Cx, Reply};
+pub use compare::Checked;
 pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
 pub use crash::{child_main_if_requested, child_main_if_requested_among};
-pub use cx::{CaseResult, Cx};
 
 /// Builds a module's case list: `spec_cases!(Capability::Put => [roundtrip ["test_put_roundtrip"], other])`.
 /// Each entry is an `async fn(Cx) -> CaseResult` in scope, optionally followed by the

@@ -4,12 +4,12 @@
 //! Every case compares the exact ids (and namespaces) that come back, in order: a count
 //! alone would pass a saver that returns the wrong checkpoints.
 
-use conformance_core::{Capability, CheckpointConfig, ListOptions, PendingWrite, ERROR};
+use conformance_core::{Capability, Failure, ListOptions, ERROR};
 use serde_json::{json, Value};
 
-use crate::cx::{describe_options, describe_writes, ensure, ensure_eq, ensure_same_tuples, ids_of, CaseResult, Cx};
-use crate::fixtures::{jv, metadata, Ids, Step};
-use crate::Failure;
+use crate::calls::Cx;
+use crate::compare::{ensure, Checked, Diffs};
+use crate::data::{at, jv, metadata, pending, Ids, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
@@ -57,18 +57,13 @@ pub fn cases() -> Vec<crate::SpecCase> {
     ])
 }
 
-/// A config on (`thread`, `ns`) with no checkpoint id (a put without parent).
-fn at(thread: &str, ns: &str) -> CheckpointConfig {
-    CheckpointConfig::new(thread).with_ns(ns)
-}
-
 /// `Step` for checkpoint `label` of `ids` with exactly the metadata `meta` (a JSON object).
 fn step(ids: &Ids, label: &str, meta: Value) -> Step {
     Step::new(ids.id(label)).metadata(metadata(meta))
 }
 
 /// Puts each `(label, metadata)` on (`thread`, `""`) without parents, in the given order.
-async fn put_unchained(cx: &Cx, ids: &Ids, thread: &str, items: &[(&str, Value)]) -> CaseResult {
+async fn put_unchained(cx: &Cx, ids: &Ids, thread: &str, items: &[(&str, Value)]) -> Checked {
     for (label, meta) in items {
         cx.put(&at(thread, ""), step(ids, label, meta.clone())).await?;
     }
@@ -99,23 +94,25 @@ fn filter(value: Value) -> ListOptions {
 
 /// Every checkpoint of the thread comes back, each exactly once with its own metadata
 /// (upstream counts 4; we check which 4 and what they carry).
-async fn lists_every_checkpoint_of_thread(cx: Cx) -> CaseResult {
+async fn lists_every_checkpoint_of_thread(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &ListOptions::all(), &["c3", "c2", "c1", "c0"]).await?;
-    for tuple in cx.list(&t, &ListOptions::all()).await? {
+    let listed = cx.list_all(&t).await?;
+    let mut d = listed.diffs();
+    for tuple in listed.iter() {
         let label = ids.label(&tuple.checkpoint.id);
         let i: usize = label.trim_start_matches('c').parse().unwrap_or(usize::MAX);
         let source = ["input", "loop", "input", "loop"].get(i).copied().unwrap_or("?");
         let want = metadata(json!({"source": source, "step": i, "parents": {}}));
-        ensure_eq(format!("list(thread={t}): metadata of {label} ({})", tuple.config), &want, &tuple.metadata)?;
+        d.of(format_args!("{listed}: tuple {label} ({})", tuple.config)).metadata(&want, &tuple.metadata);
     }
-    Ok(())
+    d.finish()
 }
 
 /// Scope is the config's thread, matched exactly: an unknown thread lists nothing, and a
 /// thread whose id extends this one (`T` vs `T0`) is not included.
-async fn scope_is_the_thread(cx: Cx) -> CaseResult {
+async fn scope_is_the_thread(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let longer = format!("{t}0");
     let ids = list_data(&cx, &t).await?;
@@ -129,7 +126,7 @@ async fn scope_is_the_thread(cx: Cx) -> CaseResult {
 
 /// A namespace scope returns that namespace only: the root `""` is a namespace like any
 /// other, and neither a sibling nor a namespace sharing a prefix leaks in.
-async fn namespace_scope_is_exact(cx: Cx) -> CaseResult {
+async fn namespace_scope_is_exact(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["r", "k1", "k2"]);
     cx.put(&at(&t, ""), step(&ids, "r", json!({}))).await?;
@@ -143,14 +140,14 @@ async fn namespace_scope_is_exact(cx: Cx) -> CaseResult {
 }
 
 /// S12: checkpoints come back newest id first.
-async fn newest_id_first(cx: Cx) -> CaseResult {
+async fn newest_id_first(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &ListOptions::all(), &["c3", "c2", "c1", "c0"]).await
 }
 
 /// S07: a single-key filter returns exactly the matching checkpoints, newest first.
-async fn filter_single_key(cx: Cx) -> CaseResult {
+async fn filter_single_key(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &filter(json!({"source": "input"})), &["c2", "c0"]).await?;
@@ -158,7 +155,7 @@ async fn filter_single_key(cx: Cx) -> CaseResult {
 }
 
 /// An integer filter value matches that step only; `0` is a value like any other.
-async fn filter_integer_value(cx: Cx) -> CaseResult {
+async fn filter_integer_value(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &filter(json!({"step": 1})), &["c1"]).await?;
@@ -167,7 +164,7 @@ async fn filter_integer_value(cx: Cx) -> CaseResult {
 }
 
 /// Every filter key must match (AND, never OR).
-async fn filter_all_keys_must_match(cx: Cx) -> CaseResult {
+async fn filter_all_keys_must_match(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["a", "b", "c"]);
     put_unchained(
@@ -187,7 +184,7 @@ async fn filter_all_keys_must_match(cx: Cx) -> CaseResult {
 }
 
 /// A filter nothing matches returns nothing, also when some of its keys do match.
-async fn filter_without_match_returns_nothing(cx: Cx) -> CaseResult {
+async fn filter_without_match_returns_nothing(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &filter(json!({"source": "update", "step": 99})), &[]).await?;
@@ -197,7 +194,7 @@ async fn filter_without_match_returns_nothing(cx: Cx) -> CaseResult {
 
 /// Keys outside the well-known ones filter like any other, and the listed metadata
 /// carries every key as stored.
-async fn filter_custom_keys(cx: Cx) -> CaseResult {
+async fn filter_custom_keys(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["a", "b"]);
     let meta_a = json!({"source": "loop", "step": 0, "score": 42, "run_id": "run-abc"});
@@ -205,21 +202,18 @@ async fn filter_custom_keys(cx: Cx) -> CaseResult {
     put_unchained(&cx, &ids, &t, &[("a", meta_a.clone()), ("b", meta_b)]).await?;
     cx.expect_list(&ids, &t, &filter(json!({"score": 42})), &["a"]).await?;
     cx.expect_list(&ids, &t, &filter(json!({"run_id": "run-xyz"})), &["b"]).await?;
-    let opts = filter(json!({"score": 42}));
-    let got = cx.list(&t, &opts).await?;
+    let got = cx.list(&t, &filter(json!({"score": 42}))).await?;
     let want = metadata(meta_a);
     match got.first() {
-        Some(tuple) => ensure_eq(
-            format!("list(thread={t}, {}): metadata of a ({})", describe_options(&opts), tuple.config),
-            &want,
-            &tuple.metadata,
-        ),
-        None => Err(Failure::new(format!("list(thread={t}, {}): expected a, got nothing", describe_options(&opts)))),
+        Some(tuple) => {
+            got.diffs().of(format_args!("{got}: tuple a ({})", tuple.config)).metadata(&want, &tuple.metadata).finish()
+        }
+        None => Err(Failure::new(format!("{got}: expected a, got nothing"))),
     }
 }
 
 /// S11: `before` keeps only ids strictly less than it, newest first.
-async fn before_is_strict(cx: Cx) -> CaseResult {
+async fn before_is_strict(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c2")), &["c1", "c0"]).await?;
@@ -227,7 +221,7 @@ async fn before_is_strict(cx: Cx) -> CaseResult {
 }
 
 /// S01: `limit` keeps the newest checkpoints, not any of them.
-async fn limit_keeps_newest(cx: Cx) -> CaseResult {
+async fn limit_keeps_newest(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &ListOptions::all().limit(1), &["c3"]).await?;
@@ -235,7 +229,7 @@ async fn limit_keeps_newest(cx: Cx) -> CaseResult {
 }
 
 /// S11: `limit` applies after `before`: the newest ids below the cut.
-async fn limit_applies_after_before(cx: Cx) -> CaseResult {
+async fn limit_applies_after_before(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c3")).limit(1), &["c2"]).await?;
@@ -244,7 +238,7 @@ async fn limit_applies_after_before(cx: Cx) -> CaseResult {
 
 /// A filter applies within the thread: matching checkpoints of another thread never
 /// come back.
-async fn filter_scoped_to_thread(cx: Cx) -> CaseResult {
+async fn filter_scoped_to_thread(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let u = cx.thread("other");
     let ids = list_data(&cx, &t).await?;
@@ -256,7 +250,7 @@ async fn filter_scoped_to_thread(cx: Cx) -> CaseResult {
 
 /// An unknown thread lists nothing, with or without a filter, even when another thread
 /// has checkpoints matching that filter.
-async fn unknown_thread_returns_nothing(cx: Cx) -> CaseResult {
+async fn unknown_thread_returns_nothing(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["a"]);
     put_unchained(&cx, &ids, &t, &[("a", json!({"source": "nonexistent"}))]).await?;
@@ -267,32 +261,22 @@ async fn unknown_thread_returns_nothing(cx: Cx) -> CaseResult {
 
 /// S08: a listed tuple carries its pending writes, all of them, in get_tuple order
 /// (task_path, task_id, index), equal to what get_tuple returns.
-async fn tuples_carry_pending_writes(cx: Cx) -> CaseResult {
+async fn tuples_carry_pending_writes(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c1"]);
     let cfg = cx.put(&at(&t, ""), step(&ids, "c1", json!({"source": "loop", "step": 0}))).await?;
     cx.put_writes(&cfg, vec![("x", jv(json!("vx"))), ("y", jv(json!("vy")))], "task-b", "").await?;
     cx.put_writes(&cfg, vec![("ch", jv(json!("val"))), (ERROR, jv(json!("boom")))], "task-a", "").await?;
-    let w = |task: &str, ch: &str, v: &str| PendingWrite {
-        task_id: task.to_owned(),
-        task_path: String::new(),
-        channel: ch.to_owned(),
-        value: jv(json!(v)),
-    };
+    let w = |task: &str, ch: &str, v: &str| pending(task, "", ch, jv(json!(v)));
     let want =
         vec![w("task-a", ERROR, "boom"), w("task-a", "ch", "val"), w("task-b", "x", "vx"), w("task-b", "y", "vy")];
-    let listed = cx.list(&t, &ListOptions::all()).await?;
-    let first = listed.first().ok_or_else(|| Failure::new(format!("list(thread={t}): expected c1, got nothing")))?;
-    ensure(first.pending_writes == want, || {
-        format!(
-            "list(thread={t}): pending_writes of c1 ({}): expected {}, got {}",
-            first.config,
-            describe_writes(&want),
-            describe_writes(&first.pending_writes)
-        )
-    })?;
+    let listed = cx.list_all(&t).await?;
+    let first = listed.first().ok_or_else(|| Failure::new(format!("{listed}: expected c1, got nothing")))?;
+    let mut d = listed.diffs();
+    d.of(format_args!("{listed}: tuple c1 ({})", first.config)).writes("pending_writes", &want, &first.pending_writes);
     let got = cx.get_some(&cfg).await?;
-    ensure_same_tuples(format!("list(thread={t}) vs get_tuple({cfg})"), &[got], &listed)
+    d.of(format_args!("{listed} compared with {got}")).tuples(&[got.into_value()], &listed);
+    d.finish()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -300,7 +284,7 @@ async fn tuples_carry_pending_writes(cx: Cx) -> CaseResult {
 // ---------------------------------------------------------------------------------------
 
 /// S01: `limit` 0 gives nothing (it is not "unlimited").
-async fn limit_zero_returns_nothing(cx: Cx) -> CaseResult {
+async fn limit_zero_returns_nothing(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &ListOptions::all().limit(0), &[]).await?;
@@ -308,7 +292,7 @@ async fn limit_zero_returns_nothing(cx: Cx) -> CaseResult {
 }
 
 /// S01: a `limit` at or above the count returns everything, newest first.
-async fn limit_larger_than_count_returns_all(cx: Cx) -> CaseResult {
+async fn limit_larger_than_count_returns_all(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     let all = ["c3", "c2", "c1", "c0"];
@@ -319,7 +303,7 @@ async fn limit_larger_than_count_returns_all(cx: Cx) -> CaseResult {
 
 /// S07: `limit` applies after the filter: limit 1 gives the newest *matching*
 /// checkpoint even when the thread's newest does not match.
-async fn limit_applies_after_filter(cx: Cx) -> CaseResult {
+async fn limit_applies_after_filter(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &filter(json!({"source": "input"})).limit(1), &["c2"]).await?;
@@ -328,7 +312,7 @@ async fn limit_applies_after_filter(cx: Cx) -> CaseResult {
 
 /// `limit` applies after the namespace scope: the newest of that namespace, even when a
 /// newer checkpoint exists in another one.
-async fn limit_applies_after_namespace_scope(cx: Cx) -> CaseResult {
+async fn limit_applies_after_namespace_scope(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["r0", "r1", "k0", "k1"]);
     cx.put(&at(&t, ""), step(&ids, "r0", json!({}))).await?;
@@ -344,7 +328,7 @@ async fn limit_applies_after_namespace_scope(cx: Cx) -> CaseResult {
 /// `before`", so without a namespace it keeps the newest ids across every namespace, not
 /// a share of each. Root holds c0, c2, c4, c5 and child:1 holds c1, c3 (interleaved by id,
 /// the two newest both in the root).
-async fn limit_is_global_across_namespaces(cx: Cx) -> CaseResult {
+async fn limit_is_global_across_namespaces(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c0", "c1", "c2", "c3", "c4", "c5"]);
     for (ns, label) in [("", "c0"), ("child:1", "c1"), ("", "c2"), ("child:1", "c3"), ("", "c4"), ("", "c5")] {
@@ -364,7 +348,7 @@ async fn limit_is_global_across_namespaces(cx: Cx) -> CaseResult {
 /// CONTRACT §2 list: `before` keeps "only checkpoints whose id is strictly less than
 /// `before`'s `checkpoint_id`", whatever order they were put in. Ids c1 < c2 < c3 < c4 are
 /// put c3, c1, c4, c2: before c3 gives c2, c1 (c2 was put after c3, c1 before it).
-async fn before_cuts_by_id_not_insertion_order(cx: Cx) -> CaseResult {
+async fn before_cuts_by_id_not_insertion_order(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c1", "c2", "c3", "c4"]);
     put_unchained(&cx, &ids, &t, &[("c3", json!({})), ("c1", json!({})), ("c4", json!({})), ("c2", json!({}))]).await?;
@@ -376,7 +360,7 @@ async fn before_cuts_by_id_not_insertion_order(cx: Cx) -> CaseResult {
 
 /// S11: an id that was never stored still cuts: ids below it, never "everything", and
 /// nothing when it is below every id.
-async fn before_unknown_id_still_cuts(cx: Cx) -> CaseResult {
+async fn before_unknown_id_still_cuts(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c0", "c1", "gap", "c2", "c3", "above"]);
     put_unchained(&cx, &ids, &t, &[("c0", json!({})), ("c1", json!({})), ("c2", json!({})), ("c3", json!({}))]).await?;
@@ -387,7 +371,7 @@ async fn before_unknown_id_still_cuts(cx: Cx) -> CaseResult {
 }
 
 /// `before` combined with a filter: both apply.
-async fn before_with_filter(cx: Cx) -> CaseResult {
+async fn before_with_filter(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &filter(json!({"source": "input"})).before(ids.id("c2")), &["c0"]).await?;
@@ -396,7 +380,7 @@ async fn before_with_filter(cx: Cx) -> CaseResult {
 }
 
 /// `before` cuts by id across every namespace when no namespace is given.
-async fn before_applies_across_namespaces(cx: Cx) -> CaseResult {
+async fn before_applies_across_namespaces(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c0", "c1", "c2", "c3"]);
     cx.put(&at(&t, ""), step(&ids, "c0", json!({}))).await?;
@@ -413,7 +397,7 @@ async fn before_applies_across_namespaces(cx: Cx) -> CaseResult {
 // ---------------------------------------------------------------------------------------
 
 /// Numbers compare by value: 1 matches 1.0 and 1.0 matches 1; 2 matches neither.
-async fn filter_numbers_by_value(cx: Cx) -> CaseResult {
+async fn filter_numbers_by_value(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["int", "float", "two", "half"]);
     put_unchained(
@@ -434,7 +418,7 @@ async fn filter_numbers_by_value(cx: Cx) -> CaseResult {
 }
 
 /// Booleans never equal numbers: `true` is not 1, `false` is not 0.
-async fn filter_booleans_never_equal_numbers(cx: Cx) -> CaseResult {
+async fn filter_booleans_never_equal_numbers(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["yes", "one", "no", "zero"]);
     put_unchained(
@@ -457,7 +441,7 @@ async fn filter_booleans_never_equal_numbers(cx: Cx) -> CaseResult {
 
 /// Strings match exactly: no case folding, no trimming, no prefix match, no pattern
 /// characters, and the string "1" is not the number 1.
-async fn filter_strings_exact(cx: Cx) -> CaseResult {
+async fn filter_strings_exact(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["exact", "upper", "space", "prefix", "longer", "num", "numstr", "pct"]);
     put_unchained(
@@ -484,7 +468,7 @@ async fn filter_strings_exact(cx: Cx) -> CaseResult {
 
 /// A null filter value matches a missing key or a null, and nothing else (not `false`,
 /// `0`, `""` or an empty object).
-async fn filter_null_matches_missing_or_null(cx: Cx) -> CaseResult {
+async fn filter_null_matches_missing_or_null(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["null", "missing", "text", "zero", "false", "empty", "object"]);
     put_unchained(
@@ -507,7 +491,7 @@ async fn filter_null_matches_missing_or_null(cx: Cx) -> CaseResult {
 
 /// Nested object and array values match by JSON equality: a subset or superset object
 /// does not match, array order and length matter.
-async fn filter_nested_values_by_json_equality(cx: Cx) -> CaseResult {
+async fn filter_nested_values_by_json_equality(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["obj", "subset", "superset", "arr", "reversed", "shorter", "nested"]);
     put_unchained(
@@ -533,7 +517,7 @@ async fn filter_nested_values_by_json_equality(cx: Cx) -> CaseResult {
 }
 
 /// An empty filter matches everything, including checkpoints with empty metadata.
-async fn empty_filter_matches_everything(cx: Cx) -> CaseResult {
+async fn empty_filter_matches_everything(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["empty", "full", "nulls"]);
     put_unchained(
@@ -551,7 +535,7 @@ async fn empty_filter_matches_everything(cx: Cx) -> CaseResult {
 }
 
 /// A key missing from the metadata never matches a non-null filter value.
-async fn filter_missing_key_never_matches_value(cx: Cx) -> CaseResult {
+async fn filter_missing_key_never_matches_value(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["has", "lacks"]);
     put_unchained(&cx, &ids, &t, &[("has", json!({"k": "x"})), ("lacks", json!({"source": "loop"}))]).await?;
@@ -563,7 +547,7 @@ async fn filter_missing_key_never_matches_value(cx: Cx) -> CaseResult {
 
 /// A filter key names a top-level metadata key literally: `a.b` is the key "a.b", not a
 /// path into `a`, and a key nested inside a value is not matched at top level.
-async fn filter_key_is_top_level_literal(cx: Cx) -> CaseResult {
+async fn filter_key_is_top_level_literal(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["dotted", "nested"]);
     put_unchained(&cx, &ids, &t, &[("dotted", json!({"a.b": 1})), ("nested", json!({"a": {"b": 1}, "o": {"k": "v"}}))])
@@ -578,17 +562,13 @@ async fn filter_key_is_top_level_literal(cx: Cx) -> CaseResult {
 
 /// S10: the root namespace `""` is one namespace, not "any namespace"; only a missing
 /// namespace (`None`) lists every namespace.
-async fn root_namespace_is_not_every_namespace(cx: Cx) -> CaseResult {
+async fn root_namespace_is_not_every_namespace(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["r1", "k1"]);
     cx.put(&at(&t, ""), step(&ids, "r1", json!({}))).await?;
     cx.put(&at(&t, "child:1"), step(&ids, "k1", json!({}))).await?;
     let root = cx.get_some(&at(&t, "")).await?;
-    ensure_eq(
-        format!("get_tuple({}): checkpoint id ({})", at(&t, ""), ids.legend()),
-        &"r1".to_owned(),
-        &ids.label(&root.checkpoint.id),
-    )?;
+    root.expect_eq(format_args!("checkpoint id ({})", ids.legend()), "r1", ids.label(&root.checkpoint.id).as_str())?;
     cx.expect_list_ns(&ids, &t, &ListOptions::all().ns(""), &[("", "r1")]).await?;
     cx.expect_list_ns(&ids, &t, &ListOptions::all().ns("child:1"), &[("child:1", "k1")]).await?;
     cx.expect_list_ns(&ids, &t, &ListOptions::all(), &[("child:1", "k1"), ("", "r1")]).await
@@ -596,7 +576,7 @@ async fn root_namespace_is_not_every_namespace(cx: Cx) -> CaseResult {
 
 /// Without a namespace, every namespace is listed in one order by id descending, not
 /// grouped by namespace (puts grouped by namespace catch a saver that concatenates).
-async fn all_namespaces_ordered_by_id_globally(cx: Cx) -> CaseResult {
+async fn all_namespaces_ordered_by_id_globally(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c0", "c1", "c2", "c3", "c4"]);
     cx.put(&at(&t, ""), step(&ids, "c0", json!({}))).await?;
@@ -615,7 +595,7 @@ async fn all_namespaces_ordered_by_id_globally(cx: Cx) -> CaseResult {
 
 /// Equal ids in different namespaces come back namespace ascending (puts in another
 /// order), between the newer and older ids.
-async fn equal_ids_ordered_by_namespace(cx: Cx) -> CaseResult {
+async fn equal_ids_ordered_by_namespace(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["old", "x", "new"]);
     cx.put(&at(&t, "child:2"), step(&ids, "x", json!({}))).await?;
@@ -634,7 +614,7 @@ async fn equal_ids_ordered_by_namespace(cx: Cx) -> CaseResult {
 
 /// A checkpoint id scope lists only that id (in every namespace that has it, or in the
 /// given one); an unknown id lists nothing; `before` still applies.
-async fn scope_by_checkpoint_id(cx: Cx) -> CaseResult {
+async fn scope_by_checkpoint_id(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = list_data(&cx, &t).await?;
     cx.put(&at(&t, "child:1"), step(&ids, "c1", json!({}))).await?;
@@ -649,7 +629,7 @@ async fn scope_by_checkpoint_id(cx: Cx) -> CaseResult {
 
 /// S12: order is by id, not by insertion: ids put newest first, or shuffled, still list
 /// newest first.
-async fn order_by_id_not_insertion(cx: Cx) -> CaseResult {
+async fn order_by_id_not_insertion(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c1", "c2", "c3"]);
     put_unchained(&cx, &ids, &t, &[("c3", json!({})), ("c1", json!({})), ("c2", json!({}))]).await?;
@@ -663,7 +643,7 @@ async fn order_by_id_not_insertion(cx: Cx) -> CaseResult {
 /// Each listed tuple equals, field by field, what get_tuple returns for it: config,
 /// checkpoint (with values rebuilt from earlier puts), metadata, parent_config and
 /// pending_writes, in every namespace.
-async fn listed_tuples_equal_get_tuple(cx: Cx) -> CaseResult {
+async fn listed_tuples_equal_get_tuple(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c0", "k0", "c1", "k1", "c2"]);
     let c0 = cx.put(&at(&t, ""), step(&ids, "c0", json!({"step": 0})).value("a", json!("a0"), 1)).await?;
@@ -678,27 +658,21 @@ async fn listed_tuples_equal_get_tuple(cx: Cx) -> CaseResult {
 
     let mut by_id = Vec::new();
     for cfg in [&c2, &k1, &c1, &k0, &c0] {
-        by_id.push(cx.get_some(cfg).await?);
+        by_id.push(cx.get_some(cfg).await?.into_value());
     }
-    let all = ListOptions::all();
-    ensure_same_tuples(
-        format!("list(thread={t}, {}) vs get_tuple of each", describe_options(&all)),
-        &by_id,
-        &cx.list(&t, &all).await?,
-    )?;
+    let mut d = Diffs::new();
+    let listed = cx.list_all(&t).await?;
+    d.of(format_args!("{listed} compared with get_tuple of each")).tuples(&by_id, &listed);
     let root: Vec<_> = by_id.iter().filter(|x| x.config.checkpoint_ns.is_empty()).cloned().collect();
-    let opts = ListOptions::all().ns("");
-    ensure_same_tuples(
-        format!("list(thread={t}, {}) vs get_tuple of each", describe_options(&opts)),
-        &root,
-        &cx.list(&t, &opts).await?,
-    )
+    let listed = cx.list(&t, &ListOptions::all().ns("")).await?;
+    d.of(format_args!("{listed} compared with get_tuple of each")).tuples(&root, &listed);
+    d.finish()
 }
 
 /// S09: each listed tuple's parent_config is the full config of its parent (same thread,
 /// same namespace, parent id), or none for a checkpoint put without a parent; never the
 /// checkpoint itself.
-async fn parent_config_is_full_config(cx: Cx) -> CaseResult {
+async fn parent_config_is_full_config(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["c1", "k1", "c2", "k2"]);
     let c1 = cx.put(&at(&t, ""), step(&ids, "c1", json!({}))).await?;
@@ -711,23 +685,21 @@ async fn parent_config_is_full_config(cx: Cx) -> CaseResult {
         ("k1", None),
         ("c1", None),
     ];
-    let listed = cx.list(&t, &ListOptions::all()).await?;
+    let listed = cx.list_all(&t).await?;
     ensure(listed.len() == want.len(), || {
-        format!("list(thread={t}): expected 4 tuples, got {:?} ({})", ids.labels(&ids_of(&listed)), ids.legend())
+        format!("{listed}: expected 4 tuples, got {:?} ({})", ids.labels(&listed.ids()), ids.legend())
     })?;
-    for ((label, parent), tuple) in want.iter().zip(&listed) {
-        ensure_eq(
-            format!("list(thread={t}): parent_config of {label} ({})", tuple.config),
-            parent,
-            &tuple.parent_config,
-        )?;
+    let mut d = listed.diffs();
+    for ((label, parent), tuple) in want.iter().zip(listed.iter()) {
+        d.of(format_args!("{listed}: tuple {label} ({})", tuple.config))
+            .parent_config(parent.as_ref(), tuple.parent_config.as_ref());
     }
-    Ok(())
+    d.finish()
 }
 
 /// The same checkpoint id put in two namespaces and in two threads gives separate
 /// checkpoints: each scope lists its own metadata, values and writes only.
-async fn same_id_in_two_namespaces_and_threads_stays_apart(cx: Cx) -> CaseResult {
+async fn same_id_in_two_namespaces_and_threads_stays_apart(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let u = cx.thread("other");
     let ids = Ids::new(&["x"]);
@@ -736,28 +708,6 @@ async fn same_id_in_two_namespaces_and_threads_stays_apart(cx: Cx) -> CaseResult
         let cfg = cx.put(&at(thread, ns), step(&ids, "x", json!({"tag": tag})).value("v", json!(tag), 1)).await?;
         cx.put_writes(&cfg, vec![("w", jv(json!(tag)))], &format!("task-{tag}"), "").await?;
     }
-    let check = |scope: String, tuple: &conformance_core::CheckpointTuple, tag: &str| -> CaseResult {
-        let what = format!("{scope}: tuple {}", tuple.config);
-        ensure_eq(format!("{what}: metadata.tag"), &Some(&json!(tag)), &tuple.metadata.get("tag"))?;
-        ensure_eq(
-            format!("{what}: channel_values.v"),
-            &Some(&jv(json!(tag))),
-            &tuple.checkpoint.channel_values.get("v"),
-        )?;
-        let want = vec![PendingWrite {
-            task_id: format!("task-{tag}"),
-            task_path: String::new(),
-            channel: "w".to_owned(),
-            value: jv(json!(tag)),
-        }];
-        ensure(tuple.pending_writes == want, || {
-            format!(
-                "{what}: pending_writes: expected {}, got {}",
-                describe_writes(&want),
-                describe_writes(&tuple.pending_writes)
-            )
-        })
-    };
     for (thread, ns, want) in [
         (&t, Some(""), vec![("", "t-root")]),
         (&t, Some("child:1"), vec![("child:1", "t-child")]),
@@ -765,15 +715,23 @@ async fn same_id_in_two_namespaces_and_threads_stays_apart(cx: Cx) -> CaseResult
         (&u, None, vec![("", "u-root")]),
     ] {
         let opts = ListOptions { checkpoint_ns: ns.map(str::to_owned), ..ListOptions::default() };
-        let scope = format!("list(thread={thread}, {})", describe_options(&opts));
         let listed = cx.list(thread, &opts).await?;
         let got_ns: Vec<&str> = listed.iter().map(|x| x.config.checkpoint_ns.as_str()).collect();
         let want_ns: Vec<&str> = want.iter().map(|(n, _)| *n).collect();
-        ensure_eq(format!("{scope}: namespaces"), &want_ns, &got_ns)?;
-        for ((_, tag), tuple) in want.iter().zip(&listed) {
-            ensure_eq(format!("{scope}: thread of tuple {}", tuple.config), thread, &tuple.config.thread_id)?;
-            check(scope.clone(), tuple, tag)?;
+        let mut d = listed.diffs();
+        d.eq("namespaces", &want_ns, &got_ns);
+        for ((_, tag), tuple) in want.iter().zip(listed.iter()) {
+            d.of(format_args!("{listed}: tuple ({})", tuple.config))
+                .eq("config.thread_id", thread, &tuple.config.thread_id)
+                .metadata_key("tag", &json!(tag), &tuple.metadata)
+                .channel_value("v", &jv(json!(tag)), &tuple.checkpoint)
+                .writes(
+                    "pending_writes",
+                    &[pending(&format!("task-{tag}"), "", "w", jv(json!(tag)))],
+                    &tuple.pending_writes,
+                );
         }
+        d.finish()?;
     }
     Ok(())
 }

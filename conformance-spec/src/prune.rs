@@ -7,16 +7,15 @@
 //! The parent config of the kept checkpoint is not checked: the contract does not say
 //! whether it still names the pruned parent.
 
-use conformance_core::{Capability, CheckpointConfig, CheckpointTuple, ListOptions, PruneStrategy, TypedValue};
+use std::collections::BTreeMap;
+
+use conformance_core::{Capability, CheckpointConfig, ListOptions, PruneStrategy};
 use conformance_core::{ERROR, INTERRUPT};
 use serde_json::json;
 
-use crate::cx::{ensure_eq, CaseResult, Cx};
-use crate::ext_helpers::{
-    at, ensure_gone, ensure_ids, ensure_same_tuple, ensure_same_tuples, ensure_writes, id_of, snapshot, write,
-};
-use crate::fixtures::{jv, new_ids, Step};
-use crate::Failure;
+use crate::calls::Cx;
+use crate::compare::Checked;
+use crate::data::{id_of, jv, new_ids, pending, values, Step};
 
 use PruneStrategy::{Delete, KeepLatest};
 
@@ -43,181 +42,155 @@ pub fn cases() -> Vec<crate::SpecCase> {
     ])
 }
 
-/// `ensure_same_tuple` without the parent config, with the usual message prefix.
-async fn ensure_kept(cx: &Cx, when: &str, config: &CheckpointConfig, expected: &CheckpointTuple) -> CaseResult {
-    let got = cx
-        .get(config)
-        .await?
-        .ok_or_else(|| Failure::new(format!("{when}: get_tuple({config}): expected the kept checkpoint, got none")))?;
-    ensure_same_tuple(&format!("{when}: get_tuple({config})"), expected, &got, false)
-}
-
-/// A chain of `n` checkpoints on (`thread`, `ns`) where checkpoint i stores `step` = i.
-async fn chain(cx: &Cx, thread: &str, ns: &str, n: i64) -> Result<Vec<CheckpointConfig>, Failure> {
-    let mut parent = CheckpointConfig::new(thread).with_ns(ns);
-    let mut out = Vec::new();
-    for i in 0..n {
-        parent = cx.put(&parent, Step::fresh().value("step", json!(i), i + 1).meta("step", json!(i))).await?;
-        out.push(parent.clone());
-    }
-    Ok(out)
-}
-
 /// 4 checkpoints, `keep_latest`: only the last is listed and readable; the others are gone.
-async fn keep_latest_keeps_only_newest(cx: Cx) -> CaseResult {
+async fn keep_latest_keeps_only_newest(cx: Cx) -> Checked {
     let t = cx.thread("main");
-    let c = chain(&cx, &t, "", 4).await?;
+    let c = cx.value_chain(&t, "", 4).await?;
     let latest = cx.get_some(&c[3]).await?;
     cx.prune(&[&t], KeepLatest).await?;
-    let when = format!("after prune([{t}], keep_latest)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&c[3])]).await?;
+    let after = cx.after(format!("after prune([{t}], keep_latest)"));
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&c[3])]).await?;
     for old in &c[..3] {
-        ensure_gone(&cx, &when, old).await?;
+        after.get_none(old).await?;
     }
-    ensure_kept(&cx, &when, &c[3], &latest).await
+    after.expect_tuple_except_parent(&c[3], &latest).await
 }
 
 /// Threads with 3 and 2 checkpoints pruned in one call: each keeps exactly its own last.
-async fn keep_latest_each_thread(cx: Cx) -> CaseResult {
+async fn keep_latest_each_thread(cx: Cx) -> Checked {
     let (t, u) = (cx.thread("t"), cx.thread("u"));
-    let ct = chain(&cx, &t, "", 3).await?;
-    let cu = chain(&cx, &u, "", 2).await?;
+    let ct = cx.value_chain(&t, "", 3).await?;
+    let cu = cx.value_chain(&u, "", 2).await?;
     cx.prune(&[&t, &u], KeepLatest).await?;
-    let when = format!("after prune([{t}, {u}], keep_latest)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&ct[2])]).await?;
-    ensure_ids(&cx, &when, &u, &ListOptions::all(), &[id_of(&cu[1])]).await
+    let after = cx.after(format!("after prune([{t}, {u}], keep_latest)"));
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&ct[2])]).await?;
+    after.expect_ids(&u, &ListOptions::all(), &[id_of(&cu[1])]).await
 }
 
 /// 3 checkpoints in "" and 2 in "child:1": each namespace keeps exactly its own latest,
 /// even though the root's latest is newer than the child's.
-async fn keep_latest_each_namespace(cx: Cx) -> CaseResult {
+async fn keep_latest_each_namespace(cx: Cx) -> Checked {
     let t = cx.thread("main");
-    let k = chain(&cx, &t, "child:1", 2).await?;
-    let c = chain(&cx, &t, "", 3).await?;
+    let k = cx.value_chain(&t, "child:1", 2).await?;
+    let c = cx.value_chain(&t, "", 3).await?;
     cx.prune(&[&t], KeepLatest).await?;
-    let when = format!("after prune([{t}], keep_latest)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all().ns(""), &[id_of(&c[2])]).await?;
-    ensure_ids(&cx, &when, &t, &ListOptions::all().ns("child:1"), &[id_of(&k[1])]).await?;
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&c[2]), id_of(&k[1])]).await
+    let after = cx.after(format!("after prune([{t}], keep_latest)"));
+    after.expect_ids(&t, &ListOptions::all().ns(""), &[id_of(&c[2])]).await?;
+    after.expect_ids(&t, &ListOptions::all().ns("child:1"), &[id_of(&k[1])]).await?;
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&c[2]), id_of(&k[1])]).await
 }
 
 /// The latest checkpoint's writes (several tasks, a special channel) survive unchanged.
-async fn keep_latest_keeps_writes(cx: Cx) -> CaseResult {
+async fn keep_latest_keeps_writes(cx: Cx) -> Checked {
     let t = cx.thread("main");
-    let c = chain(&cx, &t, "", 3).await?;
+    let c = cx.value_chain(&t, "", 3).await?;
     cx.put_writes(&c[2], vec![("ch", jv(json!("w1"))), (INTERRUPT, jv(json!("q")))], "task-1", "~0").await?;
     cx.put_writes(&c[2], vec![("ch", jv(json!("w2")))], "task-2", "~1").await?;
     cx.prune(&[&t], KeepLatest).await?;
-    let when = format!("after prune([{t}], keep_latest)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&c[2])]).await?;
+    let after = cx.after(format!("after prune([{t}], keep_latest)"));
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&c[2])]).await?;
     let want = [
-        write("task-1", "~0", INTERRUPT, jv(json!("q"))),
-        write("task-1", "~0", "ch", jv(json!("w1"))),
-        write("task-2", "~1", "ch", jv(json!("w2"))),
+        pending("task-1", "~0", INTERRUPT, jv(json!("q"))),
+        pending("task-1", "~0", "ch", jv(json!("w1"))),
+        pending("task-2", "~1", "ch", jv(json!("w2"))),
     ];
-    ensure_writes(&cx, &when, &c[2], &want).await
+    after.expect_writes(&c[2], &want).await
 }
 
 /// `delete`: nothing of the thread is listed or readable afterwards.
-async fn delete_removes_thread(cx: Cx) -> CaseResult {
+async fn delete_removes_thread(cx: Cx) -> Checked {
     let t = cx.thread("main");
-    let c = chain(&cx, &t, "", 3).await?;
+    let c = cx.value_chain(&t, "", 3).await?;
     cx.prune(&[&t], Delete).await?;
-    let when = format!("after prune([{t}], delete)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[]).await?;
-    ensure_gone(&cx, &when, &CheckpointConfig::new(&t)).await?;
-    ensure_gone(&cx, &when, &c[0]).await
+    let after = cx.after(format!("after prune([{t}], delete)"));
+    after.expect_ids(&t, &ListOptions::all(), &[]).await?;
+    after.get_none(&CheckpointConfig::new(&t)).await?;
+    after.get_none(&c[0]).await
 }
 
 /// Pruning T (with either strategy) leaves thread U, its writes and its namespaces, exactly
 /// as it was, while T is pruned.
-async fn leaves_other_threads_untouched(cx: Cx) -> CaseResult {
+async fn leaves_other_threads_untouched(cx: Cx) -> Checked {
     let (t, u) = (cx.thread("t"), cx.thread("u"));
-    let ct = chain(&cx, &t, "", 3).await?;
-    let cu = chain(&cx, &u, "", 2).await?;
-    chain(&cx, &u, "child:1", 2).await?;
+    let ct = cx.value_chain(&t, "", 3).await?;
+    let cu = cx.value_chain(&u, "", 2).await?;
+    cx.value_chain(&u, "child:1", 2).await?;
     cx.put_writes(&cu[0], vec![("ch", jv(json!("u-old"))), (ERROR, jv(json!("e")))], "task-1", "").await?;
-    let u_before = snapshot(&cx, &u).await?;
+    let u_before = cx.list_all(&u).await?;
     cx.prune(&[&t], KeepLatest).await?;
-    let when = format!("after prune([{t}], keep_latest)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&ct[2])]).await?;
-    ensure_same_tuples(&format!("{when}: list(thread={u}, ns=<all>)"), &u_before, &snapshot(&cx, &u).await?, true)?;
+    let after = cx.after(format!("after prune([{t}], keep_latest)"));
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&ct[2])]).await?;
+    after.expect_listed(&u, &u_before).await?;
     cx.prune(&[&t], Delete).await?;
-    let when = format!("after prune([{t}], delete)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[]).await?;
-    ensure_same_tuples(&format!("{when}: list(thread={u}, ns=<all>)"), &u_before, &snapshot(&cx, &u).await?, true)
+    let after = cx.after(format!("after prune([{t}], delete)"));
+    after.expect_ids(&t, &ListOptions::all(), &[]).await?;
+    after.expect_listed(&u, &u_before).await
 }
 
 /// `prune([], keep_latest)` and `prune([], delete)` return Ok and change nothing (S14).
-async fn empty_list_is_noop(cx: Cx) -> CaseResult {
+async fn empty_list_is_noop(cx: Cx) -> Checked {
     let t = cx.thread("main");
-    let c = chain(&cx, &t, "", 2).await?;
+    let c = cx.value_chain(&t, "", 2).await?;
     cx.put_writes(&c[0], vec![("ch", jv(json!("w")))], "task-1", "").await?;
-    let before = snapshot(&cx, &t).await?;
+    let before = cx.list_all(&t).await?;
     for strategy in [KeepLatest, Delete] {
         cx.prune(&[], strategy).await?;
-        let what = format!("after prune([], {strategy}): list(thread={t}, ns=<all>)");
-        ensure_same_tuples(&what, &before, &snapshot(&cx, &t).await?, true)?;
+        cx.after(format!("after prune([], {strategy})")).expect_listed(&t, &before).await?;
     }
     Ok(())
 }
 
 /// Pruning a thread that does not exist returns Ok (with either strategy) and changes no
 /// other thread.
-async fn unknown_thread_is_noop(cx: Cx) -> CaseResult {
+async fn unknown_thread_is_noop(cx: Cx) -> Checked {
     let (t, missing) = (cx.thread("main"), cx.thread("missing"));
-    let c = chain(&cx, &t, "", 2).await?;
+    let c = cx.value_chain(&t, "", 2).await?;
     cx.put_writes(&c[0], vec![("ch", jv(json!("w")))], "task-1", "").await?;
-    let before = snapshot(&cx, &t).await?;
+    let before = cx.list_all(&t).await?;
     for strategy in [KeepLatest, Delete] {
         cx.prune(&[&missing], strategy).await?;
-        let what = format!("after prune([{missing}], {strategy}): list(thread={t}, ns=<all>)");
-        ensure_same_tuples(&what, &before, &snapshot(&cx, &t).await?, true)?;
+        cx.after(format!("after prune([{missing}], {strategy})")).expect_listed(&t, &before).await?;
     }
-    ensure_ids(&cx, "after pruning an unknown thread", &missing, &ListOptions::all(), &[]).await
+    cx.after("after pruning an unknown thread").expect_ids(&missing, &ListOptions::all(), &[]).await
 }
 
 /// An unknown thread listed next to a known one does not fail the call: the known thread
 /// is pruned (with either strategy).
-async fn unknown_thread_next_to_known_one(cx: Cx) -> CaseResult {
+async fn unknown_thread_next_to_known_one(cx: Cx) -> Checked {
     let (missing, t, u) = (cx.thread("missing"), cx.thread("t"), cx.thread("u"));
-    let ct = chain(&cx, &t, "", 2).await?;
-    chain(&cx, &u, "", 2).await?;
+    let ct = cx.value_chain(&t, "", 2).await?;
+    cx.value_chain(&u, "", 2).await?;
     cx.prune(&[&missing, &t], KeepLatest).await?;
-    ensure_ids(&cx, &format!("after prune([{missing}, {t}], keep_latest)"), &t, &ListOptions::all(), &[id_of(&ct[1])])
+    cx.after(format!("after prune([{missing}, {t}], keep_latest)"))
+        .expect_ids(&t, &ListOptions::all(), &[id_of(&ct[1])])
         .await?;
     cx.prune(&[&u, &missing], Delete).await?;
-    ensure_ids(&cx, &format!("after prune([{u}, {missing}], delete)"), &u, &ListOptions::all(), &[]).await
+    cx.after(format!("after prune([{u}, {missing}], delete)")).expect_ids(&u, &ListOptions::all(), &[]).await
 }
 
 /// c1 stores `a`, c2 stores `b` and keeps `a`, c3 keeps both unchanged (values stored by
 /// older checkpoints only) and stores `c`: after `keep_latest`, c3 reads exactly as before
 /// (values, versions, metadata, writes).
-async fn keep_latest_reads_values_of_older_checkpoints(cx: Cx) -> CaseResult {
+async fn keep_latest_reads_values_of_older_checkpoints(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let c1 = cx.put(&cfg, Step::fresh().value("a", json!("a@1"), 1)).await?;
     let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
     let c3 = cx.put(&c2, Step::fresh().keep("a", 1).keep("b", 1).value("c", json!("c@1"), 1).seen("n", "a", 1)).await?;
     cx.put_writes(&c3, vec![("a", jv(json!("next")))], "task-1", "").await?;
-    let before = cx.get_some(&c3).await?;
-    let want: std::collections::BTreeMap<String, TypedValue> =
-        [("a", "a@1"), ("b", "b@1"), ("c", "c@1")].iter().map(|(k, v)| ((*k).to_owned(), jv(json!(v)))).collect();
-    ensure_eq(
-        format!("before prune: get_tuple({c3}): checkpoint.channel_values"),
-        &want,
-        &before.checkpoint.channel_values,
-    )?;
+    let before = cx.after("before prune").get_some(&c3).await?;
+    let want = values(&[("a", jv(json!("a@1"))), ("b", jv(json!("b@1"))), ("c", jv(json!("c@1")))]);
+    before.diffs().map("checkpoint.channel_values", &want, &before.checkpoint.channel_values).finish()?;
     cx.prune(&[&t], KeepLatest).await?;
-    let when = format!("after prune([{t}], keep_latest)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[id_of(&c3)]).await?;
-    ensure_kept(&cx, &when, &c3, &before).await
+    let after = cx.after(format!("after prune([{t}], keep_latest)"));
+    after.expect_ids(&t, &ListOptions::all(), &[id_of(&c3)]).await?;
+    after.expect_tuple_except_parent(&c3, &before).await
 }
 
 /// Channel `a` at version 1 is stored with a different value in "" and in "child:1", each
 /// only by the namespace's first checkpoint; after `keep_latest` each namespace's kept
 /// checkpoint reads its own value.
-async fn keep_latest_keeps_values_per_namespace(cx: Cx) -> CaseResult {
+async fn keep_latest_keeps_values_per_namespace(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let mut kept = Vec::new();
     for ns in ["", "child:1"] {
@@ -227,20 +200,12 @@ async fn keep_latest_keeps_values_per_namespace(cx: Cx) -> CaseResult {
         kept.push((ns, first.clone(), cx.put(&first, Step::fresh().keep("a", 1)).await?));
     }
     cx.prune(&[&t], KeepLatest).await?;
-    let when = format!("after prune([{t}], keep_latest)");
+    let after = cx.after(format!("after prune([{t}], keep_latest)"));
     for (ns, first, cfg) in &kept {
-        ensure_gone(&cx, &when, first).await?;
-        let got = cx
-            .get(cfg)
-            .await?
-            .ok_or_else(|| Failure::new(format!("{when}: get_tuple({cfg}): expected a checkpoint, got none")))?;
-        let want: std::collections::BTreeMap<String, TypedValue> =
-            [("a".to_owned(), jv(json!(format!("a in {ns:?}"))))].into();
-        ensure_eq(
-            format!("{when}: get_tuple({cfg}): checkpoint.channel_values"),
-            &want,
-            &got.checkpoint.channel_values,
-        )?;
+        after.get_none(first).await?;
+        let got = after.get_some(cfg).await?;
+        let want = values(&[("a", jv(json!(format!("a in {ns:?}"))))]);
+        got.diffs().map("checkpoint.channel_values", &want, &got.checkpoint.channel_values).finish()?;
     }
     Ok(())
 }
@@ -248,7 +213,7 @@ async fn keep_latest_keeps_values_per_namespace(cx: Cx) -> CaseResult {
 /// "Newest" is the greatest id, as for `get_tuple` without an id: with checkpoints put out
 /// of id order (the greatest first) and a fork (c1 <- c2 and c1 <- c3), only the greatest
 /// id survives, not the last put nor every leaf.
-async fn keep_latest_keeps_greatest_id(cx: Cx) -> CaseResult {
+async fn keep_latest_keeps_greatest_id(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = new_ids(4);
     let root = CheckpointConfig::new(&t);
@@ -257,12 +222,12 @@ async fn keep_latest_keeps_greatest_id(cx: Cx) -> CaseResult {
     cx.put(&c1, Step::new(&ids[1])).await?;
     cx.put(&c1, Step::new(&ids[2])).await?;
     cx.prune(&[&t], KeepLatest).await?;
-    ensure_ids(&cx, &format!("after prune([{t}], keep_latest)"), &t, &ListOptions::all(), &[&ids[3]]).await
+    cx.after(format!("after prune([{t}], keep_latest)")).expect_ids(&t, &ListOptions::all(), &[&ids[3]]).await
 }
 
 /// The writes of pruned checkpoints go with them: putting a pruned checkpoint's id again
 /// (CONTRACT §2: writes show up once their checkpoint is put) shows none of its old writes.
-async fn keep_latest_drops_writes_of_pruned_checkpoints(cx: Cx) -> CaseResult {
+async fn keep_latest_drops_writes_of_pruned_checkpoints(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let first = Step::fresh();
@@ -271,50 +236,43 @@ async fn keep_latest_drops_writes_of_pruned_checkpoints(cx: Cx) -> CaseResult {
     cx.put_writes(&c1, vec![("ch", jv(json!("old"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
     let c2 = cx.put(&c1, Step::fresh()).await?;
     cx.prune(&[&t], KeepLatest).await?;
-    let when = format!("after prune([{t}], keep_latest)");
-    ensure_gone(&cx, &when, &c1).await?;
+    let after = cx.after(format!("after prune([{t}], keep_latest)"));
+    after.get_none(&c1).await?;
     cx.put(&cfg, Step::new(&id)).await?;
-    ensure_writes(&cx, &format!("{when} and putting {id} again"), &c1, &[]).await?;
-    ensure_writes(&cx, &when, &c2, &[]).await
+    after.after(format!("putting {id} again")).expect_writes(&c1, &[]).await?;
+    after.expect_writes(&c2, &[]).await
 }
 
 /// After `keep_latest`, a new checkpoint on top of the kept one that keeps its channels
 /// unchanged still reads their values (first stored by a pruned checkpoint).
-async fn keep_latest_later_put_reads_kept_values(cx: Cx) -> CaseResult {
+async fn keep_latest_later_put_reads_kept_values(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let c1 = cx.put(&cfg, Step::fresh().value("a", json!("a@1"), 1)).await?;
     let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
     cx.prune(&[&t], KeepLatest).await?;
     let c3 = cx.put(&c2, Step::fresh().keep("a", 1).keep("b", 1)).await?;
-    let got = cx.get_some(&c3).await?;
-    let want: std::collections::BTreeMap<String, TypedValue> =
-        [("a", "a@1"), ("b", "b@1")].iter().map(|(k, v)| ((*k).to_owned(), jv(json!(v)))).collect();
-    ensure_eq(
-        format!(
-            "after prune([{t}], keep_latest) and a put keeping a and b: get_tuple({c3}): checkpoint.channel_values"
-        ),
-        &want,
-        &got.checkpoint.channel_values,
-    )?;
-    ensure_gone(&cx, &format!("after prune([{t}], keep_latest)"), &c1).await
+    let got = cx.after(format!("after prune([{t}], keep_latest) and a put keeping a and b")).get_some(&c3).await?;
+    let want = values(&[("a", jv(json!("a@1"))), ("b", jv(json!("b@1")))]);
+    got.diffs().map("checkpoint.channel_values", &want, &got.checkpoint.channel_values).finish()?;
+    cx.after(format!("after prune([{t}], keep_latest)")).get_none(&c1).await
 }
 
 /// `delete` removes checkpoints and writes in every namespace of the thread.
-async fn delete_removes_every_namespace(cx: Cx) -> CaseResult {
+async fn delete_removes_every_namespace(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let mut firsts = Vec::new();
     for ns in ["", "child:1", "child:2"] {
-        let c = chain(&cx, &t, ns, 2).await?;
+        let c = cx.value_chain(&t, ns, 2).await?;
         cx.put_writes(&c[1], vec![("ch", jv(json!(ns)))], "task-1", "").await?;
         firsts.push(c);
     }
     cx.prune(&[&t], Delete).await?;
-    let when = format!("after prune([{t}], delete)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all(), &[]).await?;
+    let after = cx.after(format!("after prune([{t}], delete)"));
+    after.expect_ids(&t, &ListOptions::all(), &[]).await?;
     for c in &firsts {
-        ensure_gone(&cx, &when, &c[1].clone().without_id()).await?;
-        ensure_gone(&cx, &when, &c[1]).await?;
+        after.get_none(&c[1].clone().without_id()).await?;
+        after.get_none(&c[1]).await?;
     }
     Ok(())
 }
@@ -322,7 +280,7 @@ async fn delete_removes_every_namespace(cx: Cx) -> CaseResult {
 /// After `delete`, nothing comes back: putting the same checkpoint id again shows none of
 /// the old writes, and a channel kept unchanged at the old version has no value (the old
 /// value is gone; CONTRACT §2 put: a channel without a stored value is absent).
-async fn delete_leaves_nothing_behind(cx: Cx) -> CaseResult {
+async fn delete_leaves_nothing_behind(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let first = Step::fresh().value("a", json!("old"), 1);
@@ -331,21 +289,19 @@ async fn delete_leaves_nothing_behind(cx: Cx) -> CaseResult {
     cx.put_writes(&c1, vec![("ch", jv(json!("old"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
     cx.prune(&[&t], Delete).await?;
     let again = cx.put(&cfg, Step::new(&id).keep("a", 1)).await?;
-    let when = format!("after prune([{t}], delete) and putting {id} again keeping a@1");
-    let got = cx.get_some(&again).await?;
-    ensure_eq(format!("{when}: get_tuple({again}): pending_writes (count)"), &0, &got.pending_writes.len())?;
-    ensure_eq(
-        format!("{when}: get_tuple({again}): checkpoint.channel_values"),
-        &std::collections::BTreeMap::new(),
-        &got.checkpoint.channel_values,
-    )
+    let got =
+        cx.after(format!("after prune([{t}], delete) and putting {id} again keeping a@1")).get_some(&again).await?;
+    got.diffs()
+        .eq("number of pending_writes", &0, &got.pending_writes.len())
+        .map("checkpoint.channel_values", &BTreeMap::new(), &got.checkpoint.channel_values)
+        .finish()
 }
 
 /// Scenario S15 (shared/reference/bug-scenarios.md): T has c1 <- c2 <- c3 in "" and
 /// k1 <- k2 in "child:1"; channel `a` is written only at c1; a write on c3; thread U is
 /// untouched; `prune([T], keep_latest)`. `list(T, "")` = [c3], `list(T, "child:1")` = [k2];
 /// c3 still reads `a`; c3's write is kept; U is unchanged.
-async fn scenario_s15_keep_latest_keeps_what_it_reads(cx: Cx) -> CaseResult {
+async fn scenario_s15_keep_latest_keeps_what_it_reads(cx: Cx) -> Checked {
     let (t, u) = (cx.thread("T"), cx.thread("U"));
     let root = CheckpointConfig::new(&t);
     let c1 = cx.put(&root, Step::fresh().value("a", json!("a@c1"), 1)).await?;
@@ -354,23 +310,18 @@ async fn scenario_s15_keep_latest_keeps_what_it_reads(cx: Cx) -> CaseResult {
     cx.put_writes(&c3, vec![("b", jv(json!("w")))], "task-1", "").await?;
     let k1 = cx.put(&root.clone().with_ns("child:1"), Step::fresh().value("k", json!(1), 1)).await?;
     let k2 = cx.put(&k1, Step::fresh().value("k", json!(2), 2)).await?;
-    chain(&cx, &u, "", 2).await?;
-    let u_before = snapshot(&cx, &u).await?;
+    cx.value_chain(&u, "", 2).await?;
+    let u_before = cx.list_all(&u).await?;
     let c3_before = cx.get_some(&c3).await?;
     cx.prune(&[&t], KeepLatest).await?;
-    let when = format!("after prune([{t}], keep_latest)");
-    ensure_ids(&cx, &when, &t, &ListOptions::all().ns(""), &[id_of(&c3)]).await?;
-    ensure_ids(&cx, &when, &t, &ListOptions::all().ns("child:1"), &[id_of(&k2)]).await?;
-    let got = cx
-        .get(&c3)
-        .await?
-        .ok_or_else(|| Failure::new(format!("{when}: get_tuple({c3}): expected a checkpoint, got none")))?;
-    ensure_eq(
-        format!("{when}: get_tuple({c3}): checkpoint.channel_values[\"a\"]"),
-        &Some(&jv(json!("a@c1"))),
-        &got.checkpoint.channel_values.get("a"),
-    )?;
-    ensure_same_tuple(&format!("{when}: get_tuple({c3})"), &c3_before, &got, false)?;
-    ensure_writes(&cx, &when, &at(&t, "", id_of(&c3)), &[write("task-1", "", "b", jv(json!("w")))]).await?;
-    ensure_same_tuples(&format!("{when}: list(thread={u}, ns=<all>)"), &u_before, &snapshot(&cx, &u).await?, true)
+    let after = cx.after(format!("after prune([{t}], keep_latest)"));
+    after.expect_ids(&t, &ListOptions::all().ns(""), &[id_of(&c3)]).await?;
+    after.expect_ids(&t, &ListOptions::all().ns("child:1"), &[id_of(&k2)]).await?;
+    let got = after.get_some(&c3).await?;
+    got.diffs()
+        .channel_value("a", &jv(json!("a@c1")), &got.checkpoint)
+        .tuple_except_parent(&c3_before, &got)
+        .finish()?;
+    after.expect_writes(&c3, &[pending("task-1", "", "b", jv(json!("w")))]).await?;
+    after.expect_listed(&u, &u_before).await
 }

@@ -6,8 +6,9 @@
 use conformance_core::{Capability, CheckpointConfig, ERROR, INTERRUPT, RESUME, SCHEDULED};
 use serde_json::json;
 
-use crate::cx::{ensure, ensure_invalid_config, ensure_writes, CaseResult, Cx};
-use crate::fixtures::{fidelity_values, jv, large_value, new_id, pending, Step, LARGE_VALUE_LEN};
+use crate::calls::Cx;
+use crate::compare::{ensure, Checked};
+use crate::data::{fidelity_values, jv, large_value, new_id, pending, Step, LARGE_VALUE_LEN};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
@@ -42,23 +43,17 @@ async fn one_checkpoint(cx: &Cx) -> Result<CheckpointConfig, crate::Failure> {
     cx.put(&cx.config("main"), Step::fresh()).await
 }
 
-/// Fails unless `get_tuple(at)` returns a checkpoint whose `pending_writes` are `expected`.
-async fn ensure_pending(cx: &Cx, at: &CheckpointConfig, expected: &[conformance_core::PendingWrite]) -> CaseResult {
-    let t = cx.get_some(at).await?;
-    ensure_writes(format!("get_tuple({at}): pending_writes"), expected, &t.pending_writes)
-}
-
 /// CONTRACT §2 put_writes: a write is returned with its task id, task path, channel and
 /// value, and nothing else is.
-async fn write_roundtrips_with_task_and_channel(cx: Cx) -> CaseResult {
+async fn write_roundtrips_with_task_and_channel(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     cx.put_writes(&at, vec![("channel1", jv(json!("value1")))], "task-1", "").await?;
-    ensure_pending(&cx, &at, &[pending("task-1", "", "channel1", jv(json!("value1")))]).await
+    cx.expect_writes(&at, &[pending("task-1", "", "channel1", jv(json!("value1")))]).await
 }
 
 /// CONTRACT §2 put_writes: the writes of one call get their positions as indexes, so they
 /// come back in call order (not sorted by channel).
-async fn writes_of_one_call_keep_their_positions(cx: Cx) -> CaseResult {
+async fn writes_of_one_call_keep_their_positions(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     let writes = vec![("ch3", jv(json!("c"))), ("ch1", jv(json!("a"))), ("ch2", jv(json!("b")))];
     cx.put_writes(&at, writes, "task-1", "").await?;
@@ -67,32 +62,32 @@ async fn writes_of_one_call_keep_their_positions(cx: Cx) -> CaseResult {
         pending("task-1", "", "ch1", jv(json!("a"))),
         pending("task-1", "", "ch2", jv(json!("b"))),
     ];
-    ensure_pending(&cx, &at, &want).await
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §2 put_writes: the task id is part of a write's key; two tasks writing the same
 /// channel at the same index both keep their write.
-async fn writes_of_different_tasks_are_kept_apart(cx: Cx) -> CaseResult {
+async fn writes_of_different_tasks_are_kept_apart(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     cx.put_writes(&at, vec![("ch", jv(json!("from-2")))], "task-2", "").await?;
     cx.put_writes(&at, vec![("ch", jv(json!("from-1")))], "task-1", "").await?;
     let want = [pending("task-1", "", "ch", jv(json!("from-1"))), pending("task-2", "", "ch", jv(json!("from-2")))];
-    ensure_pending(&cx, &at, &want).await
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §1 "Typed value": a written value keeps its type tag and bytes exactly (JSON,
 /// empty bytes, NUL bytes, non-UTF-8 bytes, non-ASCII text, foreign tags).
-async fn write_value_roundtrips_byte_for_byte(cx: Cx) -> CaseResult {
+async fn write_value_roundtrips_byte_for_byte(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     let mut all = vec![("my_channel", jv(json!({"data": 123})))];
     all.extend(fidelity_values());
     let want: Vec<_> = all.iter().map(|(ch, v)| pending("task-1", "", ch, v.clone())).collect();
     cx.put_writes(&at, all, "task-1", "").await?;
-    ensure_pending(&cx, &at, &want).await
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §1 "Typed value": a written value of 16 MiB comes back whole.
-async fn large_write_value_roundtrips(cx: Cx) -> CaseResult {
+async fn large_write_value_roundtrips(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     let big = large_value(LARGE_VALUE_LEN);
     cx.put_writes(&at, vec![("big", big.clone())], "task-1", "").await?;
@@ -107,8 +102,7 @@ async fn large_write_value_roundtrips(cx: Cx) -> CaseResult {
             })
             .collect();
         format!(
-            "get_tuple({at}): pending_writes: expected [(task-1, big, tag \"bytes\", {LARGE_VALUE_LEN} bytes as written)], \
-             got [{}]{}",
+            "{t}: pending_writes: expected [(task-1, big, tag \"bytes\", {LARGE_VALUE_LEN} bytes as written)], got [{}]{}",
             got.join(", "),
             if got.len() == 1 { " with different bytes" } else { "" }
         )
@@ -116,57 +110,51 @@ async fn large_write_value_roundtrips(cx: Cx) -> CaseResult {
 }
 
 /// CONTRACT §1 "Pending write": `task_path` is stored and returned exactly.
-async fn task_path_roundtrips(cx: Cx) -> CaseResult {
+async fn task_path_roundtrips(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     let path = "~__pregel_push, ('__pregel_pull', 'node'), 2, True";
     cx.put_writes(&at, vec![("ch", jv(json!(1)))], "task-a", "a:b:c").await?;
     cx.put_writes(&at, vec![("ch", jv(json!(2)))], "task-b", path).await?;
     let want = [pending("task-a", "a:b:c", "ch", jv(json!(1))), pending("task-b", path, "ch", jv(json!(2)))];
-    ensure_pending(&cx, &at, &want).await
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §2 put_writes: the key of a write is (thread, namespace, checkpoint id, task
 /// id, index); the task path is not part of it, so a repeat of a task's write under another
 /// path is still a repeat (first wins for a regular channel, last wins for a special one).
-async fn task_path_is_not_part_of_the_write_key(cx: Cx) -> CaseResult {
+async fn task_path_is_not_part_of_the_write_key(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     cx.put_writes(&at, vec![(ERROR, jv(json!("e1"))), ("ch", jv(json!(1)))], "task-1", "p1").await?;
     cx.put_writes(&at, vec![(ERROR, jv(json!("e2"))), ("ch", jv(json!(2)))], "task-1", "p2").await?;
     // The winning special write is the whole last write, path included; "p1" sorts first.
     let want = [pending("task-1", "p1", "ch", jv(json!(1))), pending("task-1", "p2", ERROR, jv(json!("e2")))];
-    ensure_pending(&cx, &at, &want).await
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §2 put_writes: for a regular channel the first write for a key wins; a repeat
 /// is a no-op, with the same value and with a different one.
-async fn regular_write_first_wins(cx: Cx) -> CaseResult {
+async fn regular_write_first_wins(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     cx.put_writes(&at, vec![("ch", jv(json!("val")))], "task-1", "").await?;
     cx.put_writes(&at, vec![("ch", jv(json!("val")))], "task-1", "").await?;
-    ensure_pending(&cx, &at, &[pending("task-1", "", "ch", jv(json!("val")))]).await?;
+    cx.expect_writes(&at, &[pending("task-1", "", "ch", jv(json!("val")))]).await?;
     cx.put_writes(&at, vec![("ch", jv(json!("other")))], "task-1", "").await?;
-    ensure_pending(&cx, &at, &[pending("task-1", "", "ch", jv(json!("val")))]).await
+    cx.expect_writes(&at, &[pending("task-1", "", "ch", jv(json!("val")))]).await
 }
 
 /// CONTRACT §2 put_writes, bug scenario S04: a regular write re-delivered with another
 /// value, then with the first value again, leaves exactly the first write after every
 /// delivery. The re-deliveries after the second come from a second instance on the same
 /// storage when the registration can open one (an instance-local dedupe is not enough).
-async fn regular_write_redelivery_keeps_first_value(cx: Cx) -> CaseResult {
+async fn regular_write_redelivery_keeps_first_value(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     let want = [pending("T", "", "a", jv(json!("v1")))];
-    let other =
-        if cx.ctx.can_reopen() { Cx { ctx: cx.ctx.clone(), saver: cx.ctx.reopen().await? } } else { cx.clone() };
+    let other = if cx.can_reopen() { cx.reopened("the second instance").await? } else { cx.clone() };
     let deliveries = [(&cx, "v1"), (&cx, "v2"), (&other, "v2"), (&other, "v1")];
     for (n, (by, value)) in deliveries.into_iter().enumerate() {
         by.put_writes(&at, vec![("a", jv(json!(value)))], "T", "").await?;
-        for (reader, name) in [(&cx, "first"), (&other, "second")] {
-            let t = reader.get_some(&at).await?;
-            ensure_writes(
-                format!("get_tuple({at}) on the {name} instance after delivery {} ({value:?}): pending_writes", n + 1),
-                &want,
-                &t.pending_writes,
-            )?;
+        for reader in [&cx, &other] {
+            reader.after(format!("after delivery {} ({value:?})", n + 1)).expect_writes(&at, &want).await?;
         }
     }
     Ok(())
@@ -175,7 +163,7 @@ async fn regular_write_redelivery_keeps_first_value(cx: Cx) -> CaseResult {
 /// CONTRACT §1 "Special channels", §2 put_writes: writes to each special channel are kept
 /// once with their value, at their fixed negative index (so they come first, `__resume__`
 /// -4 to `__error__` -1), and a regular channel after them keeps its position 4.
-async fn special_channel_writes_roundtrip(cx: Cx) -> CaseResult {
+async fn special_channel_writes_roundtrip(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     let writes = vec![
         (ERROR, jv(json!("something went wrong"))),
@@ -192,11 +180,11 @@ async fn special_channel_writes_roundtrip(cx: Cx) -> CaseResult {
         pending("task-1", "", ERROR, jv(json!("something went wrong"))),
         pending("task-1", "", "ch", jv(json!("regular"))),
     ];
-    ensure_pending(&cx, &at, &want).await
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §2 put_writes: for a special channel the last write for a key wins.
-async fn special_write_last_wins(cx: Cx) -> CaseResult {
+async fn special_write_last_wins(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     let round = |n: i64| {
         vec![
@@ -214,22 +202,22 @@ async fn special_write_last_wins(cx: Cx) -> CaseResult {
         pending("task-1", "", SCHEDULED, jv(json!("scheduled-2"))),
         pending("task-1", "", ERROR, jv(json!("error-2"))),
     ];
-    ensure_pending(&cx, &at, &want).await
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §2 put_writes, bug scenario S02: the first-wins / last-wins rule is decided per
 /// write, never per call; a retried call mixing a special and a regular channel replaces
 /// the special write and keeps the first regular one.
-async fn mixed_call_decides_per_write(cx: Cx) -> CaseResult {
+async fn mixed_call_decides_per_write(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     cx.put_writes(&at, vec![(ERROR, jv(json!("old"))), ("x", jv(json!(1)))], "A", "").await?;
     cx.put_writes(&at, vec![(ERROR, jv(json!("new"))), ("x", jv(json!(2)))], "A", "").await?;
-    ensure_pending(&cx, &at, &[pending("A", "", ERROR, jv(json!("new"))), pending("A", "", "x", jv(json!(1)))]).await
+    cx.expect_writes(&at, &[pending("A", "", ERROR, jv(json!("new"))), pending("A", "", "x", jv(json!(1)))]).await
 }
 
 /// CONTRACT §1 "Special channels", bug scenario S03: a special write is stored at its fixed
 /// negative index, so it never collides with a regular write at the same position.
-async fn special_channel_gets_its_fixed_negative_index(cx: Cx) -> CaseResult {
+async fn special_channel_gets_its_fixed_negative_index(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     let q = jv(json!({"question": "approve?"}));
     // A special write at position 0 after a regular write at position 0.
@@ -247,13 +235,13 @@ async fn special_channel_gets_its_fixed_negative_index(cx: Cx) -> CaseResult {
         pending("U", "", "b", jv(json!(2))),
         pending("U", "", "c", jv(json!(9))),
     ];
-    ensure_pending(&cx, &at, &want).await
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §2 put_writes: special entries count towards positions. In
 /// `[(__error__, e), (ch, v)]` `ch` is at index 1, so a later regular write at position 1
 /// of the same task is a repeat (dropped) and one at position 0 is new.
-async fn positions_count_special_entries(cx: Cx) -> CaseResult {
+async fn positions_count_special_entries(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     cx.put_writes(&at, vec![(ERROR, jv(json!("e"))), ("ch", jv(json!("first")))], "task-1", "").await?;
     cx.put_writes(&at, vec![("x", jv(json!("at-0"))), ("ch2", jv(json!("at-1")))], "task-1", "").await?;
@@ -262,39 +250,39 @@ async fn positions_count_special_entries(cx: Cx) -> CaseResult {
         pending("task-1", "", "x", jv(json!("at-0"))),
         pending("task-1", "", "ch", jv(json!("first"))),
     ];
-    ensure_pending(&cx, &at, &want).await
+    cx.expect_writes(&at, &want).await
 }
 
 /// CONTRACT §2 put_writes: writes belong to one checkpoint: a child checkpoint starts with
 /// none, its own writes with the same task and index are not taken for repeats, and the
 /// parent keeps its writes.
-async fn writes_belong_to_their_checkpoint(cx: Cx) -> CaseResult {
+async fn writes_belong_to_their_checkpoint(cx: Cx) -> Checked {
     let c1 = one_checkpoint(&cx).await?;
     cx.put_writes(&c1, vec![("ch", jv(json!("on-c1")))], "task-1", "").await?;
     let c2 = cx.put(&c1, Step::fresh()).await?;
-    ensure_pending(&cx, &c2, &[]).await?;
+    cx.expect_writes(&c2, &[]).await?;
     cx.put_writes(&c2, vec![("ch", jv(json!("on-c2")))], "task-1", "").await?;
-    ensure_pending(&cx, &c2, &[pending("task-1", "", "ch", jv(json!("on-c2")))]).await?;
-    ensure_pending(&cx, &c1, &[pending("task-1", "", "ch", jv(json!("on-c1")))]).await
+    cx.expect_writes(&c2, &[pending("task-1", "", "ch", jv(json!("on-c2")))]).await?;
+    cx.expect_writes(&c1, &[pending("task-1", "", "ch", jv(json!("on-c1")))]).await
 }
 
 /// CONTRACT §2 put_writes: writes belong to one namespace. The same checkpoint id exists
 /// in the root and in `child:1`; the same task writes the same channel at the same index
 /// in each, and each sees exactly its own write.
-async fn writes_belong_to_their_namespace(cx: Cx) -> CaseResult {
+async fn writes_belong_to_their_namespace(cx: Cx) -> Checked {
     let thread = cx.thread("main");
     let id = new_id();
     let root = cx.put(&CheckpointConfig::new(&thread), Step::new(&id)).await?;
     let child = cx.put(&CheckpointConfig::new(&thread).with_ns("child:1"), Step::new(&id)).await?;
     cx.put_writes(&root, vec![("ch", jv(json!("root")))], "task-1", "").await?;
     cx.put_writes(&child, vec![("ch", jv(json!("child")))], "task-1", "").await?;
-    ensure_pending(&cx, &root, &[pending("task-1", "", "ch", jv(json!("root")))]).await?;
-    ensure_pending(&cx, &child, &[pending("task-1", "", "ch", jv(json!("child")))]).await
+    cx.expect_writes(&root, &[pending("task-1", "", "ch", jv(json!("root")))]).await?;
+    cx.expect_writes(&child, &[pending("task-1", "", "ch", jv(json!("child")))]).await
 }
 
 /// CONTRACT §2 put_writes: writes belong to one thread. The same checkpoint id exists in
 /// two threads; each sees exactly its own write.
-async fn writes_belong_to_their_thread(cx: Cx) -> CaseResult {
+async fn writes_belong_to_their_thread(cx: Cx) -> Checked {
     let id = new_id();
     let one = cx.put(&cx.config("one"), Step::new(&id)).await?;
     let two = cx.put(&cx.config("two"), Step::new(&id)).await?;
@@ -302,13 +290,13 @@ async fn writes_belong_to_their_thread(cx: Cx) -> CaseResult {
     cx.put_writes(&two, vec![("ch", jv(json!("two")))], "task-1", "").await?;
     let want_one =
         [pending("task-1", "", INTERRUPT, jv(json!("q-one"))), pending("task-1", "", "ch", jv(json!("one")))];
-    ensure_pending(&cx, &one, &want_one).await?;
-    ensure_pending(&cx, &two, &[pending("task-1", "", "ch", jv(json!("two")))]).await
+    cx.expect_writes(&one, &want_one).await?;
+    cx.expect_writes(&two, &[pending("task-1", "", "ch", jv(json!("two")))]).await
 }
 
 /// CONTRACT §2 put_writes, bug scenario S05: writes may arrive before their checkpoint is
 /// put; they do not make a checkpoint exist, and show up once it is put (and only there).
-async fn writes_before_their_checkpoint_are_kept(cx: Cx) -> CaseResult {
+async fn writes_before_their_checkpoint_are_kept(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let c1 = cx.put(&cfg, Step::fresh()).await?;
     let id2 = new_id();
@@ -317,46 +305,44 @@ async fn writes_before_their_checkpoint_are_kept(cx: Cx) -> CaseResult {
     cx.put_writes(&at2, vec![(INTERRUPT, q.clone()), ("a", jv(json!(1)))], "T", "").await?;
     cx.get_none(&at2).await?;
     cx.put(&c1, Step::new(&id2)).await?;
-    ensure_pending(&cx, &at2, &[pending("T", "", INTERRUPT, q), pending("T", "", "a", jv(json!(1)))]).await?;
-    ensure_pending(&cx, &c1, &[]).await
+    cx.expect_writes(&at2, &[pending("T", "", INTERRUPT, q), pending("T", "", "a", jv(json!(1)))]).await?;
+    cx.expect_writes(&c1, &[]).await
 }
 
 /// CONTRACT §2 put, bug scenario S05: re-putting a checkpoint keeps its pending writes.
-async fn writes_survive_reput_of_their_checkpoint(cx: Cx) -> CaseResult {
+async fn writes_survive_reput_of_their_checkpoint(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let id = new_id();
     let at = cx.put(&cfg, Step::new(&id).value("a", json!(1), 1)).await?;
     let q = jv(json!({"question": "approve?"}));
     cx.put_writes(&at, vec![(INTERRUPT, q.clone()), ("w", jv(json!("kept")))], "T", "").await?;
     cx.put(&cfg, Step::new(&id).value("a", json!(2), 2).meta("step", json!(1))).await?;
-    ensure_pending(&cx, &at, &[pending("T", "", INTERRUPT, q), pending("T", "", "w", jv(json!("kept")))]).await
+    cx.expect_writes(&at, &[pending("T", "", INTERRUPT, q), pending("T", "", "w", jv(json!("kept")))]).await
 }
 
 /// CONTRACT §2 put_writes, bug scenario S14: an empty list is a no-op: no error, no write,
 /// and earlier writes of the task stay.
-async fn empty_writes_list_is_noop(cx: Cx) -> CaseResult {
+async fn empty_writes_list_is_noop(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     cx.put_writes(&at, vec![], "task-1", "").await?;
-    ensure_pending(&cx, &at, &[]).await?;
+    cx.expect_writes(&at, &[]).await?;
     cx.put_writes(&at, vec![("ch", jv(json!("v")))], "task-1", "").await?;
     cx.put_writes(&at, vec![], "task-1", "").await?;
-    ensure_pending(&cx, &at, &[pending("task-1", "", "ch", jv(json!("v")))]).await
+    cx.expect_writes(&at, &[pending("task-1", "", "ch", jv(json!("v")))]).await
 }
 
 /// CONTRACT §2 put_writes: `config.checkpoint_id` is required; without it the call is an
 /// `InvalidConfig` error and stores nothing (in particular not on the latest checkpoint).
-async fn missing_checkpoint_id_is_invalid_config(cx: Cx) -> CaseResult {
+async fn missing_checkpoint_id_is_invalid_config(cx: Cx) -> Checked {
     let at = one_checkpoint(&cx).await?;
     let no_id = at.clone().without_id();
-    let r = cx.try_put_writes(&no_id, vec![("ch", jv(json!("v")))], "task-1", "").await;
-    ensure_invalid_config(format!("put_writes({no_id}, channels=[\"ch\"], task_id=\"task-1\")"), r)?;
-    ensure_pending(&cx, &at, &[]).await
+    cx.try_put_writes(&no_id, vec![("ch", jv(json!("v")))], "task-1", "").await.expect_invalid_config()?;
+    cx.expect_writes(&at, &[]).await
 }
 
 /// CONTRACT §1 "Config": an empty `thread_id` is an `InvalidConfig` error, never a panic
 /// or a silent default.
-async fn empty_thread_id_is_invalid_config(cx: Cx) -> CaseResult {
+async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
     let cfg = CheckpointConfig::new("").with_id(new_id());
-    let r = cx.try_put_writes(&cfg, vec![("ch", jv(json!("v")))], "task-1", "").await;
-    ensure_invalid_config(format!("put_writes({cfg}, channels=[\"ch\"], task_id=\"task-1\")"), r)
+    cx.try_put_writes(&cfg, vec![("ch", jv(json!("v")))], "task-1", "").await.expect_invalid_config()
 }

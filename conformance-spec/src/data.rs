@@ -1,10 +1,16 @@
-//! Builders for the data the cases put: time-ordered checkpoint ids, checkpoints with
-//! values and versions ([`Step`]), metadata, typed values.
+//! Builders for the data the cases put and expect: time-ordered checkpoint ids ([`new_id`],
+//! [`Ids`]), configs ([`at`]), checkpoints with values and versions ([`Step`],
+//! [`rich_step`]), metadata, typed values and pending writes ([`pending`]).
+//!
+//! This module only builds values; [`crate::calls`] makes the calls and
+//! [`crate::compare`] compares what comes back.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use conformance_core::{ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, PendingWrite, TypedValue};
+use conformance_core::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, PendingWrite, TypedValue,
+};
 use serde_json::{json, Value};
 
 static LAST_ID: Mutex<Option<uuid::Uuid>> = Mutex::new(None);
@@ -32,6 +38,22 @@ pub fn new_ids(n: usize) -> Vec<String> {
 /// A JSON value as a typed value (tag `"json"`).
 pub fn jv(value: Value) -> TypedValue {
     TypedValue::json(&value)
+}
+
+/// A config on (`thread`, `ns`) without a checkpoint id: the config of a `put` without a
+/// parent, or of "the latest checkpoint" for `get_tuple`. Add `.with_id(id)` to name one.
+pub fn at(thread: &str, ns: &str) -> CheckpointConfig {
+    CheckpointConfig::new(thread).with_ns(ns)
+}
+
+/// The checkpoint id of a stored config (`""` if it has none).
+pub fn id_of(config: &CheckpointConfig) -> &str {
+    config.checkpoint_id.as_deref().unwrap_or_default()
+}
+
+/// A channel -> value map from `(channel, value)` pairs: the expected `channel_values`.
+pub fn values(pairs: &[(&str, TypedValue)]) -> BTreeMap<String, TypedValue> {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
 }
 
 /// A pending write as `get_tuple` should return it.
@@ -106,7 +128,7 @@ pub fn metadata(value: Value) -> CheckpointMetadata {
 /// One `put`: the checkpoint, its metadata and its `new_versions`, built fluently.
 ///
 /// ```
-/// # use conformance_spec::fixtures::*;
+/// # use conformance_spec::data::*;
 /// # use serde_json::json;
 /// let s = Step::new(&new_id()).value("a", json!("v1"), 1).keep("b", 1).meta("step", json!(2));
 /// assert!(s.new_versions.contains_key("a") && !s.new_versions.contains_key("b"));
@@ -218,7 +240,7 @@ impl Step {
 /// several namespaces or threads) under its one label.
 ///
 /// ```
-/// # use conformance_spec::fixtures::Ids;
+/// # use conformance_spec::data::Ids;
 /// let ids = Ids::new(&["c0", "c1"]);
 /// assert!(ids.id("c0") < ids.id("c1"));
 /// assert_eq!(ids.label(ids.id("c1")), "c1");
@@ -269,4 +291,24 @@ impl Ids {
     fn labels_list(&self) -> Vec<&str> {
         self.pairs.iter().map(|(l, _)| l.as_str()).collect()
     }
+}
+
+/// A step whose every part says which step it is: `channels` channels `{tag}.c00`,
+/// `{tag}.c01`, ..., each a new JSON value naming `tag`, `i` and the channel at version
+/// `i + 1`; a `versions_seen` entry; metadata with `step = i`, `tag`, `i` and a nested
+/// value. A reader can tell a complete copy from a partial one by comparing what it read
+/// with the step ([`crate::compare::Diffs::step`]). Steps of different tags on one thread
+/// use different channels, so their values never share a (channel, version) key.
+pub fn rich_step(tag: &str, i: usize, channels: usize) -> Step {
+    let mut step = Step::fresh()
+        .meta("step", json!(i))
+        .meta("tag", json!(tag))
+        .meta("i", json!(i))
+        .meta("nested", json!({"list": [i, "é✓", null, true, 1.5], "obj": {"tag": tag}}))
+        .seen("node", &format!("{tag}.c00"), i as i64);
+    for c in 0..channels {
+        let value = json!({"tag": tag, "i": i, "c": c, "pad": "x".repeat(48)});
+        step = step.value(&format!("{tag}.c{c:02}"), value, i as i64 + 1);
+    }
+    step
 }

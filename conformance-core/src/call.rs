@@ -1,0 +1,186 @@
+//! [`Call`]: one call of a [`crate::CheckpointSaver`] method with the arguments that say
+//! which data it touched, written the way failure messages name it. The runner's traced
+//! saver logs the calls in flight as `Call`s (a timeout names the call it was stuck in),
+//! and the spec's case context describes every call it makes with one.
+
+use std::fmt;
+
+use crate::types::{ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
+
+/// One saver call and its arguments (CONTRACT §2 and §3 name the methods). Values that do
+/// not identify the data (channel values, metadata) are left out, so a description stays
+/// one short line.
+///
+/// Its [`Display`](fmt::Display) is the form failure messages use:
+///
+/// ```
+/// use conformance_core::{Call, CheckpointConfig, ListOptions};
+/// let config = CheckpointConfig::new("t1").with_id("c1");
+/// assert_eq!(Call::GetTuple { config: config.clone() }.to_string(), r#"get_tuple(thread=t1, ns="", id=c1)"#);
+/// let put = Call::Put { config: CheckpointConfig::new("t1"), checkpoint_id: "c2".into() };
+/// assert_eq!(put.to_string(), r#"put(thread=t1, ns="", id=none) of checkpoint c2"#);
+/// let list = Call::List { thread_id: "t1".into(), options: ListOptions::all().limit(2) };
+/// assert_eq!(list.to_string(), "list(thread=t1, ns=<all>, limit=2)");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum Call {
+    /// `put(config) of checkpoint {checkpoint_id}`.
+    Put {
+        /// The config passed (thread, namespace, parent id).
+        config: CheckpointConfig,
+        /// The id of the checkpoint put.
+        checkpoint_id: String,
+    },
+    /// `put_writes(config, channels=[..], task_id=".."), task_path=".."`.
+    PutWrites {
+        /// The config passed (thread, namespace, checkpoint id).
+        config: CheckpointConfig,
+        /// The channel of each write, in call order.
+        channels: Vec<String>,
+        /// The task id.
+        task_id: String,
+        /// The task path.
+        task_path: String,
+    },
+    /// `get_tuple(config)`.
+    GetTuple {
+        /// The config passed.
+        config: CheckpointConfig,
+    },
+    /// `list(thread=T, ns=.., filter=.., before=.., limit=..)`, the options that are set.
+    List {
+        /// The thread listed.
+        thread_id: String,
+        /// The options passed.
+        options: ListOptions,
+    },
+    /// `delete_thread(T)`.
+    DeleteThread {
+        /// The thread deleted.
+        thread_id: String,
+    },
+    /// `delete_for_runs(["r1", ..])`.
+    DeleteForRuns {
+        /// The run ids passed.
+        run_ids: Vec<String>,
+    },
+    /// `copy_thread(source=S, target=D)`.
+    CopyThread {
+        /// The source thread.
+        source: String,
+        /// The target thread.
+        target: String,
+    },
+    /// `prune(["t1", ..], keep_latest)`.
+    Prune {
+        /// The threads pruned.
+        thread_ids: Vec<String>,
+        /// The strategy.
+        strategy: PruneStrategy,
+    },
+    /// `delta_channel_history(config, channels=[..])`.
+    DeltaChannelHistory {
+        /// The config of the target checkpoint.
+        config: CheckpointConfig,
+        /// The channels asked for.
+        channels: Vec<String>,
+    },
+    /// `get_next_version(None)`, `get_next_version(Some(Int(1)))`.
+    GetNextVersion {
+        /// The current version passed.
+        current: Option<ChannelVersion>,
+    },
+}
+
+impl fmt::Display for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Put { config, checkpoint_id } => write!(f, "put({config}) of checkpoint {checkpoint_id}"),
+            Self::PutWrites { config, channels, task_id, task_path } => {
+                write!(f, "put_writes({config}, channels={channels:?}, task_id={task_id:?}, task_path={task_path:?})")
+            }
+            Self::GetTuple { config } => write!(f, "get_tuple({config})"),
+            Self::List { thread_id, options } => write!(f, "list(thread={thread_id}, {})", list_options(options)),
+            Self::DeleteThread { thread_id } => write!(f, "delete_thread({thread_id})"),
+            Self::DeleteForRuns { run_ids } => write!(f, "delete_for_runs({run_ids:?})"),
+            Self::CopyThread { source, target } => write!(f, "copy_thread(source={source}, target={target})"),
+            Self::Prune { thread_ids, strategy } => write!(f, "prune({thread_ids:?}, {strategy})"),
+            Self::DeltaChannelHistory { config, channels } => {
+                write!(f, "delta_channel_history({config}, channels={channels:?})")
+            }
+            Self::GetNextVersion { current } => write!(f, "get_next_version({current:?})"),
+        }
+    }
+}
+
+/// `ns=.., id=.., filter=.., before=.., limit=..`: the namespace always (`ns=<all>` when
+/// none is given), the other options only when they are set.
+fn list_options(o: &ListOptions) -> String {
+    let mut parts = Vec::new();
+    match &o.checkpoint_ns {
+        Some(ns) => parts.push(format!("ns={ns:?}")),
+        None => parts.push("ns=<all>".to_owned()),
+    }
+    if let Some(id) = &o.checkpoint_id {
+        parts.push(format!("id={id}"));
+    }
+    if !o.filter.is_empty() {
+        parts.push(format!("filter={}", serde_json::Value::Object(o.filter.clone())));
+    }
+    if let Some(b) = &o.before {
+        parts.push(format!("before={b}"));
+    }
+    if let Some(l) = o.limit {
+        parts.push(format!("limit={l}"));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_call_names_its_method_and_arguments() {
+        let cfg = CheckpointConfig::new("t").with_ns("child:1").with_id("c1");
+        let filter = match json!({"source": "loop"}) {
+            serde_json::Value::Object(m) => m,
+            _ => unreachable!(),
+        };
+        let cases = [
+            (
+                Call::PutWrites {
+                    config: cfg.clone(),
+                    channels: vec!["a".into(), "__error__".into()],
+                    task_id: "task-1".into(),
+                    task_path: "~0".into(),
+                },
+                r#"put_writes(thread=t, ns="child:1", id=c1, channels=["a", "__error__"], task_id="task-1", task_path="~0")"#,
+            ),
+            (
+                Call::List {
+                    thread_id: "t".into(),
+                    options: ListOptions { filter, ..ListOptions::all().ns("").id("c1").before("c9").limit(0) },
+                },
+                r#"list(thread=t, ns="", id=c1, filter={"source":"loop"}, before=c9, limit=0)"#,
+            ),
+            (Call::DeleteThread { thread_id: "t".into() }, "delete_thread(t)"),
+            (Call::DeleteForRuns { run_ids: vec!["r1".into(), "r2".into()] }, r#"delete_for_runs(["r1", "r2"])"#),
+            (Call::CopyThread { source: "s".into(), target: "d".into() }, "copy_thread(source=s, target=d)"),
+            (
+                Call::Prune { thread_ids: vec!["t".into()], strategy: PruneStrategy::KeepLatest },
+                r#"prune(["t"], keep_latest)"#,
+            ),
+            (
+                Call::DeltaChannelHistory { config: cfg, channels: vec!["ch".into()] },
+                r#"delta_channel_history(thread=t, ns="child:1", id=c1, channels=["ch"])"#,
+            ),
+            (Call::GetNextVersion { current: Some(ChannelVersion::Int(1)) }, "get_next_version(Some(Int(1)))"),
+            (Call::GetNextVersion { current: None }, "get_next_version(None)"),
+        ];
+        for (call, want) in cases {
+            assert_eq!(call.to_string(), want);
+        }
+    }
+}

@@ -1,0 +1,536 @@
+//! Calls: [`Cx`], a case's handle on the saver under test. Every call is described by a
+//! [`Call`]; an error fails the case with that description, and a read returns a
+//! [`Reply`] that carries it, so a failure message names the call without the case
+//! spelling it out (`get_tuple(thread=…, ns="", id=…): metadata["step"]: expected 2, got 1`).
+//!
+//! The `expect_*` methods make a read and compare it in one step ([`crate::compare`]).
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Debug, Display};
+use std::future::Future;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use conformance_core::{
+    Call, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple, DeltaChannelHistory,
+    Failure, ListOptions, PendingWrite, PruneStrategy, TestContext, TypedValue,
+};
+use serde_json::json;
+
+use crate::compare::{expect_invalid_config, Checked, Diffs};
+use crate::data::{new_id, Ids, Step};
+
+/// What a call returned, with the call that returned it.
+///
+/// It dereferences to the value (`reply.checkpoint.channel_values`), and its
+/// [`Display`] is the call's description, with the context of the [`Cx`] that
+/// made it in front (`after delete_thread(t): get_tuple(thread=t, ns="", id=none)`), the
+/// place a failure about this value names.
+#[derive(Clone, Debug)]
+pub struct Reply<T> {
+    call: Call,
+    note: Option<Arc<str>>,
+    value: T,
+}
+
+impl<T> Reply<T> {
+    /// The call.
+    pub fn call(&self) -> &Call {
+        &self.call
+    }
+
+    /// The value, without the call.
+    pub fn into_value(self) -> T {
+        self.value
+    }
+
+    /// The same call with the value changed by `f`.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Reply<U> {
+        Reply { call: self.call, note: self.note, value: f(self.value) }
+    }
+
+    /// An accumulator of differences placed at this call ([`Diffs::of`]).
+    pub fn diffs(&self) -> Diffs {
+        let mut d = Diffs::new();
+        d.of(self);
+        d
+    }
+
+    /// Fails unless `got == expected`, with `"{call}: {field}: expected .., got .."`.
+    ///
+    /// # Errors
+    /// The failure naming the call, the field and both values.
+    pub fn expect_eq<V: PartialEq + Debug + ?Sized>(&self, field: impl Display, expected: &V, got: &V) -> Checked {
+        self.diffs().eq(field, expected, got).finish()
+    }
+}
+
+impl<T> Deref for Reply<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> Display for Reply<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.note {
+            Some(note) => write!(f, "{note}: {}", self.call),
+            None => write!(f, "{}", self.call),
+        }
+    }
+}
+
+impl<T> Reply<Result<T, CheckpointError>> {
+    /// The value of a call that succeeded; a call that returned an error fails the case with
+    /// `"{call}: returned error {kind}: {chain}"`.
+    ///
+    /// # Errors
+    /// That failure.
+    pub fn or_fail(self) -> Result<Reply<T>, Failure> {
+        match self.value {
+            Ok(value) => Ok(Reply { call: self.call, note: self.note, value }),
+            Err(e) => {
+                let call = Reply { call: self.call, note: self.note, value: () };
+                Err(Failure::new(format!("{call}: returned error {}: {}", e.kind(), e.display_chain())))
+            }
+        }
+    }
+
+    /// Fails unless the call returned [`CheckpointError::InvalidConfig`] (CONTRACT §1 Config).
+    ///
+    /// # Errors
+    /// A failure naming the call and what it returned instead.
+    pub fn expect_invalid_config(&self) -> Checked
+    where
+        T: Debug,
+    {
+        expect_invalid_config(self, &self.value)
+    }
+}
+
+impl Reply<CheckpointTuple> {
+    /// Fails unless the tuple's `config` is `expected` ([`Diffs::config`]).
+    ///
+    /// # Errors
+    /// The failure showing both configs.
+    pub fn expect_config(&self, expected: &CheckpointConfig) -> Checked {
+        self.diffs().config(expected, &self.config).finish()
+    }
+
+    /// Fails unless the tuple's `parent_config` is `expected` ([`Diffs::parent_config`]).
+    ///
+    /// # Errors
+    /// The failure showing both parents.
+    pub fn expect_parent(&self, expected: Option<&CheckpointConfig>) -> Checked {
+        self.diffs().parent_config(expected, self.parent_config.as_ref()).finish()
+    }
+
+    /// Fails unless the tuple's `pending_writes` are exactly `expected` (order included).
+    ///
+    /// # Errors
+    /// The failure showing both lists.
+    pub fn expect_writes(&self, expected: &[PendingWrite]) -> Checked {
+        self.diffs().writes("pending_writes", expected, &self.pending_writes).finish()
+    }
+}
+
+impl Reply<Vec<CheckpointTuple>> {
+    /// The checkpoint ids listed, in order.
+    pub fn ids(&self) -> Vec<String> {
+        self.iter().map(|t| t.config.checkpoint_id.clone().unwrap_or_default()).collect()
+    }
+}
+
+/// A case's handle on the saver under test: a fresh saver from the registration (through
+/// core's [`TestContext`], which stays behind this type), the case's unique thread ids, and
+/// every saver call described by a [`Call`].
+///
+/// A `Cx` can carry a note that goes in front of every call it describes: [`Cx::after`]
+/// (`"after copy_thread(S, D)"`) or [`Cx::through`] (`"through a new instance on the same
+/// storage"`).
+#[derive(Clone)]
+pub struct Cx {
+    ctx: TestContext,
+    saver: Arc<dyn CheckpointSaver>,
+    note: Option<Arc<str>>,
+}
+
+impl Cx {
+    /// Wraps a core context (what [`crate::spec_cases!`] does for each case).
+    pub fn new(ctx: TestContext) -> Self {
+        let saver = ctx.saver.clone();
+        Self { ctx, saver, note: None }
+    }
+
+    fn noted(&self, note: String) -> Self {
+        let note = match &self.note {
+            Some(old) => format!("{old}, {note}"),
+            None => note,
+        };
+        Self { note: Some(note.into()), ..self.clone() }
+    }
+
+    /// The same saver, with every call described as happening `when`
+    /// (`cx.after("after prune([t], keep_latest)")`).
+    pub fn after(&self, when: impl Display) -> Self {
+        self.noted(when.to_string())
+    }
+
+    /// Another instance of the saver (a second one on the same storage), its calls
+    /// described as made `"through {instance}"`.
+    pub fn through(&self, saver: Arc<dyn CheckpointSaver>, instance: impl Display) -> Self {
+        Self { saver, ..self.noted(format!("through {instance}")) }
+    }
+
+    /// [`Cx::through`] a second instance opened on the same storage ([`Cx::reopen`]).
+    ///
+    /// # Errors
+    /// When the registration cannot reopen its storage or opening failed.
+    pub async fn reopened(&self, instance: impl Display) -> Result<Cx, Failure> {
+        Ok(self.through(self.reopen().await?, instance))
+    }
+
+    /// A thread id unique to this case (see [`TestContext::thread`]).
+    pub fn thread(&self, label: &str) -> String {
+        self.ctx.thread(label)
+    }
+
+    /// A root-namespace config on a fresh thread.
+    pub fn config(&self, label: &str) -> CheckpointConfig {
+        CheckpointConfig::new(self.thread(label))
+    }
+
+    /// True when the registration can open a second instance on the same storage.
+    pub fn can_reopen(&self) -> bool {
+        self.ctx.can_reopen()
+    }
+
+    /// Opens another instance on the same storage (see [`TestContext::reopen`]).
+    ///
+    /// # Errors
+    /// When the registration cannot reopen its storage or opening failed.
+    pub async fn reopen(&self) -> Result<Arc<dyn CheckpointSaver>, Failure> {
+        self.ctx.reopen().await
+    }
+
+    /// The fixture's storage location, if it names one (see [`TestContext::location`]).
+    pub fn location(&self) -> Option<&str> {
+        self.ctx.location()
+    }
+
+    /// The name of the registration the case runs under.
+    pub fn registration_name(&self) -> &str {
+        self.ctx.registration_name()
+    }
+
+    /// Records a fact about the run (see [`TestContext::fact`]).
+    pub fn fact(&self, key: impl Into<String>, value: impl Into<serde_json::Value>) {
+        self.ctx.fact(key, value);
+    }
+
+    async fn call<T>(
+        &self,
+        call: Call,
+        result: impl Future<Output = Result<T, CheckpointError>>,
+    ) -> Reply<Result<T, CheckpointError>> {
+        Reply { call, note: self.note.clone(), value: result.await }
+    }
+
+    /// `put(config, step)` returning the raw result, for cases about errors and about the
+    /// returned config.
+    pub async fn try_put(
+        &self,
+        config: &CheckpointConfig,
+        step: Step,
+    ) -> Reply<Result<CheckpointConfig, CheckpointError>> {
+        let call = Call::Put { config: config.clone(), checkpoint_id: step.checkpoint.id.clone() };
+        self.call(call, self.saver.put(config, step.checkpoint, step.metadata, step.new_versions)).await
+    }
+
+    /// `put(config, step)`: the stored config, or a failure naming the call.
+    ///
+    /// # Errors
+    /// When the saver returned an error.
+    pub async fn put(&self, config: &CheckpointConfig, step: Step) -> Result<CheckpointConfig, Failure> {
+        Ok(self.try_put(config, step).await.or_fail()?.into_value())
+    }
+
+    /// Puts a chain of `n` checkpoints on (`thread`, `ns`), each the parent of the next,
+    /// with metadata `step = i`; returns the stored configs, oldest first.
+    ///
+    /// # Errors
+    /// When a `put` failed.
+    pub async fn chain(&self, thread: &str, ns: &str, n: usize) -> Result<Vec<CheckpointConfig>, Failure> {
+        let mut parent = CheckpointConfig::new(thread).with_ns(ns);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let step = Step::new(&new_id()).meta("step", (i as i64).into());
+            parent = self.put(&parent, step).await?;
+            out.push(parent.clone());
+        }
+        Ok(out)
+    }
+
+    /// Puts a chain of `n` checkpoints on (`thread`, `ns`) where checkpoint i stores channel
+    /// `step` = i at version i + 1 and metadata `step` = i (upstream's helper); returns the
+    /// stored configs, oldest first.
+    ///
+    /// # Errors
+    /// When a `put` failed.
+    pub async fn value_chain(&self, thread: &str, ns: &str, n: i64) -> Result<Vec<CheckpointConfig>, Failure> {
+        let mut parent = CheckpointConfig::new(thread).with_ns(ns);
+        let mut out = Vec::new();
+        for i in 0..n {
+            parent = self.put(&parent, Step::fresh().value("step", json!(i), i + 1).meta("step", json!(i))).await?;
+            out.push(parent.clone());
+        }
+        Ok(out)
+    }
+
+    /// `put_writes` returning the raw result, for cases about errors.
+    pub async fn try_put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(&str, TypedValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Reply<Result<(), CheckpointError>> {
+        let call = Call::PutWrites {
+            config: config.clone(),
+            channels: writes.iter().map(|(c, _)| (*c).to_owned()).collect(),
+            task_id: task_id.to_owned(),
+            task_path: task_path.to_owned(),
+        };
+        let writes = writes.into_iter().map(|(c, v)| (c.to_owned(), v)).collect();
+        self.call(call, self.saver.put_writes(config, writes, task_id, task_path)).await
+    }
+
+    /// `put_writes(config, writes, task_id, task_path)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(&str, TypedValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Checked {
+        self.try_put_writes(config, writes, task_id, task_path).await.or_fail().map(|_| ())
+    }
+
+    /// `get_tuple` returning the raw result, for cases about errors.
+    pub async fn try_get(&self, config: &CheckpointConfig) -> Reply<Result<Option<CheckpointTuple>, CheckpointError>> {
+        self.call(Call::GetTuple { config: config.clone() }, self.saver.get_tuple(config)).await
+    }
+
+    /// `get_tuple(config)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn get(&self, config: &CheckpointConfig) -> Result<Reply<Option<CheckpointTuple>>, Failure> {
+        self.try_get(config).await.or_fail()
+    }
+
+    /// `get_tuple(config)`, which must return a checkpoint.
+    ///
+    /// # Errors
+    /// On an error, or `"{call}: expected a checkpoint, got none"`.
+    pub async fn get_some(&self, config: &CheckpointConfig) -> Result<Reply<CheckpointTuple>, Failure> {
+        let reply = self.get(config).await?;
+        match reply.value {
+            Some(value) => Ok(Reply { call: reply.call, note: reply.note, value }),
+            None => {
+                let call = Reply { call: reply.call, note: reply.note, value: () };
+                Err(Failure::new(format!("{call}: expected a checkpoint, got none")))
+            }
+        }
+    }
+
+    /// Fails unless `get_tuple(config)` returns none.
+    ///
+    /// # Errors
+    /// On an error, or `"{call}: expected none, got checkpoint .."`.
+    pub async fn get_none(&self, config: &CheckpointConfig) -> Checked {
+        let reply = self.get(config).await?;
+        match &*reply {
+            None => Ok(()),
+            Some(t) => {
+                Err(Failure::new(format!("{reply}: expected none, got checkpoint {} ({})", t.checkpoint.id, t.config)))
+            }
+        }
+    }
+
+    /// `list(thread_id, options)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Reply<Vec<CheckpointTuple>>, Failure> {
+        let call = Call::List { thread_id: thread_id.to_owned(), options: options.clone() };
+        self.call(call, self.saver.list(thread_id, options)).await.or_fail()
+    }
+
+    /// Every checkpoint of `thread_id` in every namespace: `list(thread, ns=<all>)` (newest
+    /// id first, then namespace ascending), a snapshot of the thread to compare.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn list_all(&self, thread_id: &str) -> Result<Reply<Vec<CheckpointTuple>>, Failure> {
+        self.list(thread_id, &ListOptions::all()).await
+    }
+
+    /// The ids `list` returns, in order.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn list_ids(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<String>, Failure> {
+        Ok(self.list(thread_id, options).await?.ids())
+    }
+
+    /// `delete_thread(thread_id)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn delete_thread(&self, thread_id: &str) -> Checked {
+        let call = Call::DeleteThread { thread_id: thread_id.to_owned() };
+        self.call(call, self.saver.delete_thread(thread_id)).await.or_fail().map(|_| ())
+    }
+
+    /// `delete_for_runs(run_ids)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn delete_for_runs(&self, run_ids: &[&str]) -> Checked {
+        let ids: Vec<String> = run_ids.iter().map(|s| (*s).to_owned()).collect();
+        let call = Call::DeleteForRuns { run_ids: ids.clone() };
+        self.call(call, self.saver.delete_for_runs(&ids)).await.or_fail().map(|_| ())
+    }
+
+    /// `copy_thread(source, target)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn copy_thread(&self, source: &str, target: &str) -> Checked {
+        let call = Call::CopyThread { source: source.to_owned(), target: target.to_owned() };
+        self.call(call, self.saver.copy_thread(source, target)).await.or_fail().map(|_| ())
+    }
+
+    /// `prune(thread_ids, strategy)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn prune(&self, thread_ids: &[&str], strategy: PruneStrategy) -> Checked {
+        let ids: Vec<String> = thread_ids.iter().map(|s| (*s).to_owned()).collect();
+        let call = Call::Prune { thread_ids: ids.clone(), strategy };
+        self.call(call, self.saver.prune(&ids, strategy)).await.or_fail().map(|_| ())
+    }
+
+    /// `delta_channel_history(config, channels)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn delta_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[&str],
+    ) -> Result<Reply<BTreeMap<String, DeltaChannelHistory>>, Failure> {
+        let chs: Vec<String> = channels.iter().map(|s| (*s).to_owned()).collect();
+        let call = Call::DeltaChannelHistory { config: config.clone(), channels: chs.clone() };
+        self.call(call, self.saver.delta_channel_history(config, &chs)).await.or_fail()
+    }
+
+    /// `get_next_version(current)` (it cannot fail).
+    pub fn next_version(&self, current: Option<&ChannelVersion>) -> Reply<ChannelVersion> {
+        let value = self.saver.get_next_version(current);
+        Reply { call: Call::GetNextVersion { current: current.cloned() }, note: self.note.clone(), value }
+    }
+
+    /// Fails unless `get_tuple(config)` returns exactly `expected`, every field
+    /// ([`Diffs::tuple`]).
+    ///
+    /// # Errors
+    /// On an error, no checkpoint, or every differing field.
+    pub async fn expect_tuple(&self, config: &CheckpointConfig, expected: &CheckpointTuple) -> Checked {
+        let got = self.get_some(config).await?;
+        got.diffs().tuple(expected, &got).finish()
+    }
+
+    /// [`Cx::expect_tuple`] without the parent config ([`Diffs::tuple_except_parent`]).
+    ///
+    /// # Errors
+    /// On an error, no checkpoint, or every differing field.
+    pub async fn expect_tuple_except_parent(&self, config: &CheckpointConfig, expected: &CheckpointTuple) -> Checked {
+        let got = self.get_some(config).await?;
+        got.diffs().tuple_except_parent(expected, &got).finish()
+    }
+
+    /// Fails unless `get_tuple(config)` returns a checkpoint whose `pending_writes` are
+    /// exactly `expected`.
+    ///
+    /// # Errors
+    /// On an error, no checkpoint, or other writes.
+    pub async fn expect_writes(&self, config: &CheckpointConfig, expected: &[PendingWrite]) -> Checked {
+        self.get_some(config).await?.expect_writes(expected)
+    }
+
+    /// Fails unless `list(thread, ns=<all>)` returns exactly `expected`, tuple for tuple
+    /// ([`Diffs::tuples`]): "the thread reads as it did".
+    ///
+    /// # Errors
+    /// On an error, or every difference.
+    pub async fn expect_listed(&self, thread_id: &str, expected: &[CheckpointTuple]) -> Checked {
+        let got = self.list_all(thread_id).await?;
+        got.diffs().tuples(expected, &got).finish()
+    }
+
+    /// Fails unless `list(thread_id, options)` returns exactly the checkpoint ids
+    /// `expected`, in order.
+    ///
+    /// # Errors
+    /// On an error, or other ids.
+    pub async fn expect_ids(&self, thread_id: &str, options: &ListOptions, expected: &[&str]) -> Checked {
+        let got = self.list(thread_id, options).await?;
+        let want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
+        got.expect_eq("ids", &want, &got.ids())
+    }
+
+    /// Fails unless `list(thread_id, options)` returns exactly the checkpoints labelled
+    /// `want` in `ids`, in that order; the message shows labels and a legend of the ids.
+    ///
+    /// # Errors
+    /// On an error, or other checkpoints.
+    pub async fn expect_list(&self, ids: &Ids, thread_id: &str, options: &ListOptions, want: &[&str]) -> Checked {
+        let got = self.list(thread_id, options).await?;
+        let labels = ids.labels(&got.ids());
+        if labels == want {
+            return Ok(());
+        }
+        got.diffs().push("ids", format_args!("{want:?}"), format_args!("{labels:?} ({})", ids.legend())).finish()
+    }
+
+    /// Like [`Cx::expect_list`], for results that span namespaces: `want` is a list of
+    /// (namespace, label) pairs, compared in order.
+    ///
+    /// # Errors
+    /// On an error, or other checkpoints.
+    pub async fn expect_list_ns(
+        &self,
+        ids: &Ids,
+        thread_id: &str,
+        options: &ListOptions,
+        want: &[(&str, &str)],
+    ) -> Checked {
+        let got = self.list(thread_id, options).await?;
+        let pairs: Vec<(String, String)> = got
+            .iter()
+            .map(|t| (t.config.checkpoint_ns.clone(), ids.label(t.config.checkpoint_id.as_deref().unwrap_or(""))))
+            .collect();
+        let want_owned: Vec<(String, String)> = want.iter().map(|(n, l)| ((*n).to_owned(), (*l).to_owned())).collect();
+        if pairs == want_owned {
+            return Ok(());
+        }
+        got.diffs().push("(ns, id)", format_args!("{want:?}"), format_args!("{pairs:?} ({})", ids.legend())).finish()
+    }
+}

@@ -1,0 +1,518 @@
+//! Comparisons: how a case checks what came back. [`Diffs`] gathers every difference between
+//! what the contract requires and what a call returned, each naming the call (and the
+//! checkpoint when the call does not), the field, what was expected and what came back;
+//! [`Diffs::finish`] fails the case with all of them at once, so a second bug behind a
+//! first mismatch still shows.
+//!
+//! ```
+//! # use conformance_spec::compare::Diffs;
+//! let mut d = Diffs::new();
+//! d.of("get_tuple(thread=t, ns=\"\", id=c1)").eq("checkpoint.v", &1, &1).eq("metadata[\"step\"]", &2, &3);
+//! d.eq("parent_config", &Some("c0"), &None);
+//! let message = d.finish().unwrap_err().message;
+//! assert_eq!(
+//!     message,
+//!     "get_tuple(thread=t, ns=\"\", id=c1): 2 differences:\n  \
+//!      - metadata[\"step\"]: expected 2, got 3\n  \
+//!      - parent_config: expected Some(\"c0\"), got None"
+//! );
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Debug, Display};
+
+use conformance_core::{
+    Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, Failure, PendingWrite,
+    TypedValue,
+};
+
+use crate::data::Step;
+
+/// What a case returns, and what every check returns: `Ok(())` or the [`Failure`] that says
+/// what differed (spec cases are `async fn(Cx) -> Checked`).
+pub type Checked = Result<(), Failure>;
+
+/// Fails with `message()` unless `cond`: for a rule that is not "this field equals that
+/// value" (a count, a choice between allowed results).
+///
+/// # Errors
+/// A [`Failure`] with the message when `cond` is false.
+pub fn ensure(cond: bool, message: impl FnOnce() -> String) -> Checked {
+    if cond {
+        Ok(())
+    } else {
+        Err(Failure::new(message()))
+    }
+}
+
+/// `[(task, channel, value), ...]` for messages; a write with a task path shows it as
+/// `task@path`.
+pub fn describe_writes(writes: &[PendingWrite]) -> String {
+    let items: Vec<String> = writes
+        .iter()
+        .map(|w| {
+            if w.task_path.is_empty() {
+                format!("({}, {}, {:?})", w.task_id, w.channel, w.value)
+            } else {
+                format!("({}@{}, {}, {:?})", w.task_id, w.task_path, w.channel, w.value)
+            }
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// Fails unless `result` is a [`CheckpointError::InvalidConfig`] error (CONTRACT §1 Config,
+/// §4), with `"{call}: expected an InvalidConfig error, got .."`.
+///
+/// # Errors
+/// A [`Failure`] naming what came back instead.
+pub fn expect_invalid_config<T: Debug>(call: impl Display, result: &Result<T, CheckpointError>) -> Checked {
+    match result {
+        Err(CheckpointError::InvalidConfig(_)) => Ok(()),
+        Err(e) => Err(Failure::new(format!(
+            "{call}: expected an InvalidConfig error, got error {}: {}",
+            e.kind(),
+            e.display_chain()
+        ))),
+        Ok(v) => Err(Failure::new(format!("{call}: expected an InvalidConfig error, got Ok({v:?})"))),
+    }
+}
+
+/// One difference: where (the call, and the checkpoint when the call does not name it),
+/// which field, what was expected and what came back, each already written out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// The call and the checkpoint, e.g. `get_tuple(thread=t, ns="", id=c1)` or
+    /// `list(thread=t, ns=<all>): tuple (thread=t, ns="", id=c1)`.
+    pub place: String,
+    /// The field, e.g. `metadata["step"]`, `checkpoint.channel_values["a"]`,
+    /// `pending_writes`; empty when the place is the whole value.
+    pub field: String,
+    /// What the contract requires.
+    pub expected: String,
+    /// What came back.
+    pub got: String,
+}
+
+impl Difference {
+    /// `field: expected .., got ..` (without the place).
+    fn line(&self) -> String {
+        if self.field.is_empty() {
+            format!("expected {}, got {}", self.expected, self.got)
+        } else {
+            format!("{}: expected {}, got {}", self.field, self.expected, self.got)
+        }
+    }
+}
+
+impl Display for Difference {
+    /// `place: field: expected .., got ..`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.place.is_empty() {
+            f.write_str(&self.line())
+        } else {
+            write!(f, "{}: {}", self.place, self.line())
+        }
+    }
+}
+
+/// An accumulator of [`Difference`]s: set the place ([`Diffs::of`], usually a
+/// [`crate::Reply`]), compare fields (each comparison records what differs and goes on),
+/// then [`Diffs::finish`] once.
+///
+/// The comparators cover every field: [`Diffs::tuple`] (config, parent config, every
+/// checkpoint field, metadata, pending writes), [`Diffs::checkpoint`], [`Diffs::step`] (what a
+/// `put` stored), [`Diffs::tuples`] (a listing), [`Diffs::writes`]; maps are compared key by
+/// key ([`Diffs::map`], [`Diffs::metadata`]), so each missing, unexpected or changed key is
+/// its own difference.
+#[derive(Clone, Debug, Default)]
+pub struct Diffs {
+    place: String,
+    found: Vec<Difference>,
+}
+
+impl Diffs {
+    /// No differences yet, no place.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Where the next comparisons happen: a [`crate::Reply`] (its call), or any description.
+    pub fn of(&mut self, place: impl Display) -> &mut Self {
+        self.place = place.to_string();
+        self
+    }
+
+    /// Records a difference in `field` (already written out); the same difference recorded
+    /// twice (a field checked on its own and again as part of the whole) counts once.
+    pub fn push(&mut self, field: impl Display, expected: impl Display, got: impl Display) -> &mut Self {
+        let d = Difference {
+            place: self.place.clone(),
+            field: field.to_string(),
+            expected: expected.to_string(),
+            got: got.to_string(),
+        };
+        if !self.found.contains(&d) {
+            self.found.push(d);
+        }
+        self
+    }
+
+    /// Records a difference unless `got == expected` (both shown with `{:?}`).
+    pub fn eq<T: PartialEq + Debug + ?Sized>(&mut self, field: impl Display, expected: &T, got: &T) -> &mut Self {
+        if got != expected {
+            self.push(field, format_args!("{expected:?}"), format_args!("{got:?}"));
+        }
+        self
+    }
+
+    /// Compares two maps key by key: `field[key]` for each key missing, unexpected or with
+    /// another value.
+    pub fn map<K: Ord + Debug, V: PartialEq + Debug>(
+        &mut self,
+        field: impl Display,
+        expected: &BTreeMap<K, V>,
+        got: &BTreeMap<K, V>,
+    ) -> &mut Self {
+        for (k, want) in expected {
+            match got.get(k) {
+                None => {
+                    self.push(format_args!("{field}[{k:?}]"), format_args!("{want:?}"), "nothing (key missing)");
+                }
+                Some(have) if have != want => {
+                    self.push(format_args!("{field}[{k:?}]"), format_args!("{want:?}"), format_args!("{have:?}"));
+                }
+                Some(_) => {}
+            }
+        }
+        for (k, have) in got.iter().filter(|(k, _)| !expected.contains_key(*k)) {
+            self.push(format_args!("{field}[{k:?}]"), "nothing (no such key)", format_args!("{have:?}"));
+        }
+        self
+    }
+
+    /// Compares metadata key by key (values shown as JSON): `metadata["step"]`.
+    pub fn metadata(&mut self, expected: &CheckpointMetadata, got: &CheckpointMetadata) -> &mut Self {
+        fn json(m: &CheckpointMetadata) -> BTreeMap<&str, Json<'_>> {
+            m.iter().map(|(k, v)| (k.as_str(), Json(v))).collect()
+        }
+        self.map("metadata", &json(expected), &json(got))
+    }
+
+    /// Compares a tuple's `config`, shown as `(thread=…, ns="…", id=…)`.
+    pub fn config(&mut self, expected: &CheckpointConfig, got: &CheckpointConfig) -> &mut Self {
+        if got != expected {
+            self.push("config", format_args!("({expected})"), format_args!("({got})"));
+        }
+        self
+    }
+
+    /// Compares a tuple's `parent_config`, shown as `(thread=…, ns="…", id=…)` or `none`.
+    pub fn parent_config(&mut self, expected: Option<&CheckpointConfig>, got: Option<&CheckpointConfig>) -> &mut Self {
+        if got != expected {
+            let show = |c: Option<&CheckpointConfig>| c.map_or_else(|| "none".to_owned(), |c| format!("({c})"));
+            self.push("parent_config", show(expected), show(got));
+        }
+        self
+    }
+
+    /// Compares one metadata key, `metadata["key"]`, shown as JSON (`nothing (key missing)`
+    /// when the key is absent).
+    pub fn metadata_key(&mut self, key: &str, expected: &serde_json::Value, got: &CheckpointMetadata) -> &mut Self {
+        match got.get(key) {
+            Some(have) if have == expected => self,
+            Some(have) => self.push(format_args!("metadata[{key:?}]"), expected, have),
+            None => self.push(format_args!("metadata[{key:?}]"), expected, "nothing (key missing)"),
+        }
+    }
+
+    /// Compares one channel value, `checkpoint.channel_values["channel"]` (`nothing (key
+    /// missing)` when the channel is absent).
+    pub fn channel_value(&mut self, channel: &str, expected: &TypedValue, got: &Checkpoint) -> &mut Self {
+        match got.channel_values.get(channel) {
+            Some(have) if have == expected => self,
+            Some(have) => self.push(
+                format_args!("checkpoint.channel_values[{channel:?}]"),
+                format_args!("{expected:?}"),
+                format_args!("{have:?}"),
+            ),
+            None => self.push(
+                format_args!("checkpoint.channel_values[{channel:?}]"),
+                format_args!("{expected:?}"),
+                "nothing (key missing)",
+            ),
+        }
+    }
+
+    /// Compares two lists of pending writes as a whole (order included): one difference
+    /// showing both lists.
+    pub fn writes(&mut self, field: impl Display, expected: &[PendingWrite], got: &[PendingWrite]) -> &mut Self {
+        if got != expected {
+            self.push(field, describe_writes(expected), describe_writes(got));
+        }
+        self
+    }
+
+    /// Compares every field of a checkpoint (`checkpoint.v`, `.id`, `.ts`, `.channel_values`,
+    /// `.channel_versions`, `.versions_seen` key by key, `.updated_channels`).
+    pub fn checkpoint(&mut self, expected: &Checkpoint, got: &Checkpoint) -> &mut Self {
+        // Destructured, so that a field added to `Checkpoint` does not compile until it is
+        // compared here.
+        let Checkpoint { v, id, ts, channel_values, channel_versions, versions_seen, updated_channels } = expected;
+        self.eq("checkpoint.v", v, &got.v)
+            .eq("checkpoint.id", id, &got.id)
+            .eq("checkpoint.ts", ts, &got.ts)
+            .map("checkpoint.channel_values", channel_values, &got.channel_values)
+            .map("checkpoint.channel_versions", channel_versions, &got.channel_versions)
+            .map("checkpoint.versions_seen", versions_seen, &got.versions_seen)
+            .eq("checkpoint.updated_channels", updated_channels, &got.updated_channels)
+    }
+
+    /// Compares what a `put` of `expected` stored with what a read returned: every
+    /// checkpoint field and the metadata (not the config, parent or writes, which the step
+    /// does not decide).
+    pub fn step(&mut self, expected: &Step, got: &CheckpointTuple) -> &mut Self {
+        self.checkpoint(&expected.checkpoint, &got.checkpoint).metadata(&expected.metadata, &got.metadata)
+    }
+
+    /// Compares every field of a tuple: `config`, `parent_config`, the checkpoint
+    /// ([`Diffs::checkpoint`]), `metadata` and `pending_writes`.
+    pub fn tuple(&mut self, expected: &CheckpointTuple, got: &CheckpointTuple) -> &mut Self {
+        self.tuple_fields(expected, got, true)
+    }
+
+    /// [`Diffs::tuple`] without `parent_config`, for rules that leave the parent open (the
+    /// kept checkpoint of `prune`).
+    pub fn tuple_except_parent(&mut self, expected: &CheckpointTuple, got: &CheckpointTuple) -> &mut Self {
+        self.tuple_fields(expected, got, false)
+    }
+
+    fn tuple_fields(&mut self, expected: &CheckpointTuple, got: &CheckpointTuple, parent: bool) -> &mut Self {
+        // Destructured, so that a field added to `CheckpointTuple` does not compile until it
+        // is compared here.
+        let CheckpointTuple { config, checkpoint, metadata, parent_config, pending_writes } = expected;
+        self.config(config, &got.config);
+        if parent {
+            self.parent_config(parent_config.as_ref(), got.parent_config.as_ref());
+        }
+        self.checkpoint(checkpoint, &got.checkpoint).metadata(metadata, &got.metadata).writes(
+            "pending_writes",
+            pending_writes,
+            &got.pending_writes,
+        )
+    }
+
+    /// Compares two listings: the same tuples (by config) in the same order, and every pair
+    /// with the same config field by field ([`Diffs::tuple`]), each under the place
+    /// `{place}: tuple ({config})`.
+    pub fn tuples(&mut self, expected: &[CheckpointTuple], got: &[CheckpointTuple]) -> &mut Self {
+        let configs = |ts: &[CheckpointTuple]| ts.iter().map(|t| format!("({})", t.config)).collect::<Vec<_>>();
+        if configs(expected) != configs(got) {
+            self.push(
+                "tuples",
+                format_args!("{} [{}]", expected.len(), configs(expected).join(", ")),
+                format_args!("{} [{}]", got.len(), configs(got).join(", ")),
+            );
+        }
+        let place = self.place.clone();
+        for e in expected {
+            if let Some(g) = got.iter().find(|g| g.config == e.config) {
+                self.of(format_args!("{place}: tuple ({})", e.config)).tuple(e, g);
+            }
+        }
+        self.place = place;
+        self
+    }
+
+    /// True when nothing differed so far.
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// The differences found so far, in the order they were found.
+    pub fn differences(&self) -> &[Difference] {
+        &self.found
+    }
+
+    /// [`Diffs::finish`], first giving the place `place()` to the differences recorded
+    /// without one: for checks in a hot loop (a reader racing a writer), where the place is
+    /// only written out when something differed.
+    ///
+    /// # Errors
+    /// The failure, when something differed.
+    pub fn finish_at<P: Display>(&mut self, place: impl FnOnce() -> P) -> Checked {
+        if self.found.iter().any(|d| d.place.is_empty()) {
+            let place = place().to_string();
+            for d in self.found.iter_mut().filter(|d| d.place.is_empty()) {
+                d.place.clone_from(&place);
+            }
+        }
+        self.finish()
+    }
+
+    /// `Ok(())` when nothing differed; otherwise a [`Failure`] listing every difference (one
+    /// line for one difference, else a count and one line each). Takes the differences, so
+    /// the accumulator can be used again.
+    ///
+    /// # Errors
+    /// The failure, when something differed.
+    pub fn finish(&mut self) -> Checked {
+        let found = std::mem::take(&mut self.found);
+        match found.as_slice() {
+            [] => Ok(()),
+            [one] => Err(Failure::new(one.to_string())),
+            many => {
+                // Grouped by place, in the order the places were first seen.
+                let mut places: Vec<(&str, Vec<String>)> = Vec::new();
+                for d in many {
+                    match places.iter_mut().find(|(p, _)| *p == d.place) {
+                        Some((_, lines)) => lines.push(d.line()),
+                        None => places.push((&d.place, vec![d.line()])),
+                    }
+                }
+                let mut message = match places.as_slice() {
+                    [(place, _)] if !place.is_empty() => format!("{place}: {} differences:", many.len()),
+                    _ => format!("{} differences:", many.len()),
+                };
+                let single = places.len() == 1;
+                for (place, lines) in &places {
+                    let indent = if single || place.is_empty() {
+                        "  "
+                    } else {
+                        message.push_str(&format!("\n  {place}:"));
+                        "    "
+                    };
+                    for line in lines {
+                        message.push_str(&format!("\n{indent}- {line}"));
+                    }
+                }
+                Err(Failure::new(message))
+            }
+        }
+    }
+}
+
+/// A JSON value compared as a value and shown as JSON (`"loop"`, not `String("loop")`).
+#[derive(PartialEq)]
+struct Json<'a>(&'a serde_json::Value);
+
+impl Debug for Json<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Display::fmt(self.0, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{jv, metadata, pending, Step};
+    use conformance_core::CheckpointConfig;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    fn tuple(step: &Step, parent: Option<&str>, writes: Vec<PendingWrite>) -> CheckpointTuple {
+        CheckpointTuple {
+            config: CheckpointConfig::new("t").with_id(step.id()),
+            checkpoint: Arc::new(step.checkpoint.clone()),
+            metadata: step.metadata.clone(),
+            parent_config: parent.map(|p| CheckpointConfig::new("t").with_id(p)),
+            pending_writes: writes,
+        }
+    }
+
+    #[test]
+    fn equal_values_give_no_difference() {
+        let step = Step::new("c1").value("a", json!(1), 1).meta("k", json!([1, 2]));
+        let t = tuple(&step, Some("c0"), vec![pending("task", "", "a", jv(json!(1)))]);
+        let mut d = Diffs::new();
+        let copy = t.clone();
+        d.of("x").tuple(&t, &copy).step(&step, &t).tuples(std::slice::from_ref(&t), std::slice::from_ref(&copy));
+        assert!(d.is_empty());
+        assert_eq!(d.finish(), Ok(()));
+    }
+
+    #[test]
+    fn a_tuple_comparison_reports_every_differing_field() {
+        let want = Step::new("c1").value("a", json!("v1"), 1).value("b", json!(2), 1).meta("tag", json!("second"));
+        let got = Step::new("c1").value("a", json!("v2"), 1).keep("b", 1).meta("tag", json!("first"));
+        let expected = tuple(&want, Some("p1"), vec![pending("task", "", "w", jv(json!("kept")))]);
+        let actual = tuple(&got, Some("p0"), vec![]);
+        let mut d = Diffs::new();
+        d.of("get_tuple(thread=t, ns=\"\", id=c1)").tuple(&expected, &actual);
+        let fields: Vec<&str> = d.differences().iter().map(|x| x.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "parent_config",
+                "checkpoint.channel_values[\"a\"]",
+                "checkpoint.channel_values[\"b\"]",
+                "metadata[\"tag\"]",
+                "pending_writes"
+            ]
+        );
+        let message = d.finish().unwrap_err().message;
+        assert!(message.starts_with("get_tuple(thread=t, ns=\"\", id=c1): 5 differences:\n  - parent_config: "));
+        assert!(message.contains("\n  - metadata[\"tag\"]: expected \"second\", got \"first\""), "{message}");
+        assert!(message.contains("checkpoint.channel_values[\"b\"]: expected json:2, got nothing (key missing)"));
+        assert!(message.contains("pending_writes: expected [(task, w, json:\"kept\")], got []"), "{message}");
+    }
+
+    #[test]
+    fn one_difference_is_one_line_and_places_are_kept_apart() {
+        let mut d = Diffs::new();
+        d.of("get_tuple(c2)").eq("parent_config", &1, &2);
+        assert_eq!(d.clone().finish().unwrap_err().message, "get_tuple(c2): parent_config: expected 1, got 2");
+        d.of("get_tuple(c1)").push("", "none", "checkpoint c1");
+        assert_eq!(
+            d.finish().unwrap_err().message,
+            "2 differences:\n  get_tuple(c2):\n    - parent_config: expected 1, got 2\n  get_tuple(c1):\n    - expected none, got checkpoint c1"
+        );
+    }
+
+    #[test]
+    fn maps_report_missing_unexpected_and_changed_keys() {
+        let want = metadata(json!({"source": "loop", "step": 1, "gone": null}));
+        let got = metadata(json!({"source": "loop", "step": 2, "extra": {"a": [1]}}));
+        let mut d = Diffs::new();
+        d.metadata(&want, &got);
+        let lines: Vec<String> = d.differences().iter().map(|x| x.line()).collect();
+        assert_eq!(
+            lines,
+            [
+                "metadata[\"gone\"]: expected null, got nothing (key missing)",
+                "metadata[\"step\"]: expected 1, got 2",
+                "metadata[\"extra\"]: expected nothing (no such key), got {\"a\":[1]}",
+            ]
+        );
+    }
+
+    #[test]
+    fn listings_compare_order_and_each_matching_tuple() {
+        let s1 = Step::new("c1").meta("n", json!(1));
+        let s2 = Step::new("c2").meta("n", json!(2));
+        let (t1, t2) = (tuple(&s1, None, vec![]), tuple(&s2, Some("c1"), vec![]));
+        let mut changed = t2.clone();
+        changed.metadata.insert("n".into(), json!(3));
+        let mut d = Diffs::new();
+        d.of("list(thread=t, ns=<all>)").tuples(&[t2.clone(), t1.clone()], &[t1, changed]);
+        let places: Vec<(&str, &str)> = d.differences().iter().map(|x| (x.place.as_str(), x.field.as_str())).collect();
+        assert_eq!(
+            places,
+            [
+                ("list(thread=t, ns=<all>)", "tuples"),
+                ("list(thread=t, ns=<all>): tuple (thread=t, ns=\"\", id=c2)", "metadata[\"n\"]"),
+            ]
+        );
+    }
+
+    #[test]
+    fn invalid_config_accepts_only_that_error() {
+        assert!(expect_invalid_config("put(x)", &Err::<(), _>(CheckpointError::InvalidConfig("e".into()))).is_ok());
+        let m = expect_invalid_config("put(x)", &Ok::<_, CheckpointError>(1)).unwrap_err().message;
+        assert_eq!(m, "put(x): expected an InvalidConfig error, got Ok(1)");
+        let m = expect_invalid_config("put(x)", &Err::<(), _>(CheckpointError::InvalidInput("bad".into())))
+            .unwrap_err()
+            .message;
+        assert!(m.starts_with("put(x): expected an InvalidConfig error, got error "), "{m}");
+    }
+}
