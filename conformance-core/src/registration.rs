@@ -87,6 +87,14 @@ impl Fixture {
     pub fn location(&self) -> Option<&str> {
         self.location.as_deref()
     }
+
+    /// The fixture's parts: the saver, its cleanup, its reopen function and its location,
+    /// for a front end that serves a registration somewhere else than in a case (the
+    /// bridge's Rust server, `checkpoint_bridge::server`). Whoever takes them runs the
+    /// cleanup.
+    pub fn into_parts(self) -> (Arc<dyn CheckpointSaver>, Option<CleanupFn>, Option<ReopenFn>, Option<String>) {
+        (self.saver, self.cleanup, self.reopen, self.location)
+    }
 }
 
 /// The default per-case timeout: 30 seconds.
@@ -246,5 +254,15 @@ impl Registration {
     /// Makes a fixture (the factory's result).
     pub(crate) async fn make_fixture(&self) -> Result<Fixture, BoxError> {
         (self.factory)().await
+    }
+
+    /// A fresh fixture from the factory, as a case gets it, for a front end that serves
+    /// the registration outside the runner (the bridge's Rust server). Must run inside a
+    /// tokio runtime if the saver needs one.
+    ///
+    /// # Errors
+    /// The factory's error.
+    pub async fn fixture(&self) -> Result<Fixture, BoxError> {
+        self.make_fixture().await
     }
 }

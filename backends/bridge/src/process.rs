@@ -1,0 +1,489 @@
+//! The host's end of one child process: spawning it so that it dies with the host, a
+//! writer thread for requests, a reader thread that matches answers to requests by id,
+//! the child's stderr tail, and the end of the child (docs/bridge-protocol.md,
+//! "Lifetime").
+//!
+//! Everything here is plain threads and channels, so a connection serves calls from any
+//! number of tokio runtimes at once (the runner gives every case a runtime of its own).
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::protocol::{id_prefix, Answer, RemoteError, Request, PARENT_PID_ENV};
+
+/// How many bytes of the child's stderr are kept for error messages.
+const STDERR_TAIL: usize = 4096;
+/// How long a dead child's reader waits for its exit status before failing the calls.
+const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
+
+/// How to start a child: program, arguments, extra environment, and a label for messages.
+#[derive(Clone, Debug)]
+pub struct ChildCommand {
+    /// The program (a Python interpreter, the test binary, ...).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Variables added to the inherited environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// How messages name the child (`python:sqlite`).
+    pub label: String,
+}
+
+/// Why a call got no answer from the saver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum CallError {
+    /// The child answered with an error.
+    Remote(RemoteError),
+    /// The child is gone, or the connection broke; the message says why.
+    Dead(String),
+    /// The child's answer to this call could not be read.
+    BadAnswer(String),
+    /// No answer in time (only for blocking calls).
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Remote(e) => write!(f, "{}: {}", e.kind, e.message),
+            Self::Dead(m) | Self::BadAnswer(m) => f.write_str(m),
+            Self::Timeout(d) => write!(f, "no answer within {:.1} s", d.as_secs_f64()),
+        }
+    }
+}
+
+type Reply = Box<dyn FnOnce(Result<Box<RawValue>, CallError>) + Send>;
+
+#[derive(Default)]
+struct Pending {
+    replies: HashMap<u64, Reply>,
+    /// Set once the connection is broken: every later call fails with it at once.
+    dead: Option<String>,
+}
+
+struct Shared {
+    label: String,
+    pid: u32,
+    pending: Mutex<Pending>,
+    stderr_tail: Mutex<VecDeque<u8>>,
+    /// The exit status once the child was reaped.
+    exit: Mutex<Option<ExitStatus>>,
+    exited: Condvar,
+    /// True once the child has exited (checked, under this lock, before signalling its pid).
+    gone: Mutex<bool>,
+}
+
+impl Shared {
+    fn stderr_tail(&self) -> String {
+        let tail = self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes: Vec<u8> = tail.iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim();
+        if text.is_empty() {
+            "(nothing on stderr)".to_owned()
+        } else {
+            text.replace('\n', " | ")
+        }
+    }
+
+    /// Waits briefly for the exit status and describes the end of the child.
+    fn death_message(&self, what: &str) -> String {
+        let exit = self.exit.lock().unwrap_or_else(|e| e.into_inner());
+        let (exit, _) =
+            self.exited.wait_timeout_while(exit, EXIT_STATUS_WAIT, |s| s.is_none()).unwrap_or_else(|e| e.into_inner());
+        let status = match *exit {
+            Some(s) => s.to_string(),
+            None => "no exit status yet".to_owned(),
+        };
+        format!(
+            "the bridge child {} (pid {}) {what} ({status}); its stderr ends: {}",
+            self.label,
+            self.pid,
+            self.stderr_tail()
+        )
+    }
+
+    /// Marks the connection broken and fails every call in flight with `message`.
+    fn fail_all(&self, message: String) {
+        let replies: Vec<Reply> = {
+            let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            if p.dead.is_none() {
+                p.dead = Some(message.clone());
+            }
+            p.replies.drain().map(|(_, r)| r).collect()
+        };
+        for r in replies {
+            r(Err(CallError::Dead(message.clone())));
+        }
+    }
+
+    /// SIGKILLs the child unless it has already exited (never a recycled pid: the child is
+    /// reaped only after `gone` is set under the same lock).
+    fn kill(&self) {
+        let gone = self.gone.lock().unwrap_or_else(|e| e.into_inner());
+        if !*gone {
+            // SAFETY: kill(2) with the pid of our own unreaped child.
+            unsafe {
+                libc::kill(self.pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// A running child and the calls in flight to it. Dropping the last handle closes the
+/// child's stdin (it then exits) and kills it if it has not exited after a grace time.
+pub(crate) struct Connection {
+    shared: Arc<Shared>,
+    writer: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    next_id: AtomicU64,
+    /// The run's work directory, removed after the child is gone.
+    workdir: Mutex<Option<tempfile::TempDir>>,
+}
+
+impl Connection {
+    /// Starts the child (see the module docs) with `workdir` as its run directory.
+    ///
+    /// # Errors
+    /// A message when the program cannot be started.
+    pub(crate) fn spawn(command: &ChildCommand, workdir: Option<tempfile::TempDir>) -> Result<Arc<Self>, String> {
+        let (tx, rx) = mpsc::channel();
+        let cmd = command.clone();
+        // The thread that spawns the child also waits for it and lives exactly as long as
+        // it: PR_SET_PDEATHSIG fires when the spawning *thread* ends, so it must not be a
+        // short-lived runtime thread.
+        let spawned = std::thread::Builder::new().name(format!("bridge-child-{}", command.label)).spawn(move || {
+            let mut c = Command::new(&cmd.program);
+            c.args(&cmd.args)
+                .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+                .env(PARENT_PID_ENV, std::process::id().to_string())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            die_with_parent(&mut c);
+            let mut child = match c.spawn() {
+                Ok(child) => child,
+                Err(e) => {
+                    let _ = tx.send(Err(format!("cannot start {} ({}): {e}", cmd.label, cmd.program.display())));
+                    return;
+                }
+            };
+            let pid = child.id();
+            let shared = Arc::new(Shared {
+                label: cmd.label.clone(),
+                pid,
+                pending: Mutex::new(Pending::default()),
+                stderr_tail: Mutex::new(VecDeque::with_capacity(STDERR_TAIL)),
+                exit: Mutex::new(None),
+                exited: Condvar::new(),
+                gone: Mutex::new(false),
+            });
+            let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+            let _ = tx.send(Ok((shared.clone(), pipes)));
+            wait_without_reaping(pid);
+            *shared.gone.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            let status = child.wait().ok();
+            *shared.exit.lock().unwrap_or_else(|e| e.into_inner()) = status;
+            shared.exited.notify_all();
+        });
+        if let Err(e) = spawned {
+            return Err(format!("cannot start a thread for {}: {e}", command.label));
+        }
+        let (shared, (stdin, stdout, stderr)) =
+            rx.recv().map_err(|_| format!("the thread starting {} died", command.label))??;
+        let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
+            shared.kill();
+            return Err(format!("{}: the child's pipes were not set up", command.label));
+        };
+        let (wtx, wrx) = mpsc::channel::<Vec<u8>>();
+        let s = shared.clone();
+        std::thread::Builder::new()
+            .name("bridge-writer".into())
+            .spawn(move || {
+                let mut stdin = stdin;
+                for line in wrx {
+                    if let Err(e) = stdin.write_all(&line).and_then(|()| stdin.flush()) {
+                        let msg = s.death_message(&format!("stopped reading requests: {e}"));
+                        s.kill();
+                        s.fail_all(msg);
+                        return;
+                    }
+                }
+                // The sender is gone: dropping stdin tells the child to exit.
+            })
+            .map_err(|e| format!("cannot start the writer thread: {e}"))?;
+        let s = shared.clone();
+        std::thread::Builder::new()
+            .name("bridge-reader".into())
+            .spawn(move || read_answers(&s, stdout))
+            .map_err(|e| format!("cannot start the reader thread: {e}"))?;
+        let s = shared.clone();
+        std::thread::Builder::new()
+            .name("bridge-stderr".into())
+            .spawn(move || keep_stderr_tail(&s, stderr))
+            .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
+        Ok(Arc::new(Self {
+            shared,
+            writer: Mutex::new(Some(wtx)),
+            next_id: AtomicU64::new(0),
+            workdir: Mutex::new(workdir),
+        }))
+    }
+
+    /// The child's pid.
+    pub(crate) fn pid(&self) -> u32 {
+        self.shared.pid
+    }
+
+    /// True while the connection works (the child has not died or broken the protocol).
+    pub(crate) fn is_alive(&self) -> bool {
+        self.shared.pending.lock().unwrap_or_else(|e| e.into_inner()).dead.is_none()
+    }
+
+    /// Sends a request; `reply` gets its answer, or the error that ended the connection.
+    fn start<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A, reply: Reply) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut line = match serde_json::to_vec(&Request { id, op, handle, args }) {
+            Ok(l) => l,
+            Err(e) => return reply(Err(CallError::BadAnswer(format!("{op}: the request cannot be written: {e}")))),
+        };
+        line.push(b'\n');
+        {
+            let mut p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(dead) = &p.dead {
+                let dead = dead.clone();
+                drop(p);
+                return reply(Err(CallError::Dead(dead)));
+            }
+            p.replies.insert(id, reply);
+        }
+        let sent = match &*self.writer.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(w) => w.send(line).is_ok(),
+            None => false,
+        };
+        if !sent {
+            let r = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner()).replies.remove(&id);
+            if let Some(r) = r {
+                r(Err(CallError::Dead(format!("the bridge child {} was shut down", self.shared.label))));
+            }
+        }
+    }
+
+    /// Calls `op` and decodes its result as `T`.
+    pub(crate) async fn call<A: Serialize, T: DeserializeOwned>(
+        &self,
+        op: &str,
+        handle: Option<u64>,
+        args: &A,
+    ) -> Result<T, CallError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.start(
+            op,
+            handle,
+            args,
+            Box::new(move |r| {
+                let _ = tx.send(r);
+            }),
+        );
+        let raw = rx.await.map_err(|_| CallError::Dead("the bridge connection dropped the call".into()))??;
+        decode(op, &raw)
+    }
+
+    /// Calls `op` and waits for it on this thread, at most `timeout` (for the trait's one
+    /// sync method, `get_next_version`).
+    pub(crate) fn call_blocking<A: Serialize, T: DeserializeOwned>(
+        &self,
+        op: &str,
+        handle: Option<u64>,
+        args: &A,
+        timeout: Duration,
+    ) -> Result<T, CallError> {
+        let (tx, rx) = mpsc::channel();
+        self.start(
+            op,
+            handle,
+            args,
+            Box::new(move |r| {
+                let _ = tx.send(r);
+            }),
+        );
+        let raw = rx.recv_timeout(timeout).map_err(|_| CallError::Timeout(timeout))??;
+        decode(op, &raw)
+    }
+
+    /// Sends `op` and forgets its answer (closing an instance on drop).
+    pub(crate) fn send_forget<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A) {
+        self.start(op, handle, args, Box::new(|_| {}));
+    }
+
+    /// Closes the child's stdin and waits up to `grace` for it to exit; kills it after
+    /// that. Calls still in flight fail.
+    pub(crate) fn shutdown(&self, grace: Duration) {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let exit = self.shared.exit.lock().unwrap_or_else(|e| e.into_inner());
+        let (exit, _) =
+            self.shared.exited.wait_timeout_while(exit, grace, |s| s.is_none()).unwrap_or_else(|e| e.into_inner());
+        let exited = exit.is_some();
+        drop(exit);
+        if !exited {
+            self.shared.kill();
+        }
+        self.shared.fail_all(format!("the bridge child {} was shut down", self.shared.label));
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // Close stdin; a thread gives the child a grace time to close its savers, then
+        // kills it and removes the run directory.
+        self.writer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let shared = self.shared.clone();
+        let workdir = self.workdir.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if shared.exit.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+            // Already gone (after shutdown): remove the run directory now, not in a thread
+            // the process may not wait for.
+            drop(workdir);
+            return;
+        }
+        let _ = std::thread::Builder::new().name("bridge-end".into()).spawn(move || {
+            let exit = shared.exit.lock().unwrap_or_else(|e| e.into_inner());
+            let (exit, _) = shared
+                .exited
+                .wait_timeout_while(exit, Duration::from_secs(10), |s| s.is_none())
+                .unwrap_or_else(|e| e.into_inner());
+            let exited = exit.is_some();
+            drop(exit);
+            if !exited {
+                shared.kill();
+            }
+            drop(workdir);
+        });
+    }
+}
+
+fn decode<T: DeserializeOwned>(op: &str, raw: &RawValue) -> Result<T, CallError> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        let text = raw.get();
+        let head: String = text.chars().take(300).collect();
+        let more = if text.len() > head.len() { "…" } else { "" };
+        CallError::BadAnswer(format!("the bridge child's answer to {op} does not fit: {e}; the answer: {head}{more}"))
+    })
+}
+
+/// Reads answer lines until the child's stdout closes, then fails what is left.
+fn read_answers(shared: &Shared, stdout: std::process::ChildStdout) {
+    let mut reader = BufReader::with_capacity(1 << 16, stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                let msg = shared.death_message(&format!("could not be read ({e})"));
+                shared.kill();
+                return shared.fail_all(msg);
+            }
+        }
+        if line.last() != Some(&b'\n') {
+            break; // a line cut by the child's end
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if let Err(broken) = deliver(shared, &line) {
+            let head = String::from_utf8_lossy(&line[..line.len().min(300)]).into_owned();
+            let msg = shared.death_message(&format!("broke the protocol: {broken}; the line: {}", head.trim_end()));
+            shared.kill();
+            return shared.fail_all(msg);
+        }
+    }
+    let msg = shared.death_message("exited");
+    shared.fail_all(msg);
+}
+
+/// Hands one answer line to its call. `Err` means the connection cannot go on.
+fn deliver(shared: &Shared, line: &[u8]) -> Result<(), String> {
+    let take = |id: u64| shared.pending.lock().unwrap_or_else(|e| e.into_inner()).replies.remove(&id);
+    let answer: Answer = match serde_json::from_slice(line) {
+        Ok(a) => a,
+        Err(e) => {
+            // Not JSON: if it names its request, that request fails alone.
+            let id = id_prefix(line).ok_or_else(|| format!("an answer that is not JSON ({e})"))?;
+            let reply =
+                take(id).ok_or_else(|| format!("an unreadable answer to request {id}, which is not in flight"))?;
+            reply(Err(CallError::BadAnswer(format!("the bridge child's answer is not valid JSON: {e}"))));
+            return Ok(());
+        }
+    };
+    let Some(id) = answer.id else {
+        let why = answer.error.map(|e| format!("{}: {}", e.kind, e.message)).unwrap_or_default();
+        return Err(format!("the child could not read a request: {why}"));
+    };
+    let reply = take(id).ok_or_else(|| format!("an answer to request {id}, which is not in flight"))?;
+    match (answer.error, answer.ok) {
+        (Some(e), _) => reply(Err(CallError::Remote(e))),
+        (None, Some(ok)) => reply(Ok(ok)),
+        (None, None) => reply(Err(CallError::BadAnswer("the bridge child's answer has neither ok nor error".into()))),
+    }
+    Ok(())
+}
+
+fn keep_stderr_tail(shared: &Shared, mut stderr: std::process::ChildStderr) {
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = stderr.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        let mut tail = shared.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
+        tail.extend(&buf[..n]);
+        let excess = tail.len().saturating_sub(STDERR_TAIL);
+        tail.drain(..excess);
+    }
+}
+
+/// Blocks until child `pid` has exited, without reaping it (so its pid stays ours).
+fn wait_without_reaping(pid: u32) {
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid(2).
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid on our own child with WNOWAIT leaves it to be reaped by wait().
+        let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}
+
+/// On Linux: the child gets SIGKILL when the thread that spawned it ends (the host
+/// died), and exits at once if the host is already gone by the time it runs.
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid() before fork; in the child only async-signal-safe calls
+    // (prctl, getppid, _exit).
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut Command) {}

@@ -1,0 +1,153 @@
+//! The messages of the bridge protocol (docs/bridge-protocol.md): request lines, answer
+//! lines, the handshake and the answers of `open`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+
+/// The protocol version this crate speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The environment variable that tells a child the pid of the host that started it (the
+/// child exits at once when its parent is someone else: the host died before `exec`).
+pub const PARENT_PID_ENV: &str = "CHECKPOINT_BRIDGE_PARENT_PID";
+
+/// One request line: `{"id", "op", "handle"?, "args"}`.
+#[derive(Serialize)]
+pub(crate) struct Request<'a, A: Serialize> {
+    pub id: u64,
+    pub op: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handle: Option<u64>,
+    pub args: &'a A,
+}
+
+/// A request as the Rust server reads it (`args` kept raw until the op is known).
+#[derive(Deserialize)]
+pub(crate) struct IncomingRequest {
+    pub id: u64,
+    pub op: String,
+    #[serde(default)]
+    pub handle: Option<u64>,
+    #[serde(default)]
+    pub args: Option<Box<RawValue>>,
+}
+
+/// The error of an answer: a `CheckpointError` kind or `Protocol`, and a one-line message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteError {
+    /// `Unsupported`, `InvalidConfig`, `InvalidInput`, `Storage` or `Protocol`.
+    pub kind: String,
+    /// What went wrong, e.g. `sqlite3.OperationalError: database is locked`.
+    pub message: String,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
+}
+
+/// One answer line. `ok` is `Some` when the member is present, even when it is `null`.
+#[derive(Deserialize)]
+pub(crate) struct Answer {
+    pub id: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    pub ok: Option<Box<RawValue>>,
+    #[serde(default)]
+    pub error: Option<RemoteError>,
+}
+
+/// The id of an answer line that is not valid JSON, read from its required `{"id":N`
+/// prefix, so the request it answers can fail alone.
+pub(crate) fn id_prefix(line: &[u8]) -> Option<u64> {
+    let rest = line.strip_prefix(b"{\"id\":")?;
+    let digits: &[u8] = &rest[..rest.iter().take_while(|b| b.is_ascii_digit()).count()];
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// `hello`'s arguments.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct HelloArgs {
+    pub protocol: Vec<u32>,
+    pub saver: String,
+    #[serde(default)]
+    pub workdir: Option<String>,
+}
+
+/// What a child says about itself in the handshake.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    /// The protocol version the child picked.
+    pub protocol: u32,
+    /// The child's name and version (`checkpoint-bridge-python 0.1.0`).
+    pub server: String,
+    /// The language runtime (`CPython 3.11.7`).
+    #[serde(default)]
+    pub runtime: String,
+    /// Installed packages that matter and their versions (`langgraph-checkpoint` ...).
+    #[serde(default)]
+    pub packages: BTreeMap<String, String>,
+    /// The saver it serves, as named in `hello`.
+    pub saver: String,
+    /// Whether a storage can be opened again (`reopen`, `open_at`).
+    #[serde(default)]
+    pub reopen: bool,
+}
+
+/// How a child serves one saver instance (`open`'s `saver`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServedSaver {
+    /// The saver's class or type (`langgraph.checkpoint.sqlite.SqliteSaver`).
+    pub class: String,
+    /// `async` or `sync`: which of the saver's methods are judged.
+    pub side: String,
+    /// Per operation, the side that answers it (`async`, `sync`, `base`, `none`).
+    #[serde(default)]
+    pub methods: BTreeMap<String, String>,
+}
+
+/// `open`'s answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Opened {
+    pub handle: u64,
+    #[serde(default)]
+    pub location: Option<String>,
+    #[serde(default)]
+    pub reopen: bool,
+    #[serde(default)]
+    pub saver: ServedSaver,
+}
+
+/// The answer of `reopen` and `open_at`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Reopened {
+    pub handle: u64,
+    #[serde(default)]
+    pub saver: ServedSaver,
+}
+
+/// Arguments of operations that take none.
+#[derive(Serialize)]
+pub(crate) struct NoArgs {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_tell_null_from_absent_and_errors() {
+        let a: Answer = serde_json::from_str(r#"{"id":3,"ok":null}"#).unwrap();
+        assert_eq!(a.ok.map(|r| r.get().to_owned()), Some("null".to_owned()));
+        let a: Answer = serde_json::from_str(r#"{"id":3}"#).unwrap();
+        assert!(a.ok.is_none() && a.error.is_none());
+        let a: Answer = serde_json::from_str(r#"{"id":4,"error":{"kind":"Storage","message":"m"}}"#).unwrap();
+        assert_eq!(a.error.unwrap().kind, "Storage");
+    }
+
+    #[test]
+    fn id_prefix_reads_only_the_leading_id() {
+        assert_eq!(id_prefix(b"{\"id\":42,\"ok\":\xff}"), Some(42));
+        assert_eq!(id_prefix(b"{\"ok\":1,\"id\":42}"), None);
+        assert_eq!(id_prefix(b"garbage"), None);
+    }
+}

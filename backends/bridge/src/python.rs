@@ -1,0 +1,329 @@
+//! The Python side: the bridge package (embedded in this crate, written out on first
+//! use), the managed virtualenv with pinned LangGraph packages, a user's own environment,
+//! and the saver specs `python:sqlite` / `python` + `module:factory`.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::process::ChildCommand;
+use crate::registration::{BridgeRegistration, BridgeSpec};
+
+/// The pinned packages of the managed environment (their dependencies are pinned by
+/// `bridges/python/constraints.txt`).
+pub const PINNED: &[&str] = &[
+    "langgraph-checkpoint==4.3.2",
+    "langgraph-checkpoint-sqlite==3.1.2",
+    "langgraph-checkpoint-postgres==3.2.0",
+    "psycopg[binary]==3.3.9",
+];
+
+/// LangGraph's own savers by their short names (`python:memory`, ...).
+pub const SHORT_NAMES: &[&str] = &["memory", "sqlite", "sqlite-async", "postgres", "postgres-async"];
+
+/// The environment variable naming a Python environment of the user's (a virtualenv
+/// directory or an interpreter) to use instead of the managed one.
+pub const PYTHON_ENV_VAR: &str = "CHECKPOINT_BRIDGE_PYTHON";
+/// The environment variable with the PostgreSQL URL for `python:postgres*`.
+pub const POSTGRES_URL_ENV: &str = "CHECKPOINT_POSTGRES_URL";
+/// The interpreter that creates the managed virtualenv (default `python3`).
+pub const BASE_PYTHON_ENV_VAR: &str = "CHECKPOINT_BRIDGE_BASE_PYTHON";
+
+/// The bridge package's files, embedded so that an installed binary needs no checkout.
+const PACKAGE: &[(&str, &str)] = &[
+    ("pyproject.toml", include_str!("../../../bridges/python/pyproject.toml")),
+    ("constraints.txt", include_str!("../../../bridges/python/constraints.txt")),
+    ("checkpoint_bridge/__init__.py", include_str!("../../../bridges/python/checkpoint_bridge/__init__.py")),
+    ("checkpoint_bridge/__main__.py", include_str!("../../../bridges/python/checkpoint_bridge/__main__.py")),
+    ("checkpoint_bridge/mapping.py", include_str!("../../../bridges/python/checkpoint_bridge/mapping.py")),
+    ("checkpoint_bridge/served.py", include_str!("../../../bridges/python/checkpoint_bridge/served.py")),
+    ("checkpoint_bridge/server.py", include_str!("../../../bridges/python/checkpoint_bridge/server.py")),
+    ("checkpoint_bridge/storage.py", include_str!("../../../bridges/python/checkpoint_bridge/storage.py")),
+    ("checkpoint_bridge/values.py", include_str!("../../../bridges/python/checkpoint_bridge/values.py")),
+];
+
+/// Why a saver spec gave no registration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpecError {
+    /// The spec or options are wrong (a front end exits with 2).
+    Usage(String),
+    /// The environment could not be prepared (pip failed, no Python, no server URL ...).
+    Environment(String),
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Usage(m) | Self::Environment(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// Options of a Python saver run.
+#[derive(Clone, Debug, Default)]
+pub struct PythonOptions {
+    /// Where the managed environment, the bridge package and the run directories go
+    /// (e.g. `target/checkpoint-bridge`).
+    pub base_dir: PathBuf,
+    /// A Python environment of the user's (a virtualenv directory or an interpreter);
+    /// default: $CHECKPOINT_BRIDGE_PYTHON, else the managed environment.
+    pub python_env: Option<PathBuf>,
+    /// The PostgreSQL URL for the postgres savers; default $CHECKPOINT_POSTGRES_URL.
+    pub postgres_url: Option<String>,
+}
+
+/// A 64-bit FNV-1a digest (stable across builds, for the environment's stamp).
+fn fnv(parts: &[&str]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain([0u8]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+fn package_digest() -> String {
+    let mut parts: Vec<&str> = PINNED.to_vec();
+    for (name, text) in PACKAGE {
+        parts.push(name);
+        parts.push(text);
+    }
+    fnv(&parts)
+}
+
+/// Writes the embedded package to `<base>/python/src-<digest>` (once) and returns it.
+fn write_package(base: &Path) -> Result<PathBuf, String> {
+    let root = base.join("python");
+    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    let dir = root.join(format!("src-{}", package_digest()));
+    if dir.join(".complete").exists() {
+        return Ok(dir);
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix("src-tmp-")
+        .tempdir_in(&root)
+        .map_err(|e| format!("cannot create a directory in {}: {e}", base.display()))?;
+    for (name, text) in PACKAGE {
+        let path = tmp.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    std::fs::write(tmp.path().join(".complete"), "").map_err(|e| format!("cannot write the package: {e}"))?;
+    let tmp = tmp.keep();
+    if let Err(e) = std::fs::rename(&tmp, &dir) {
+        // Another process wrote it first.
+        let _ = std::fs::remove_dir_all(&tmp);
+        if !dir.join(".complete").exists() {
+            return Err(format!("cannot move the bridge package to {}: {e}", dir.display()));
+        }
+    }
+    Ok(dir)
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let tail: Vec<&str> = text.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev().collect();
+    Err(format!("{what} failed ({}):\n{}", out.status, tail.join("\n")))
+}
+
+fn venv_python(venv: &Path) -> PathBuf {
+    if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    }
+}
+
+/// The managed environment `<base>/python/venv`: created with pinned packages and the
+/// bridge package on first use, reused while its stamp matches (pins and package
+/// unchanged). Concurrent callers wait on a lock file; a half-made environment (no stamp)
+/// is removed and made again. Returns its interpreter.
+///
+/// # Errors
+/// A message with the failing step and the end of pip's output.
+pub fn managed_python(base: &Path) -> Result<PathBuf, String> {
+    let root = base.join("python");
+    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    let lock = File::create(root.join(".lock")).map_err(|e| format!("cannot create the lock file: {e}"))?;
+    lock.lock().map_err(|e| format!("cannot lock {}: {e}", root.join(".lock").display()))?;
+    let venv = root.join("venv");
+    let stamp_path = venv.join(".checkpoint-bridge-stamp");
+    let stamp = package_digest();
+    let python = venv_python(&venv);
+    if std::fs::read_to_string(&stamp_path).ok().as_deref() == Some(stamp.as_str()) && python.exists() {
+        return Ok(python);
+    }
+    let pkg = write_package(base)?;
+    if venv.exists() {
+        std::fs::remove_dir_all(&venv).map_err(|e| format!("cannot remove the old {}: {e}", venv.display()))?;
+    }
+    let base_python = std::env::var_os(BASE_PYTHON_ENV_VAR).unwrap_or_else(|| OsString::from("python3"));
+    eprintln!(
+        "checkpoint-bridge: creating the Python environment {} (first use: pip installs {})",
+        venv.display(),
+        PINNED.join(", ")
+    );
+    run(Command::new(&base_python).arg("-m").arg("venv").arg(&venv), "creating the virtualenv")?;
+    let mut pip = Command::new(&python);
+    pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", "-c"])
+        .arg(pkg.join("constraints.txt"))
+        .args(PINNED)
+        .arg(&pkg);
+    run(&mut pip, "pip install")?;
+    std::fs::write(&stamp_path, &stamp).map_err(|e| format!("cannot write {}: {e}", stamp_path.display()))?;
+    Ok(python)
+}
+
+/// The interpreter of a user's environment: `path` is a virtualenv directory or an
+/// interpreter. Checks that it has langgraph-checkpoint.
+///
+/// # Errors
+/// A message saying what is missing.
+pub fn user_python(path: &Path) -> Result<PathBuf, String> {
+    let python = if path.is_dir() { venv_python(path) } else { path.to_path_buf() };
+    if !python.exists() {
+        return Err(format!("Python environment {}: no interpreter at {}", path.display(), python.display()));
+    }
+    run(Command::new(&python).args(["-c", "import langgraph.checkpoint.base"]), "checking for langgraph-checkpoint")
+        .map_err(|e| {
+            format!("{} cannot import langgraph-checkpoint (pip install langgraph-checkpoint): {e}", python.display())
+        })?;
+    Ok(python)
+}
+
+/// The command that starts the bridge child with `python`. With a user's environment the
+/// bridge package is not installed there: it is put on PYTHONPATH.
+///
+/// # Errors
+/// A message when the package cannot be written.
+pub fn child_command(python: &Path, base: &Path, managed: bool, label: &str) -> Result<ChildCommand, String> {
+    let mut env = vec![(OsString::from("PYTHONUNBUFFERED"), OsString::from("1"))];
+    if !managed {
+        let pkg = write_package(base)?;
+        let mut path = pkg.into_os_string();
+        if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+            path.push(":");
+            path.push(old);
+        }
+        env.push((OsString::from("PYTHONPATH"), path));
+    }
+    Ok(ChildCommand {
+        program: python.to_path_buf(),
+        args: vec!["-m".into(), "checkpoint_bridge".into()],
+        env,
+        label: label.to_owned(),
+    })
+}
+
+/// The saver a `--backend` (and `--saver`) names: `python:sqlite`, `python` + `--saver
+/// module:factory`, or `python:module:factory`.
+///
+/// # Errors
+/// [`SpecError::Usage`] for anything else, with the valid names.
+pub fn parse_python_saver(backend: &str, saver: Option<&str>) -> Result<String, SpecError> {
+    let rest =
+        backend.strip_prefix("python").ok_or_else(|| SpecError::Usage(format!("{backend} is not a python backend")))?;
+    let named = match rest.strip_prefix(':') {
+        Some(n) if !n.is_empty() => Some(n),
+        Some(_) => return Err(SpecError::Usage("python: needs a saver name after the colon".into())),
+        None if rest.is_empty() => None,
+        None => return Err(SpecError::Usage(format!("unknown backend `{backend}`"))),
+    };
+    let spec = match (named, saver) {
+        (Some(_), Some(_)) => {
+            return Err(SpecError::Usage(format!("--saver goes with --backend python, not with {backend}")))
+        }
+        (Some(n), None) | (None, Some(n)) => n.trim(),
+        (None, None) => {
+            return Err(SpecError::Usage(format!(
+                "--backend python needs --saver module:factory (or use python:NAME with NAME one of {})",
+                SHORT_NAMES.join(", ")
+            )))
+        }
+    };
+    let valid_factory = spec.split_once(':').is_some_and(|(m, f)| !m.is_empty() && !f.is_empty());
+    if SHORT_NAMES.contains(&spec) || valid_factory {
+        Ok(spec.to_owned())
+    } else {
+        Err(SpecError::Usage(format!(
+            "unknown Python saver `{spec}`: give one of {} or module:factory",
+            SHORT_NAMES.join(", ")
+        )))
+    }
+}
+
+/// The registration of a Python saver: parses the spec ([`parse_python_saver`]), prepares
+/// the environment (a user's from `options.python_env` or $CHECKPOINT_BRIDGE_PYTHON, else
+/// the managed one, made on first use) and returns the bridged registration, named
+/// `python:<saver>`. After the run, [`BridgeRegistration::annotate`] adds the side judged
+/// and the package versions to the report.
+///
+/// # Errors
+/// [`SpecError::Usage`] for a bad spec; [`SpecError::Environment`] when Python, pip or
+/// the PostgreSQL URL is missing.
+pub fn python_registration(
+    backend: &str,
+    saver: Option<&str>,
+    options: &PythonOptions,
+) -> Result<BridgeRegistration, SpecError> {
+    let spec = parse_python_saver(backend, saver)?;
+    let name = format!("python:{spec}");
+    let mut command = {
+        let user = options.python_env.clone().or_else(|| std::env::var_os(PYTHON_ENV_VAR).map(PathBuf::from));
+        let (python, managed) = match user {
+            Some(p) => (user_python(&p).map_err(SpecError::Environment)?, false),
+            None => (managed_python(&options.base_dir).map_err(SpecError::Environment)?, true),
+        };
+        child_command(&python, &options.base_dir, managed, &name).map_err(SpecError::Environment)?
+    };
+    if spec.starts_with("postgres") {
+        let url = options
+            .postgres_url
+            .clone()
+            .or_else(|| std::env::var(POSTGRES_URL_ENV).ok())
+            .filter(|u| !u.is_empty())
+            .ok_or_else(|| {
+                SpecError::Environment(format!(
+                    "{name} needs a PostgreSQL server: set {POSTGRES_URL_ENV} or --postgres-url"
+                ))
+            })?;
+        command.env.push((POSTGRES_URL_ENV.into(), url.into()));
+    }
+    Ok(BridgeRegistration::new(BridgeSpec { name, command, saver: spec, work_dir: options.base_dir.join("runs") }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saver_specs_parse_or_say_what_is_valid() {
+        assert_eq!(parse_python_saver("python:sqlite", None).unwrap(), "sqlite");
+        assert_eq!(parse_python_saver("python", Some("my.mod:make")).unwrap(), "my.mod:make");
+        assert_eq!(parse_python_saver("python:my.mod:make", None).unwrap(), "my.mod:make");
+        for (b, s) in [("python", None), ("python:sqlite", Some("a:b")), ("python:nope", None), ("python:", None)] {
+            let e = parse_python_saver(b, s).unwrap_err();
+            assert!(matches!(e, SpecError::Usage(_)), "{b} {s:?}: {e}");
+        }
+        let e = parse_python_saver("python:nope", None).unwrap_err().to_string();
+        assert!(e.contains("memory, sqlite, sqlite-async, postgres, postgres-async"), "{e}");
+    }
+
+    #[test]
+    fn the_package_digest_changes_with_the_package() {
+        assert_eq!(fnv(&["a", "b"]), fnv(&["a", "b"]));
+        assert_ne!(fnv(&["a", "b"]), fnv(&["ab"]));
+        assert_eq!(package_digest().len(), 16);
+    }
+}

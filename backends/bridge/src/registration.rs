@@ -1,0 +1,252 @@
+//! The kit's registration of a bridged saver: one child per run (started by the lifespan
+//! setup, or by the first case, and again after a child died), a fresh saver instance per
+//! case, reopen and open-by-location for durability (docs/bridge-protocol.md,
+//! "Lifetime").
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use conformance_core::{BoxError, Fixture, Registration, Report};
+
+use crate::process::{ChildCommand, Connection};
+use crate::protocol::{Hello, HelloArgs, NoArgs, Opened, Reopened, ServedSaver, PROTOCOL_VERSION};
+use crate::saver::{to_error, BridgeSaver};
+
+/// How long the child gets to close its savers after the run before it is killed.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
+
+/// Everything needed to start and address a bridged saver.
+#[derive(Clone, Debug)]
+pub struct BridgeSpec {
+    /// The registration's name in reports (`python:sqlite`).
+    pub name: String,
+    /// How to start a child.
+    pub command: ChildCommand,
+    /// The saver the child serves, sent in `hello` (`sqlite`, `my_module:factory`).
+    pub saver: String,
+    /// A directory for the run directories handed to children (created if missing).
+    pub work_dir: PathBuf,
+}
+
+/// What the children said about the saver, for the report.
+#[derive(Clone, Debug, Default)]
+pub struct BridgeFacts {
+    /// The handshake of the last child.
+    pub hello: Option<Hello>,
+    /// How the first opened instance is served.
+    pub served: Option<ServedSaver>,
+    /// Children started in this process (more than one: a child died and was replaced).
+    pub children: usize,
+}
+
+struct Supervisor {
+    spec: BridgeSpec,
+    current: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    facts: Mutex<BridgeFacts>,
+}
+
+impl Supervisor {
+    /// The run's child: the current one if it still works, else a new one after `hello`.
+    async fn connection(&self) -> Result<Arc<Connection>, BoxError> {
+        let mut current = self.current.lock().await;
+        if let Some(c) = current.as_ref().filter(|c| c.is_alive()) {
+            return Ok(c.clone());
+        }
+        std::fs::create_dir_all(&self.spec.work_dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.spec.work_dir.display()))?;
+        sweep_stale_runs(&self.spec.work_dir);
+        let workdir = tempfile::Builder::new()
+            .prefix(&format!("run-{}-", std::process::id()))
+            .tempdir_in(&self.spec.work_dir)
+            .map_err(|e| format!("cannot create a run directory in {}: {e}", self.spec.work_dir.display()))?;
+        let args = HelloArgs {
+            protocol: vec![PROTOCOL_VERSION],
+            saver: self.spec.saver.clone(),
+            workdir: Some(workdir.path().to_string_lossy().into_owned()),
+        };
+        let conn = Connection::spawn(&self.spec.command, Some(workdir))?;
+        let hello: Hello = conn
+            .call("hello", None, &args)
+            .await
+            .map_err(|e| format!("the bridge child {} refused the handshake: {e}", self.spec.command.label))?;
+        {
+            let mut facts = self.facts.lock().unwrap_or_else(|e| e.into_inner());
+            facts.hello = Some(hello);
+            facts.children += 1;
+        }
+        *current = Some(conn.clone());
+        Ok(conn)
+    }
+
+    async fn setup(&self) -> Result<(), BoxError> {
+        let conn = self.connection().await?;
+        conn.call::<_, serde_json::Value>("setup", None, &NoArgs {})
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the saver's setup failed: {e}").into())
+    }
+
+    async fn teardown(&self) -> Result<(), BoxError> {
+        let Some(conn) = self.current.lock().await.take() else { return Ok(()) };
+        let result = conn.call::<_, serde_json::Value>("teardown", None, &NoArgs {}).await;
+        let c = conn.clone();
+        let _ = tokio::task::spawn_blocking(move || c.shutdown(SHUTDOWN_GRACE)).await;
+        result.map(|_| ()).map_err(|e| format!("the saver's teardown failed: {e}").into())
+    }
+
+    fn note_served(&self, served: &ServedSaver) {
+        let mut facts = self.facts.lock().unwrap_or_else(|e| e.into_inner());
+        if facts.served.is_none() && !served.class.is_empty() {
+            facts.served = Some(served.clone());
+        }
+    }
+
+    /// A fresh storage and an instance on it, as a fixture whose cleanup closes it.
+    async fn open(self: Arc<Self>) -> Result<Fixture, BoxError> {
+        let conn = self.connection().await?;
+        let opened: Opened = conn.call("open", None, &NoArgs {}).await.map_err(|e| to_error("open", e, false))?;
+        self.note_served(&opened.saver);
+        let handle = opened.handle;
+        let saver = BridgeSaver::new(conn.clone(), handle, false);
+        let close_conn = conn.clone();
+        let mut fixture = Fixture::new(saver).with_cleanup(move || async move {
+            close_conn
+                .call::<_, serde_json::Value>("close", Some(handle), &NoArgs {})
+                .await
+                .map(|_| ())
+                .map_err(|e| BoxError::from(format!("closing the saver (handle {handle}) failed: {e}")))
+        });
+        if opened.reopen {
+            let sup = self.clone();
+            fixture = fixture.with_reopen(move || {
+                let (conn, sup) = (conn.clone(), sup.clone());
+                async move {
+                    let r: Reopened = conn
+                        .call("reopen", Some(handle), &NoArgs {})
+                        .await
+                        .map_err(|e| BoxError::from(to_error("reopen", e, false)))?;
+                    sup.note_served(&r.saver);
+                    Ok(BridgeSaver::new(conn, r.handle, true))
+                }
+            });
+            if let Some(location) = opened.location {
+                fixture = fixture.with_location(location);
+            }
+        }
+        Ok(fixture)
+    }
+
+    /// An instance on the storage at `location` (the crash test's child process).
+    async fn open_at(self: Arc<Self>, location: String) -> Result<Fixture, BoxError> {
+        let conn = self.connection().await?;
+        #[derive(serde::Serialize)]
+        struct At<'a> {
+            location: &'a str,
+        }
+        let r: Reopened =
+            conn.call("open_at", None, &At { location: &location }).await.map_err(|e| to_error("open_at", e, false))?;
+        Ok(Fixture::new(BridgeSaver::new(conn, r.handle, true)).with_location(location))
+    }
+}
+
+/// Removes the run directories (`run-<pid>-*`) of processes that are gone: a host killed
+/// with SIGKILL (the crash test's children, an interrupted run) cannot remove its own.
+fn sweep_stale_runs(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("run-")).and_then(|r| r.split('-').next()) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<i32>() else { continue };
+        // SAFETY: kill(2) with signal 0 only checks whether the process exists.
+        let gone =
+            unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// A registration of a bridged saver and what its children reported.
+#[derive(Clone)]
+pub struct BridgeRegistration {
+    registration: Registration,
+    supervisor: Arc<Supervisor>,
+}
+
+impl BridgeRegistration {
+    /// The registration for `spec`: the lifespan starts the child and sends `setup` /
+    /// `teardown`; every case opens a fresh storage; reopen and the crash test's
+    /// open-by-location are there when the child says its storage can be reopened.
+    pub fn new(spec: BridgeSpec) -> Self {
+        let name = spec.name.clone();
+        let supervisor = Arc::new(Supervisor {
+            spec,
+            current: tokio::sync::Mutex::new(None),
+            facts: Mutex::new(BridgeFacts::default()),
+        });
+        let (s1, s2, s3, s4) = (supervisor.clone(), supervisor.clone(), supervisor.clone(), supervisor.clone());
+        let registration = Registration::new(name, move || s1.clone().open())
+            .open_at(move |location| s2.clone().open_at(location))
+            .lifespan(
+                move || {
+                    let s = s3.clone();
+                    async move { s.setup().await }
+                },
+                move || {
+                    let s = s4.clone();
+                    async move { s.teardown().await }
+                },
+            );
+        Self { registration, supervisor }
+    }
+
+    /// The registration to run (clone it, add skips or a timeout as with any other).
+    pub fn registration(&self) -> &Registration {
+        &self.registration
+    }
+
+    /// The pid of the run's child while one is running (for tests that kill it).
+    pub fn child_pid(&self) -> Option<u32> {
+        self.supervisor.current.try_lock().ok()?.as_ref().filter(|c| c.is_alive()).map(|c| c.pid())
+    }
+
+    /// What the children reported so far.
+    pub fn facts(&self) -> BridgeFacts {
+        self.supervisor.facts.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Adds what the bridge knows to a report of this registration's run: the facts
+    /// `bridge.server`, `bridge.runtime`, `bridge.packages`, `bridge.class`, `bridge.side`,
+    /// `bridge.methods` and `bridge.children`, and a warning when the saver's sync methods
+    /// were judged (its async ones are missing or raise NotImplementedError) or when a
+    /// child died and was replaced during the run.
+    pub fn annotate(&self, report: &mut Report) {
+        let facts = self.facts();
+        if let Some(h) = &facts.hello {
+            report.facts.insert("bridge.server".into(), h.server.clone().into());
+            report.facts.insert("bridge.runtime".into(), h.runtime.clone().into());
+            report.facts.insert("bridge.packages".into(), serde_json::json!(h.packages));
+        }
+        if let Some(s) = &facts.served {
+            report.facts.insert("bridge.class".into(), s.class.clone().into());
+            report.facts.insert("bridge.side".into(), s.side.clone().into());
+            report.facts.insert("bridge.methods".into(), serde_json::json!(s.methods));
+            if s.side == "sync" {
+                report.warnings.push(format!(
+                    "bridge: {} has no working async methods; its sync methods were judged, each call on a worker thread",
+                    s.class
+                ));
+            }
+        }
+        report.facts.insert("bridge.children".into(), facts.children.into());
+        if facts.children > 1 {
+            report.warnings.push(format!(
+                "bridge: the child process died during the run and was started {} times",
+                facts.children
+            ));
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! [`BridgeSaver`]: a `CheckpointSaver` whose calls travel to a saver instance in the
+//! child process (docs/bridge-protocol.md, "Operations" and "Errors").
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use conformance_core::{
+    check_thread_id, Capability, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite,
+    PruneStrategy, TypedValue,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::process::{CallError, Connection};
+use crate::protocol::NoArgs;
+
+/// How long `get_next_version`, the trait's one sync method, waits for its answer.
+pub const NEXT_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A saver instance in a bridge child, named by its handle.
+///
+/// Calls are answered by the child; many may be in flight at once. Errors come back as
+/// the child's kind (`Unsupported`, `InvalidInput`, ...); a child that died or broke the
+/// protocol gives `Storage` errors naming its exit status and stderr, at once.
+pub struct BridgeSaver {
+    conn: Arc<Connection>,
+    handle: u64,
+    /// Reopened instances close themselves when dropped; a case's own instance is closed
+    /// by the fixture's cleanup (which also removes the storage).
+    close_on_drop: bool,
+}
+
+impl BridgeSaver {
+    pub(crate) fn new(conn: Arc<Connection>, handle: u64, close_on_drop: bool) -> Self {
+        Self { conn, handle, close_on_drop }
+    }
+
+    /// The instance's handle in the child.
+    pub fn handle(&self) -> u64 {
+        self.handle
+    }
+
+    async fn call<A: Serialize, T: serde::de::DeserializeOwned>(
+        &self,
+        op: &'static str,
+        args: &A,
+        config_invalid: bool,
+    ) -> Result<T, CheckpointError> {
+        self.conn.call(op, Some(self.handle), args).await.map_err(|e| to_error(op, e, config_invalid))
+    }
+}
+
+impl Drop for BridgeSaver {
+    fn drop(&mut self) {
+        if self.close_on_drop {
+            self.conn.send_forget("close", Some(self.handle), &NoArgs {});
+        }
+    }
+}
+
+/// The capability whose method an operation is.
+fn capability(op: &str) -> Capability {
+    match op {
+        "put_writes" => Capability::PutWrites,
+        "get_tuple" => Capability::GetTuple,
+        "list" => Capability::List,
+        "delete_thread" => Capability::DeleteThread,
+        "delete_for_runs" => Capability::DeleteForRuns,
+        "copy_thread" => Capability::CopyThread,
+        "prune" => Capability::Prune,
+        "delta_channel_history" => Capability::DeltaChannelHistory,
+        _ => Capability::Put,
+    }
+}
+
+/// A call's error as the kit's error. A child's `InvalidInput` for a call whose config
+/// breaks CONTRACT §1 (empty thread id, `put_writes` without checkpoint id) is
+/// `InvalidConfig`: Python's ValueError/TypeError/KeyError carry no finer kind.
+pub(crate) fn to_error(op: &str, e: CallError, config_invalid: bool) -> CheckpointError {
+    match e {
+        CallError::Remote(r) => match r.kind.as_str() {
+            "Unsupported" => CheckpointError::Unsupported(capability(op)),
+            "InvalidConfig" => CheckpointError::InvalidConfig(r.message),
+            "InvalidInput" if config_invalid => CheckpointError::InvalidConfig(r.message),
+            "InvalidInput" => CheckpointError::InvalidInput(r.message),
+            "Storage" => CheckpointError::storage_msg(format!("{op}: {}", r.message)),
+            other => CheckpointError::storage_msg(format!("{op}: bridge protocol error ({other}): {}", r.message)),
+        },
+        other => CheckpointError::storage_msg(format!("{op} through the bridge: {other}")),
+    }
+}
+
+#[derive(Serialize)]
+struct ConfigArgs<'a> {
+    config: &'a CheckpointConfig,
+}
+
+#[derive(Serialize)]
+struct PutArgs<'a> {
+    config: &'a CheckpointConfig,
+    checkpoint: &'a Checkpoint,
+    metadata: &'a CheckpointMetadata,
+    new_versions: &'a ChannelVersions,
+}
+
+#[derive(Serialize)]
+struct PutWritesArgs<'a> {
+    config: &'a CheckpointConfig,
+    writes: &'a [(String, TypedValue)],
+    task_id: &'a str,
+    task_path: &'a str,
+}
+
+#[derive(Serialize)]
+struct ListArgs<'a> {
+    thread_id: &'a str,
+    options: &'a ListOptions,
+}
+
+#[derive(Serialize)]
+struct ThreadArgs<'a> {
+    thread_id: &'a str,
+}
+
+#[derive(Serialize)]
+struct RunsArgs<'a> {
+    run_ids: &'a [String],
+}
+
+#[derive(Serialize)]
+struct CopyArgs<'a> {
+    source: &'a str,
+    target: &'a str,
+}
+
+#[derive(Serialize)]
+struct PruneArgs<'a> {
+    thread_ids: &'a [String],
+    strategy: PruneStrategy,
+}
+
+#[derive(Serialize)]
+struct HistoryArgs<'a> {
+    config: &'a CheckpointConfig,
+    channels: &'a [String],
+}
+
+#[derive(Serialize)]
+struct VersionArgs<'a> {
+    current: Option<&'a ChannelVersion>,
+}
+
+/// One channel's delta history on the wire: `seed` absent means no seed, so a seed whose
+/// value is JSON `null` survives (`Option<TypedValue>` alone would read it as no seed).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct WireHistory {
+    pub writes: Vec<PendingWrite>,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "some_value")]
+    pub seed: Option<TypedValue>,
+}
+
+fn some_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<TypedValue>, D::Error> {
+    TypedValue::deserialize(d).map(Some)
+}
+
+impl From<DeltaChannelHistory> for WireHistory {
+    fn from(h: DeltaChannelHistory) -> Self {
+        Self { writes: h.writes, seed: h.seed }
+    }
+}
+
+#[async_trait]
+impl CheckpointSaver for BridgeSaver {
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        let args = PutArgs { config, checkpoint: &checkpoint, metadata: &metadata, new_versions: &new_versions };
+        self.call("put", &args, config.validate().is_err()).await
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, TypedValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        let args = PutWritesArgs { config, writes: &writes, task_id, task_path };
+        self.call("put_writes", &args, config.write_checkpoint_id().is_err()).await
+    }
+
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        self.call("get_tuple", &ConfigArgs { config }, config.validate().is_err()).await
+    }
+
+    async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        self.call("list", &ListArgs { thread_id, options }, check_thread_id(thread_id).is_err()).await
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        self.call("delete_thread", &ThreadArgs { thread_id }, check_thread_id(thread_id).is_err()).await
+    }
+
+    /// Asks the child and waits on this thread (at most [`NEXT_VERSION_TIMEOUT`]).
+    ///
+    /// # Panics
+    /// The trait's `get_next_version` cannot return an error; when the saver raised or the
+    /// child is gone this panics with the reason, which the runner reports as the case's
+    /// failure ("the saver panicked: get_next_version(...) through the bridge: ...").
+    fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
+        match self.conn.call_blocking(
+            "get_next_version",
+            Some(self.handle),
+            &VersionArgs { current },
+            NEXT_VERSION_TIMEOUT,
+        ) {
+            Ok(v) => v,
+            Err(e) => panic!("get_next_version({current:?}) through the bridge: {e}"),
+        }
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        self.call("delete_for_runs", &RunsArgs { run_ids }, false).await
+    }
+
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
+        let invalid = check_thread_id(source).is_err() || check_thread_id(target).is_err();
+        self.call("copy_thread", &CopyArgs { source, target }, invalid).await
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        let invalid = thread_ids.iter().any(|t| check_thread_id(t).is_err());
+        self.call("prune", &PruneArgs { thread_ids, strategy }, invalid).await
+    }
+
+    async fn delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
+        let wire: BTreeMap<String, WireHistory> =
+            self.call("delta_channel_history", &HistoryArgs { config, channels }, config.validate().is_err()).await?;
+        Ok(wire.into_iter().map(|(ch, h)| (ch, DeltaChannelHistory { writes: h.writes, seed: h.seed })).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::RemoteError;
+
+    fn remote(kind: &str) -> CallError {
+        CallError::Remote(RemoteError { kind: kind.into(), message: "ValueError: bad".into() })
+    }
+
+    #[test]
+    fn errors_map_to_the_kits_kinds() {
+        assert!(matches!(
+            to_error("prune", remote("Unsupported"), false),
+            CheckpointError::Unsupported(Capability::Prune)
+        ));
+        assert!(matches!(to_error("put", remote("InvalidInput"), false), CheckpointError::InvalidInput(_)));
+        assert!(matches!(to_error("put", remote("InvalidInput"), true), CheckpointError::InvalidConfig(_)));
+        let e = to_error("list", remote("Protocol"), false);
+        assert!(e.to_string().contains("bridge protocol error (Protocol)"), "{e}");
+        let e = to_error("get_tuple", CallError::Dead("the bridge child x exited".into()), false);
+        assert_eq!(e.kind(), "Storage");
+        assert!(e.to_string().contains("exited"), "{e}");
+    }
+
+    #[test]
+    fn a_null_seed_is_not_lost() {
+        let h: WireHistory = serde_json::from_str(r#"{"writes":[],"seed":null}"#).unwrap();
+        assert_eq!(h.seed, Some(TypedValue::json(&serde_json::Value::Null)));
+        let h: WireHistory = serde_json::from_str(r#"{"writes":[]}"#).unwrap();
+        assert_eq!(h.seed, None);
+        let text = serde_json::to_string(&WireHistory {
+            writes: vec![],
+            seed: Some(TypedValue::json(&serde_json::Value::Null)),
+        })
+        .unwrap();
+        assert_eq!(text, r#"{"writes":[],"seed":null}"#);
+    }
+}

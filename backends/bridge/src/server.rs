@@ -1,0 +1,454 @@
+//! The child side of the protocol in Rust: serves any `Registration` over stdin/stdout,
+//! so that a Rust saver can be judged through the bridge and directly, case for case, and
+//! the bridge's own cost per call can be measured.
+//!
+//! A test or bench binary serves by re-executing itself: its `main` calls
+//! [`serve_if_requested`] first, and [`rust_registration`] starts the binary with
+//! [`SERVE_ENV`] set.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{mpsc, Arc, Mutex};
+
+use conformance_core::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointSaver, CleanupFn, ListOptions, PruneStrategy, Registration, ReopenFn, TypedValue,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::process::ChildCommand;
+use crate::protocol::{Hello, HelloArgs, IncomingRequest, RemoteError, ServedSaver, PROTOCOL_VERSION};
+use crate::registration::{BridgeRegistration, BridgeSpec};
+use crate::saver::WireHistory;
+
+/// The environment variable that makes a binary with [`serve_if_requested`] in its `main`
+/// a bridge child.
+pub const SERVE_ENV: &str = "CHECKPOINT_BRIDGE_SERVE";
+
+/// Serves `registrations` and returns the exit code when this process was started as a
+/// bridge child ([`SERVE_ENV`] set); `None` otherwise. Call it first thing in `main`.
+pub fn serve_if_requested(registrations: &[Registration]) -> Option<ExitCode> {
+    std::env::var_os(SERVE_ENV)?;
+    Some(serve_stdio(registrations))
+}
+
+/// A registration named `bridged-<name>` that runs `registration` (one of those the
+/// binary's [`serve_if_requested`] serves, by its name) in a child process: this same
+/// binary, re-executed as a bridge child.
+///
+/// # Errors
+/// A message when the path of this binary is unknown.
+pub fn rust_registration(name: &str, work_dir: PathBuf) -> Result<BridgeRegistration, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    Ok(BridgeRegistration::new(BridgeSpec {
+        name: format!("bridged-{name}"),
+        command: ChildCommand {
+            program: exe,
+            args: Vec::new(),
+            env: vec![(SERVE_ENV.into(), "1".into())],
+            label: format!("rust:{name}"),
+        },
+        saver: name.to_owned(),
+        work_dir,
+    }))
+}
+
+struct Instance {
+    saver: Arc<dyn CheckpointSaver>,
+    cleanup: Option<CleanupFn>,
+    reopen: Option<ReopenFn>,
+    /// The handle of the case (its `open`) this instance belongs to.
+    case: Option<u64>,
+    reopened: Vec<u64>,
+}
+
+#[derive(Default)]
+struct State {
+    registration: Option<Registration>,
+    instances: HashMap<u64, Instance>,
+    next: u64,
+}
+
+struct Server {
+    registrations: Vec<Registration>,
+    state: Mutex<State>,
+    out: mpsc::Sender<Vec<u8>>,
+}
+
+#[derive(Serialize)]
+struct OkAnswer<'a, T: Serialize> {
+    id: u64,
+    ok: &'a T,
+}
+
+#[derive(Serialize)]
+struct ErrAnswer<'a> {
+    id: Option<u64>,
+    error: &'a RemoteError,
+}
+
+fn protocol(message: impl Into<String>) -> RemoteError {
+    RemoteError { kind: "Protocol".into(), message: message.into() }
+}
+
+fn remote(e: &CheckpointError) -> RemoteError {
+    RemoteError { kind: e.kind().into(), message: e.display_chain() }
+}
+
+type Answered = Result<Box<RawValue>, RemoteError>;
+
+fn ok<T: Serialize>(value: &T) -> Answered {
+    serde_json::value::to_raw_value(value).map_err(|e| protocol(format!("the answer cannot be written: {e}")))
+}
+
+fn args<T: for<'de> Deserialize<'de>>(op: &str, raw: Option<&RawValue>) -> Result<T, RemoteError> {
+    serde_json::from_str(raw.map_or("{}", RawValue::get)).map_err(|e| protocol(format!("{op}: bad arguments: {e}")))
+}
+
+/// Serves on stdin/stdout until stdin closes (see the module docs); 0 on a clean end.
+pub fn serve_stdio(registrations: &[Registration]) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("checkpoint-bridge server: cannot build a runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let writer = std::thread::spawn(move || {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        for line in rx {
+            if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+                return;
+            }
+        }
+    });
+    let server =
+        Arc::new(Server { registrations: registrations.to_vec(), state: Mutex::new(State::default()), out: tx });
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match lines.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<IncomingRequest>(&line) {
+            Ok(req) => {
+                let s = server.clone();
+                rt.spawn(async move {
+                    let answer = s.handle(&req).await;
+                    s.send(req.id, answer);
+                });
+            }
+            Err(e) => server.send_line(&ErrAnswer { id: None, error: &protocol(format!("not a request: {e}")) }),
+        }
+    }
+    // stdin closed: close every instance (running the cases' cleanups), then end.
+    let s = server.clone();
+    rt.block_on(async move { s.close_all().await });
+    drop(server);
+    let _ = writer.join();
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    ExitCode::SUCCESS
+}
+
+impl Server {
+    fn send_line<T: Serialize>(&self, message: &T) {
+        if let Ok(mut line) = serde_json::to_vec(message) {
+            line.push(b'\n');
+            let _ = self.out.send(line);
+        }
+    }
+
+    fn send(&self, id: u64, answer: Answered) {
+        match answer {
+            Ok(raw) => self.send_line(&OkAnswer { id, ok: &raw }),
+            Err(e) => self.send_line(&ErrAnswer { id: Some(id), error: &e }),
+        }
+    }
+
+    fn registration(&self) -> Result<Registration, RemoteError> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.registration.clone().ok_or_else(|| protocol("no hello yet"))
+    }
+
+    fn insert(
+        &self,
+        saver: Arc<dyn CheckpointSaver>,
+        cleanup: Option<CleanupFn>,
+        reopen: Option<ReopenFn>,
+        case: Option<u64>,
+    ) -> u64 {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.next += 1;
+        let h = state.next;
+        state.instances.insert(h, Instance { saver, cleanup, reopen, case, reopened: Vec::new() });
+        h
+    }
+
+    fn served(reg: &Registration) -> ServedSaver {
+        ServedSaver { class: format!("rust:{}", reg.name()), side: "async".into(), methods: Default::default() }
+    }
+
+    async fn handle(&self, req: &IncomingRequest) -> Answered {
+        let raw = req.args.as_deref();
+        match req.op.as_str() {
+            "hello" => {
+                let a: HelloArgs = args("hello", raw)?;
+                if !a.protocol.contains(&PROTOCOL_VERSION) {
+                    return Err(protocol(format!(
+                        "this child speaks protocol {PROTOCOL_VERSION}, not {:?}",
+                        a.protocol
+                    )));
+                }
+                let reg = self.registrations.iter().find(|r| r.name() == a.saver).cloned().ok_or_else(|| {
+                    let names: Vec<&str> = self.registrations.iter().map(|r| r.name()).collect();
+                    protocol(format!("no registration named {:?} here (there are {names:?})", a.saver))
+                })?;
+                let hello = Hello {
+                    protocol: PROTOCOL_VERSION,
+                    server: format!("checkpoint-bridge-rust {}", env!("CARGO_PKG_VERSION")),
+                    runtime: "rust".into(),
+                    packages: Default::default(),
+                    saver: a.saver,
+                    reopen: reg.can_open_at(),
+                };
+                self.state.lock().unwrap_or_else(|e| e.into_inner()).registration = Some(reg);
+                ok(&hello)
+            }
+            "setup" | "teardown" => {
+                let reg = self.registration()?;
+                let setup = req.op == "setup";
+                let r = tokio::task::spawn_blocking(move || {
+                    if setup {
+                        conformance_core::run::lifespan_setup(&reg)
+                    } else {
+                        conformance_core::run::lifespan_teardown(&reg)
+                    }
+                })
+                .await
+                .map_err(|e| protocol(format!("the lifespan hook's thread failed: {e}")))?;
+                r.map_err(|m| RemoteError { kind: "Storage".into(), message: m })?;
+                ok(&())
+            }
+            "open" => {
+                let reg = self.registration()?;
+                let fixture =
+                    reg.fixture().await.map_err(|e| RemoteError { kind: "Storage".into(), message: e.to_string() })?;
+                let (saver, cleanup, reopen, location) = fixture.into_parts();
+                let can_reopen = reopen.is_some();
+                let h = self.insert(saver, cleanup, reopen, None);
+                if let Some(i) = self.state.lock().unwrap_or_else(|e| e.into_inner()).instances.get_mut(&h) {
+                    i.case = Some(h);
+                }
+                ok(
+                    &serde_json::json!({"handle": h, "location": location, "reopen": can_reopen, "saver": Self::served(&reg)}),
+                )
+            }
+            "open_at" => {
+                let reg = self.registration()?;
+                #[derive(Deserialize)]
+                struct At {
+                    location: String,
+                }
+                let at: At = args("open_at", raw)?;
+                let fixture = reg
+                    .open_location(&at.location)
+                    .await
+                    .map_err(|e| RemoteError { kind: "Storage".into(), message: e.to_string() })?;
+                let (saver, _, _, _) = fixture.into_parts();
+                let h = self.insert(saver, None, None, None);
+                ok(&serde_json::json!({"handle": h, "saver": Self::served(&reg)}))
+            }
+            op => {
+                let handle = req.handle.ok_or_else(|| protocol(format!("{op} needs a handle")))?;
+                let (saver, reopen, case) = {
+                    let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                    let i = state
+                        .instances
+                        .get(&handle)
+                        .ok_or_else(|| protocol(format!("{op}: no open handle {handle}")))?;
+                    (i.saver.clone(), i.reopen.clone(), i.case)
+                };
+                match op {
+                    "reopen" => {
+                        let reopen = reopen.ok_or_else(|| protocol("this storage cannot be reopened"))?;
+                        let saver = reopen()
+                            .await
+                            .map_err(|e| RemoteError { kind: "Storage".into(), message: e.to_string() })?;
+                        let h = self.insert(saver, None, Some(reopen), case);
+                        if let Some(c) = case {
+                            if let Some(i) = self.state.lock().unwrap_or_else(|e| e.into_inner()).instances.get_mut(&c)
+                            {
+                                i.reopened.push(h);
+                            }
+                        }
+                        ok(&serde_json::json!({"handle": h, "saver": Self::served(&self.registration()?)}))
+                    }
+                    "close" => self.close(handle).await.and_then(|()| ok(&())),
+                    _ => call(&*saver, op, raw).await,
+                }
+            }
+        }
+    }
+
+    /// Closes an instance; a case's own handle also closes its reopened instances and runs
+    /// the fixture's cleanup.
+    async fn close(&self, handle: u64) -> Result<(), RemoteError> {
+        let removed: Vec<Instance> = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(i) = state.instances.remove(&handle) else {
+                return Err(protocol(format!("no open handle {handle}")));
+            };
+            let mut out: Vec<Instance> = i.reopened.iter().filter_map(|h| state.instances.remove(h)).collect();
+            out.push(i);
+            out
+        };
+        for i in removed {
+            drop(i.saver);
+            if let Some(cleanup) = i.cleanup {
+                cleanup()
+                    .await
+                    .map_err(|e| RemoteError { kind: "Storage".into(), message: format!("cleanup: {e}") })?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn close_all(&self) {
+        let handles: Vec<u64> = {
+            let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut hs: Vec<u64> = state.instances.keys().copied().collect();
+            hs.sort_unstable();
+            hs.reverse();
+            hs
+        };
+        for h in handles {
+            if let Err(e) = self.close(h).await {
+                if e.kind != "Protocol" {
+                    eprintln!("checkpoint-bridge server: closing handle {h} at exit: {}", e.message);
+                }
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct PutArgs {
+    config: CheckpointConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    new_versions: ChannelVersions,
+}
+
+#[derive(Deserialize)]
+struct PutWritesArgs {
+    config: CheckpointConfig,
+    writes: Vec<(String, TypedValue)>,
+    task_id: String,
+    task_path: String,
+}
+
+#[derive(Deserialize)]
+struct ConfigArgs {
+    config: CheckpointConfig,
+}
+
+#[derive(Deserialize)]
+struct ListArgs {
+    thread_id: String,
+    options: ListOptions,
+}
+
+#[derive(Deserialize)]
+struct ThreadArgs {
+    thread_id: String,
+}
+
+#[derive(Deserialize)]
+struct RunsArgs {
+    run_ids: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct CopyArgs {
+    source: String,
+    target: String,
+}
+
+#[derive(Deserialize)]
+struct PruneArgs {
+    thread_ids: Vec<String>,
+    strategy: PruneStrategy,
+}
+
+#[derive(Deserialize)]
+struct HistoryArgs {
+    config: CheckpointConfig,
+    channels: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct VersionArgs {
+    current: Option<ChannelVersion>,
+}
+
+/// One saver operation: decodes its arguments, calls the saver, encodes the result.
+async fn call(saver: &dyn CheckpointSaver, op: &str, raw: Option<&RawValue>) -> Answered {
+    let err = |e: CheckpointError| remote(&e);
+    match op {
+        "put" => {
+            let a: PutArgs = args(op, raw)?;
+            ok(&saver.put(&a.config, a.checkpoint, a.metadata, a.new_versions).await.map_err(err)?)
+        }
+        "put_writes" => {
+            let a: PutWritesArgs = args(op, raw)?;
+            ok(&saver.put_writes(&a.config, a.writes, &a.task_id, &a.task_path).await.map_err(err)?)
+        }
+        "get_tuple" => {
+            let a: ConfigArgs = args(op, raw)?;
+            ok(&saver.get_tuple(&a.config).await.map_err(err)?)
+        }
+        "list" => {
+            let a: ListArgs = args(op, raw)?;
+            ok(&saver.list(&a.thread_id, &a.options).await.map_err(err)?)
+        }
+        "delete_thread" => {
+            let a: ThreadArgs = args(op, raw)?;
+            ok(&saver.delete_thread(&a.thread_id).await.map_err(err)?)
+        }
+        "get_next_version" => {
+            let a: VersionArgs = args(op, raw)?;
+            ok(&saver.get_next_version(a.current.as_ref()))
+        }
+        "delete_for_runs" => {
+            let a: RunsArgs = args(op, raw)?;
+            ok(&saver.delete_for_runs(&a.run_ids).await.map_err(err)?)
+        }
+        "copy_thread" => {
+            let a: CopyArgs = args(op, raw)?;
+            ok(&saver.copy_thread(&a.source, &a.target).await.map_err(err)?)
+        }
+        "prune" => {
+            let a: PruneArgs = args(op, raw)?;
+            ok(&saver.prune(&a.thread_ids, a.strategy).await.map_err(err)?)
+        }
+        "delta_channel_history" => {
+            let a: HistoryArgs = args(op, raw)?;
+            let h = saver.delta_channel_history(&a.config, &a.channels).await.map_err(err)?;
+            let wire: std::collections::BTreeMap<String, WireHistory> =
+                h.into_iter().map(|(k, v)| (k, v.into())).collect();
+            ok(&wire)
+        }
+        other => Err(protocol(format!("unknown operation {other:?}"))),
+    }
+}

@@ -1,0 +1,329 @@
+//! The bridge, end to end.
+//!
+//! `harness = false`: this binary is also its own bridge child (the Rust server, when
+//! `CHECKPOINT_BRIDGE_SERVE` is set), its own durability crash child, and a host that a
+//! test kills; `main` dispatches before it runs the trials.
+//!
+//! The Python trials (`python_*`) use the managed environment under
+//! `target/checkpoint-bridge` (made on first use: pip reaches PyPI) and write their reports
+//! to `target/checkpoint-bridge/reports/`. They run unless `CHECKPOINT_BRIDGE_PYTHON_TESTS=0`.
+
+mod values;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use checkpoint_bridge::server::{rust_registration, serve_if_requested};
+use checkpoint_bridge::{python_registration, BridgeRegistration, PythonOptions};
+use conformance_core::{Level, Outcome, Registration, Report, RunOptions};
+
+/// Makes this process a host that starts a bridge child, prints its pid and waits to be
+/// killed (the test `a_killed_host_leaves_no_child`).
+const HOST_ENV: &str = "CHECKPOINT_BRIDGE_TEST_HOST";
+
+fn base_dir() -> PathBuf {
+    // target/tmp -> target/checkpoint-bridge, shared with the xtask front end.
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().map(|t| t.join("checkpoint-bridge")).unwrap_or_default()
+}
+
+/// The registrations this binary serves as a Rust bridge child.
+fn served() -> Vec<Registration> {
+    vec![checkpoint_memory::registration(), checkpoint_sqlite::registration()]
+}
+
+fn bridged(name: &str) -> BridgeRegistration {
+    rust_registration(name, base_dir().join("runs")).expect("this binary's path")
+}
+
+fn python(saver: &str) -> BridgeRegistration {
+    let options = PythonOptions { base_dir: base_dir(), ..PythonOptions::default() };
+    match python_registration(&format!("python:{saver}"), None, &options) {
+        Ok(r) => r,
+        Err(e) => panic!("python:{saver}: {e}"),
+    }
+}
+
+fn python_tests() -> bool {
+    std::env::var("CHECKPOINT_BRIDGE_PYTHON_TESTS").map_or(true, |v| v != "0")
+}
+
+fn main() -> ExitCode {
+    if let Some(code) = serve_if_requested(&served()) {
+        return code;
+    }
+    if std::env::var_os(HOST_ENV).is_some() {
+        return host_main();
+    }
+    // Crash children: of the direct savers, and of the bridged ones, which open their
+    // storage through a bridge child of their own.
+    let mut crashable = served();
+    crashable.push(bridged("sqlite").registration().clone());
+    if let Ok(request) = std::env::var(conformance_spec::crash::CRASH_CHILD_ENV) {
+        for saver in checkpoint_bridge::SHORT_NAMES {
+            if request.contains(&format!("\"python:{saver}\"")) {
+                crashable.push(python(saver).registration().clone());
+            }
+        }
+    }
+    if let Some(code) = conformance_spec::child_main_if_requested_among(&crashable) {
+        return code;
+    }
+    let args = libtest_mimic::Arguments::from_args();
+    let mut trials = vec![
+        trial("rust_memory_through_the_bridge_gives_the_same_outcomes", || same_outcomes("memory")),
+        trial("rust_sqlite_through_the_bridge_gives_the_same_outcomes", || same_outcomes("sqlite")),
+        trial("values_cross_the_bridge_exactly_rust", || {
+            values::roundtrip(&bridged("memory"), values::Fidelity::Exact)
+        }),
+        trial("a_killed_host_leaves_no_child", a_killed_host_leaves_no_child),
+        trial("a_dead_child_gives_typed_errors_and_is_replaced", a_dead_child_gives_typed_errors_and_is_replaced),
+        trial("garbage_from_the_child_gives_typed_errors", garbage_from_the_child_gives_typed_errors),
+    ];
+    if python_tests() {
+        trials.extend([
+            trial("values_cross_the_bridge_exactly_python_memory", || {
+                values::roundtrip(&python("memory"), values::Fidelity::LangGraph)
+            }),
+            trial("python_memory_catalog_completes", || python_catalog("memory")),
+            trial("a_users_environment_serves_module_factory", a_users_environment_serves_module_factory),
+            trial("python_sqlite_catalog_completes", || python_catalog("sqlite")),
+        ]);
+        // LangGraph's PostgresSaver on the shared server, when there is one.
+        if std::env::var_os(checkpoint_bridge::POSTGRES_URL_ENV).is_some() {
+            trials.push(trial("python_postgres_catalog_completes", || python_catalog("postgres")));
+        }
+        // More of LangGraph's savers on request: CHECKPOINT_BRIDGE_PYTHON_SAVERS=sqlite-async,...
+        for saver in std::env::var("CHECKPOINT_BRIDGE_PYTHON_SAVERS").unwrap_or_default().split(',') {
+            let saver = saver.trim().to_owned();
+            if !saver.is_empty() {
+                let name = format!("python_{}_catalog_completes", saver.replace('-', "_"));
+                trials.push(libtest_mimic::Trial::test(name, move || {
+                    std::panic::catch_unwind(|| python_catalog(&saver))
+                        .map_err(|p| libtest_mimic::Failed::from(conformance_core::run::panic_message(&*p)))
+                }));
+            }
+        }
+    }
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+fn trial(name: &'static str, check: fn()) -> libtest_mimic::Trial {
+    libtest_mimic::Trial::test(name, move || {
+        std::panic::catch_unwind(check)
+            .map_err(|p| libtest_mimic::Failed::from(conformance_core::run::panic_message(&*p)))
+    })
+}
+
+fn run(reg: &BridgeRegistration) -> Report {
+    let mut report = conformance_spec::validate(reg.registration(), &RunOptions::default());
+    reg.annotate(&mut report);
+    report
+}
+
+/// A Rust saver through the bridge gets the same level as directly, and every case the
+/// same outcome.
+fn same_outcomes(name: &str) {
+    let direct_reg = served().into_iter().find(|r| r.name() == name).expect("served registration");
+    let direct = conformance_spec::validate(&direct_reg, &RunOptions::default());
+    let bridged_reg = bridged(name);
+    let through = run(&bridged_reg);
+    assert_eq!(direct.tests.len(), through.tests.len());
+    let mut differences = Vec::new();
+    for (d, b) in direct.tests.iter().zip(&through.tests) {
+        assert_eq!(d.id, b.id);
+        if d.outcome != b.outcome {
+            differences.push(format!(
+                "{}: directly {:?}, through the bridge {:?}: {:?}",
+                d.id, d.outcome, b.outcome, b.message
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{} case(s) differ:\n{}", differences.len(), differences.join("\n"));
+    assert_eq!(direct.conformance_level, through.conformance_level);
+    assert!(through.tests.iter().any(|t| t.outcome == Outcome::Passed));
+    assert_eq!(through.facts.get("bridge.side"), Some(&serde_json::json!("async")), "{:?}", through.facts);
+    assert_eq!(through.facts.get("bridge.children"), Some(&serde_json::json!(1)), "{:?}", through.warnings);
+}
+
+/// The catalog against one of LangGraph's savers completes and writes a report with a
+/// level; the level itself is a finding about the saver (docs/langgraph-savers.md).
+fn python_catalog(saver: &str) {
+    let reg = python(saver);
+    let report = run(&reg);
+    let dir = base_dir().join("reports");
+    std::fs::create_dir_all(&dir).expect("reports directory");
+    let path = dir.join(format!("python-{saver}.json"));
+    std::fs::write(&path, report.to_json()).expect("report written");
+    assert!(report.setup_error.is_none(), "setup failed: {:?}", report.setup_error);
+    // Every case of a detected capability ran; the others are not implemented, none is
+    // skipped.
+    for t in &report.tests {
+        let detected = report.results.get(&t.capability).is_some_and(|r| r.detected);
+        let ran = matches!(t.outcome, Outcome::Passed | Outcome::Failed);
+        assert!(ran == detected && t.outcome != Outcome::Skipped, "{}: {:?} ({:?})", t.id, t.outcome, t.message);
+    }
+    let (passed, failed, _) = report.case_counts();
+    assert!(passed > failed, "{passed} passed, {failed} failed: the bridge is broken, not the saver");
+    assert_ne!(report.conformance_level, Level::None, "{}", path.display());
+    assert!(report.facts.contains_key("bridge.side"), "{:?}", report.facts);
+    let child_died = report.tests.iter().filter_map(|t| t.message.as_deref()).find(|m| m.contains("the bridge child"));
+    assert!(child_died.is_none(), "the bridge child died or broke the protocol: {child_died:?}");
+}
+
+/// The host side of `a_killed_host_leaves_no_child`: starts the bridge child, prints its
+/// pid, and waits to be killed.
+fn host_main() -> ExitCode {
+    let reg = match std::env::var(HOST_ENV).as_deref() {
+        Ok("python") => python("sqlite"),
+        _ => bridged("sqlite"),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let fixture = reg.registration().fixture().await.expect("a saver");
+        let cfg = conformance_core::CheckpointConfig::new("host");
+        let _ = fixture.saver().get_tuple(&cfg).await;
+        println!("child-pid {}", reg.child_pid().expect("a child"));
+        tokio::time::sleep(Duration::from_secs(120)).await;
+    });
+    ExitCode::FAILURE
+}
+
+fn alive(pid: u32) -> bool {
+    // Not a zombie waiting for its (dead) parent: the state field of /proc/<pid>/stat.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().and_then(|s| s.split_whitespace().next()) != Some("Z"),
+        Err(_) => false,
+    }
+}
+
+/// SIGKILL of the process that holds the bridge kills the bridge child too (the crash
+/// test's guarantee: a kill of the host is a kill of the saver).
+fn a_killed_host_leaves_no_child() {
+    use std::io::BufRead;
+    let kinds: &[&str] = if python_tests() { &["rust", "python"] } else { &["rust"] };
+    for kind in kinds {
+        let mut host = std::process::Command::new(std::env::current_exe().unwrap())
+            .env(HOST_ENV, kind)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("host started");
+        let mut line = String::new();
+        std::io::BufReader::new(host.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let pid: u32 = line.trim().strip_prefix("child-pid ").and_then(|p| p.parse().ok()).unwrap_or_else(|| {
+            let _ = host.kill();
+            panic!("{kind} host printed {line:?}")
+        });
+        assert!(alive(pid), "{kind}: the bridge child {pid} is not running while its host is");
+        host.kill().unwrap();
+        host.wait().unwrap();
+        let start = Instant::now();
+        while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "{kind}: the bridge child {pid} still runs 5 s after its host was killed");
+    }
+}
+
+/// A child killed during a run: calls in flight and later calls of that child fail at
+/// once with a Storage error naming its end; the next case gets a new child.
+fn a_dead_child_gives_typed_errors_and_is_replaced() {
+    let reg = bridged("memory");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let fixture = reg.registration().fixture().await.expect("a saver");
+        let saver = fixture.saver().clone();
+        let cfg = conformance_core::CheckpointConfig::new("t");
+        assert!(saver.get_tuple(&cfg).await.unwrap().is_none());
+        let pid = reg.child_pid().expect("a child");
+        // SAFETY: kill(2) of the bridge child this test started.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        }
+        let start = Instant::now();
+        let err = loop {
+            match saver.get_tuple(&cfg).await {
+                Err(e) => break e,
+                Ok(_) if start.elapsed() < Duration::from_secs(5) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await
+                }
+                Ok(_) => panic!("calls still succeed 5 s after the child was killed"),
+            }
+        };
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(err.kind(), "Storage", "{err}");
+        let msg = err.to_string();
+        // "exited", or "stopped reading requests" when a write found the pipe closed first.
+        assert!(msg.contains("the bridge child rust:memory") && msg.contains("signal: 9"), "{msg}");
+        let again = reg.registration().fixture().await.expect("a new child");
+        assert!(again.saver().get_tuple(&cfg).await.unwrap().is_none());
+        assert_eq!(reg.facts().children, 2);
+    });
+}
+
+/// A child that answers garbage: the handshake fails with a message showing the line,
+/// and nothing hangs.
+fn garbage_from_the_child_gives_typed_errors() {
+    let cases = [
+        ("not json", "read l; echo 'this is not json'; sleep 5", "broke the protocol"),
+        ("wrong shape", r#"read l; echo '{"id":0,"ok":{"protocol":"x"}}'; sleep 5"#, "does not fit"),
+        ("exits", "read l; echo dying >&2; exit 3", "exit status: 3"),
+    ];
+    for (what, script, expected) in cases {
+        let spec = checkpoint_bridge::BridgeSpec {
+            name: format!("garbage-{what}"),
+            command: checkpoint_bridge::ChildCommand {
+                program: "sh".into(),
+                args: vec!["-c".into(), script.into()],
+                env: vec![],
+                label: format!("sh ({what})"),
+            },
+            saver: "x".into(),
+            work_dir: base_dir().join("runs"),
+        };
+        let reg = BridgeRegistration::new(spec);
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let start = Instant::now();
+        let err = rt.block_on(reg.registration().fixture()).err().unwrap_or_else(|| panic!("{what}: a fixture"));
+        assert!(start.elapsed() < Duration::from_secs(4), "{what}: took {:?}", start.elapsed());
+        assert!(err.to_string().contains(expected), "{what}: {err}");
+    }
+}
+
+/// `--backend python --saver module:factory` in an environment of the user's (here the
+/// managed one, named as a user's: the bridge package goes on PYTHONPATH) serves a saver
+/// class named by module path.
+fn a_users_environment_serves_module_factory() {
+    let managed = checkpoint_bridge::managed_python(&base_dir()).expect("the managed environment");
+    let venv = managed.parent().and_then(|bin| bin.parent()).expect("venv directory").to_path_buf();
+    let options = PythonOptions { base_dir: base_dir(), python_env: Some(venv), postgres_url: None };
+    let reg = python_registration("python", Some("langgraph.checkpoint.memory:InMemorySaver"), &options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reg.registration().name(), "python:langgraph.checkpoint.memory:InMemorySaver");
+    let selection = [conformance_core::Capability::Put].into_iter().collect();
+    let options = RunOptions { capabilities: Some(selection), ..RunOptions::default() };
+    let mut report = conformance_spec::validate(reg.registration(), &options);
+    reg.annotate(&mut report);
+    let (passed, _, _) = report.case_counts();
+    assert!(passed > 10, "{}", report.to_json());
+    assert_eq!(
+        report.facts.get("bridge.class"),
+        Some(&serde_json::json!("langgraph.checkpoint.memory.InMemorySaver")),
+        "{:?}",
+        report.facts
+    );
+    let bad = python_registration(
+        "python",
+        Some("no_such_module:factory"),
+        &PythonOptions { base_dir: base_dir(), ..PythonOptions::default() },
+    )
+    .expect("the spec is well formed");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let err = rt.block_on(reg_fixture(&bad)).expect_err("an unknown module");
+    assert!(err.contains("cannot import no_such_module"), "{err}");
+}
+
+async fn reg_fixture(reg: &BridgeRegistration) -> Result<(), String> {
+    reg.registration().fixture().await.map(|_| ()).map_err(|e| e.to_string())
+}

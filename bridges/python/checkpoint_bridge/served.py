@@ -1,0 +1,122 @@
+"""One saver instance as the bridge serves it: which side (async or sync methods) answers
+each of the kit's operations, and the calls themselves (docs/bridge-protocol.md, "Sides")."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+# The kit's operation -> (LangGraph's sync method, its async method).
+METHODS: dict[str, tuple[str, str]] = {
+    "put": ("put", "aput"),
+    "put_writes": ("put_writes", "aput_writes"),
+    "get_tuple": ("get_tuple", "aget_tuple"),
+    "list": ("list", "alist"),
+    "delete_thread": ("delete_thread", "adelete_thread"),
+    "delete_for_runs": ("delete_for_runs", "adelete_for_runs"),
+    "copy_thread": ("copy_thread", "acopy_thread"),
+    "prune": ("prune", "aprune"),
+    "delta_channel_history": ("get_delta_channel_history", "aget_delta_channel_history"),
+}
+
+# The base operations: a saver that overrides none of their async methods is sync-only.
+BASE_OPS = ("put", "put_writes", "get_tuple", "list", "delete_thread")
+
+
+class Unsupported(Exception):
+    """The saver has no method for the operation (the kit's ``Unsupported``)."""
+
+
+def overrides(cls: type, name: str) -> bool:
+    """True when ``cls`` defines ``name`` other than BaseCheckpointSaver does."""
+    mine = getattr(cls, name, None)
+    return mine is not None and mine is not getattr(BaseCheckpointSaver, name, None)
+
+
+_SIDES: dict[type, str] = {}
+
+
+async def decide_side(saver: BaseCheckpointSaver) -> str:
+    """``"async"`` when the saver's class overrides an async base method and that method
+    works (``aget_tuple`` of an unused thread does not raise NotImplementedError, as
+    SqliteSaver's stubs do), else ``"sync"``. Decided once per class."""
+    cls = type(saver)
+    if cls in _SIDES:
+        return _SIDES[cls]
+    side = "sync"
+    if any(overrides(cls, METHODS[op][1]) for op in BASE_OPS):
+        probe = {"configurable": {"thread_id": f"checkpoint-bridge-probe-{uuid.uuid4().hex}", "checkpoint_ns": ""}}
+        try:
+            await saver.aget_tuple(probe)
+            side = "async"
+        except NotImplementedError:
+            side = "sync"
+        except Exception:
+            side = "async"
+    _SIDES[cls] = side
+    return side
+
+
+class ServedSaver:
+    """A saver and, per operation, the method that serves it.
+
+    On the async side an operation uses the async method, unless the class overrides only
+    the sync one; on the sync side the other way round. Sync methods run on the executor's
+    worker threads, so calls overlap as they do in a threaded application."""
+
+    def __init__(self, saver: BaseCheckpointSaver, side: str, executor: ThreadPoolExecutor) -> None:
+        self.saver = saver
+        self.side = side
+        self.executor = executor
+        self.serde = saver.serde
+        cls = type(saver)
+        self.plan: dict[str, str] = {}
+        self.shown: dict[str, str] = {}
+        for op, (sync_name, async_name) in METHODS.items():
+            has_sync, has_async = overrides(cls, sync_name), overrides(cls, async_name)
+            if side == "async":
+                chosen = "sync" if has_sync and not has_async else "async"
+            else:
+                chosen = "async" if has_async and not has_sync else "sync"
+            name = sync_name if chosen == "sync" else async_name
+            self.plan[op] = chosen if getattr(saver, name, None) is not None else "none"
+            # What the report shows: the side, or "base" when LangGraph's base class answers
+            # (NotImplementedError, or its default get_delta_channel_history walk).
+            self.shown[op] = self.plan[op] if has_sync or has_async else ("base" if self.plan[op] != "none" else "none")
+
+    def describe(self) -> dict[str, Any]:
+        cls = type(self.saver)
+        return {
+            "class": f"{cls.__module__}.{cls.__qualname__}",
+            "side": self.side,
+            "methods": dict(self.shown),
+        }
+
+    async def run_sync(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, lambda: fn(*args, **kwargs))
+
+    async def call(self, op: str, *args: Any, **kwargs: Any) -> Any:
+        """Calls the method serving ``op``; a ``list`` is collected into a Python list."""
+        chosen = self.plan[op]
+        if chosen == "none":
+            raise Unsupported(f"{type(self.saver).__name__} has no {METHODS[op][0]} method")
+        sync_name, async_name = METHODS[op]
+        if chosen == "async":
+            method = getattr(self.saver, async_name)
+            if op == "list":
+                return [t async for t in method(*args, **kwargs)]
+            return await method(*args, **kwargs)
+        method = getattr(self.saver, sync_name)
+        if op == "list":
+            return await self.run_sync(lambda: list(method(*args, **kwargs)))
+        return await self.run_sync(method, *args, **kwargs)
+
+    async def next_version(self, current: Any) -> Any:
+        if self.side == "sync":
+            return await self.run_sync(self.saver.get_next_version, current, None)
+        return self.saver.get_next_version(current, None)

@@ -1,0 +1,390 @@
+"""The child side of the bridge protocol (docs/bridge-protocol.md): newline-delimited JSON
+requests on stdin, answers on stdout, in any order, many in flight.
+
+stdout carries nothing but answers: the real stdout is kept for the protocol and file
+descriptor 1 is pointed at stderr, so a saver that prints cannot break the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import platform
+import queue
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from . import __version__
+from .mapping import (
+    WireError,
+    checkpoint,
+    list_arguments,
+    runnable_config,
+    wire_config,
+    wire_history,
+    wire_tuple,
+)
+from .served import ServedSaver, Unsupported, decide_side
+from .storage import Storage, resolve
+from .values import decode_value
+
+PROTOCOL_VERSION = 1
+# How long the child may take to close its savers after stdin closed.
+SHUTDOWN_GRACE_SECONDS = 10.0
+PACKAGES = ("langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg")
+
+
+class ProtocolError(Exception):
+    """A request the child cannot understand (the ``Protocol`` error kind)."""
+
+
+@dataclass
+class Instance:
+    """An open saver instance: what serves it, how to leave its context, its storage."""
+
+    served: ServedSaver
+    exit: Any
+    location: str | None
+    # The handle returned by `open` for the case this instance belongs to (None for an
+    # instance opened with open_at, whose storage the child does not own).
+    case: int | None
+    reopened: list[int] = field(default_factory=list)
+
+
+def error_kind(exc: BaseException) -> str:
+    """The kit's error kind for an exception a saver raised."""
+    if isinstance(exc, (NotImplementedError, Unsupported)):
+        return "Unsupported"
+    if isinstance(exc, (ValueError, TypeError, KeyError)):
+        return "InvalidInput"
+    return "Storage"
+
+
+def describe(exc: BaseException) -> str:
+    t = type(exc)
+    name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    text = str(exc)
+    return f"{name}: {text}" if text else name
+
+
+def package_versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+async def call_maybe_async(loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor, fn: Any, *args: Any) -> Any:
+    """Awaits an async function, runs a plain one on a worker thread (and awaits what it
+    returns if that is awaitable)."""
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    result = await loop.run_in_executor(executor, lambda: fn(*args))
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+class Server:
+    def __init__(self, out: BinaryIO) -> None:
+        self.out_queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.out = out
+        self.executor = ThreadPoolExecutor(max_workers=64, thread_name_prefix="saver")
+        self.storage: Storage | None = None
+        self.instances: dict[int, Instance] = {}
+        self.next_handle = 1
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.loop = asyncio.get_running_loop()
+        self.eof = asyncio.Event()
+
+    # ---- transport ---------------------------------------------------------------
+
+    def writer(self) -> None:
+        while True:
+            data = self.out_queue.get()
+            if data is None:
+                return
+            try:
+                self.out.write(data)
+                self.out.flush()
+            except (BrokenPipeError, OSError):
+                os._exit(0)
+
+    def reader(self, stdin: BinaryIO) -> None:
+        for line in stdin:
+            if line.strip():
+                self.loop.call_soon_threadsafe(self.on_line, line)
+        self.loop.call_soon_threadsafe(self.eof.set)
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            data = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        except (ValueError, TypeError) as e:
+            data = self.encode_error(message["id"], "Storage", f"the saver's answer cannot be written as JSON: {describe(e)}")
+        self.out_queue.put(data + b"\n")
+
+    def encode_error(self, rid: Any, kind: str, message: str) -> bytes:
+        payload = {"id": rid, "error": {"kind": kind, "message": message}}
+        return json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+    def on_line(self, line: bytes) -> None:
+        request: Any = None
+        try:
+            request = json.loads(line)
+            rid, op = request["id"], request["op"]
+            if type(rid) is not int or type(op) is not str:
+                raise ValueError("id must be an integer and op a string")
+        except (ValueError, KeyError, TypeError) as e:
+            rid = request.get("id") if isinstance(request, dict) and type(request.get("id")) is int else None
+            self.out_queue.put(self.encode_error(rid, "Protocol", f"not a request: {describe(e)}") + b"\n")
+            return
+        task = self.loop.create_task(self.handle(rid, op, request.get("handle"), request.get("args") or {}))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def handle(self, rid: int, op: str, handle: Any, args: dict[str, Any]) -> None:
+        try:
+            result = await self.dispatch(op, handle, args)
+        except ProtocolError as e:
+            self.send({"id": rid, "error": {"kind": "Protocol", "message": str(e)}})
+        except WireError as e:
+            self.send({"id": rid, "error": {"kind": "Storage", "message": f"the saver's answer does not fit: {e}"}})
+        except Exception as e:
+            self.send({"id": rid, "error": {"kind": error_kind(e), "message": describe(e)}})
+        else:
+            self.send({"id": rid, "ok": result})
+
+    # ---- operations --------------------------------------------------------------
+
+    async def dispatch(self, op: str, handle: Any, args: dict[str, Any]) -> Any:
+        if op == "hello":
+            return self.hello(args)
+        if self.storage is None:
+            raise ProtocolError(f"{op} before hello")
+        storage = self.storage
+        if op == "setup":
+            return await call_maybe_async(self.loop, self.executor, storage.setup)
+        if op == "teardown":
+            return await call_maybe_async(self.loop, self.executor, storage.teardown)
+        if op == "open":
+            location = await call_maybe_async(self.loop, self.executor, storage.create)
+            try:
+                h, inst = await self.open_instance(location, None)
+            except BaseException:
+                await call_maybe_async(self.loop, self.executor, storage.destroy, location)
+                raise
+            inst.case = h
+            return {"handle": h, "location": location, "reopen": bool(storage.reopenable), "saver": inst.served.describe()}
+        if op == "open_at":
+            if not storage.reopenable:
+                raise ProtocolError("this saver's storage cannot be opened by location")
+            location = args.get("location")
+            if type(location) is not str:
+                raise ProtocolError("open_at needs a string location")
+            h, inst = await self.open_instance(location, None)
+            return {"handle": h, "saver": inst.served.describe()}
+        inst = self.instances.get(handle) if type(handle) is int else None
+        if inst is None:
+            raise ProtocolError(f"{op}: no open handle {handle!r}")
+        if op == "reopen":
+            if not storage.reopenable:
+                raise ProtocolError("this saver's storage cannot be reopened")
+            h, new = await self.open_instance(inst.location, inst.case)
+            if inst.case is not None and inst.case in self.instances:
+                self.instances[inst.case].reopened.append(h)
+            return {"handle": h, "saver": new.served.describe()}
+        if op == "close":
+            return await self.close(handle)
+        return await self.saver_call(inst.served, op, args)
+
+    def hello(self, args: dict[str, Any]) -> dict[str, Any]:
+        versions = args.get("protocol")
+        if not isinstance(versions, list) or PROTOCOL_VERSION not in versions:
+            raise ProtocolError(f"this child speaks protocol {PROTOCOL_VERSION}, the host offers {versions!r}")
+        spec = args.get("saver")
+        if type(spec) is not str:
+            raise ProtocolError("hello needs the saver to serve (a short name or module:factory)")
+        workdir = args.get("workdir")
+        try:
+            self.storage = resolve(spec, workdir if type(workdir) is str else None)
+        except ValueError as e:
+            raise ProtocolError(str(e)) from None
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "server": f"checkpoint-bridge-python {__version__}",
+            "runtime": f"{platform.python_implementation()} {platform.python_version()}",
+            "packages": package_versions(),
+            "saver": spec,
+            "reopen": bool(self.storage.reopenable),
+        }
+
+    async def open_instance(self, location: str | None, case: int | None) -> tuple[int, Instance]:
+        assert self.storage is not None
+        made = self.storage.open(location)
+        if inspect.isawaitable(made):
+            made = await made
+        saver, exit_fn = await self.enter(made)
+        allow = getattr(saver, "with_allowlist", None)
+        if allow is not None:
+            saver = allow([("checkpoint_bridge.values", "Typed")])
+        served = ServedSaver(saver, await decide_side(saver), self.executor)
+        h = self.next_handle
+        self.next_handle += 1
+        inst = Instance(served=served, exit=exit_fn, location=location, case=case)
+        self.instances[h] = inst
+        return h, inst
+
+    async def enter(self, made: Any) -> tuple[BaseCheckpointSaver, Any]:
+        """The saver a factory's result gives, and how to leave its context."""
+        if isinstance(made, BaseCheckpointSaver):
+            return made, None
+        if hasattr(made, "__aenter__"):
+            saver = await made.__aenter__()
+
+            async def leave() -> None:
+                await made.__aexit__(None, None, None)
+
+        elif hasattr(made, "__enter__"):
+            saver = await self.loop.run_in_executor(self.executor, made.__enter__)
+
+            async def leave() -> None:
+                await self.loop.run_in_executor(self.executor, made.__exit__, None, None, None)
+
+        else:
+            raise TypeError(f"the factory returned {type(made).__name__}, not a saver or a context manager")
+        if not isinstance(saver, BaseCheckpointSaver):
+            await leave()
+            raise TypeError(f"the context manager gave {type(saver).__name__}, not a BaseCheckpointSaver")
+        return saver, leave
+
+    async def leave(self, handle: int) -> None:
+        inst = self.instances.pop(handle, None)
+        if inst is not None and inst.exit is not None:
+            await inst.exit()
+
+    async def close(self, handle: int) -> None:
+        """Closes an instance; closing the case's own handle also closes the instances
+        reopened from it and removes the case's storage."""
+        inst = self.instances[handle]
+        errors: list[str] = []
+        for h in ([*inst.reopened, handle] if inst.case == handle else [handle]):
+            try:
+                await self.leave(h)
+            except Exception as e:
+                errors.append(describe(e))
+        if inst.case == handle and self.storage is not None:
+            try:
+                await call_maybe_async(self.loop, self.executor, self.storage.destroy, inst.location)
+            except Exception as e:
+                errors.append(describe(e))
+        if errors:
+            raise RuntimeError("; ".join(errors))
+
+    async def saver_call(self, served: ServedSaver, op: str, args: dict[str, Any]) -> Any:
+        try:
+            call = decode_call(op, args)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ProtocolError(f"{op}: bad arguments: {describe(e)}") from None
+        serde = served.serde
+        if op == "get_next_version":
+            return await served.next_version(args.get("current"))
+        result = await served.call(op, *call[0], **call[1])
+        if op == "put":
+            return wire_config(result, "the config put returned")
+        if op == "get_tuple":
+            return wire_tuple(result, serde)
+        if op == "list":
+            return [wire_tuple(t, serde) for t in result]
+        if op == "delta_channel_history":
+            return wire_history(result, serde)
+        return None
+
+    async def shutdown(self) -> None:
+        """After stdin closed: close every instance (cases first) within the grace time."""
+        cases = [h for h, i in self.instances.items() if i.case == h]
+        others = [h for h in self.instances if h not in cases]
+        for h in others + cases:
+            if h in self.instances:
+                try:
+                    await self.close(h)
+                except Exception as e:
+                    print(f"checkpoint-bridge: closing handle {h} at exit: {describe(e)}", file=sys.stderr)
+
+
+def decode_call(op: str, a: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The positional and keyword arguments of LangGraph's method for operation ``op``."""
+    if op == "put":
+        return [runnable_config(a["config"]), checkpoint(a["checkpoint"]), dict(a["metadata"]), dict(a["new_versions"])], {}
+    if op == "put_writes":
+        writes = [(str(ch), decode_value(v)) for ch, v in a["writes"]]
+        return [runnable_config(a["config"]), writes, a["task_id"], a["task_path"]], {}
+    if op == "get_tuple":
+        return [runnable_config(a["config"])], {}
+    if op == "list":
+        config, kwargs = list_arguments(a["thread_id"], a["options"])
+        return [config], kwargs
+    if op == "delete_thread":
+        return [a["thread_id"]], {}
+    if op == "delete_for_runs":
+        return [list(a["run_ids"])], {}
+    if op == "copy_thread":
+        return [a["source"], a["target"]], {}
+    if op == "prune":
+        return [list(a["thread_ids"])], {"strategy": a["strategy"]}
+    if op == "delta_channel_history":
+        return [], {"config": runnable_config(a["config"]), "channels": list(a["channels"])}
+    if op == "get_next_version":
+        return [], {}
+    raise ProtocolError(f"unknown operation {op!r}")
+
+
+def die_with_parent() -> None:
+    """Exits at once if the parent that started the bridge is gone (the host passes its
+    pid; on Linux it also set PR_SET_PDEATHSIG before exec, which this does not replace)."""
+    expected = os.environ.get("CHECKPOINT_BRIDGE_PARENT_PID")
+    if expected and expected.isdigit() and os.getppid() != int(expected):
+        os._exit(1)
+
+
+async def amain() -> None:
+    # The protocol stream: a private copy of stdout; fd 1 becomes stderr.
+    proto = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    server = Server(proto)
+    writer = threading.Thread(target=server.writer, name="bridge-writer", daemon=True)
+    writer.start()
+    threading.Thread(target=server.reader, args=(sys.stdin.buffer,), name="bridge-reader", daemon=True).start()
+    await server.eof.wait()
+    # stdin closed: the host is done (or gone). Close what is open, bounded in time.
+    try:
+        await asyncio.wait_for(server.shutdown(), SHUTDOWN_GRACE_SECONDS)
+    except asyncio.TimeoutError:
+        print("checkpoint-bridge: savers did not close in time; exiting", file=sys.stderr)
+    server.out_queue.put(None)
+    writer.join(SHUTDOWN_GRACE_SECONDS)
+
+
+def main() -> None:
+    die_with_parent()
+    if os.environ.get("CHECKPOINT_BRIDGE_PARENT_PID"):
+        # The host owns this process: an interrupt reaches it and it ends the child.
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    asyncio.run(amain())
+    sys.stderr.flush()
+    # Threads of savers (pools, executors) must not keep a child alive after stdin closed.
+    os._exit(0)

@@ -1,0 +1,209 @@
+"""Where the savers a bridge serves come from: a :class:`Storage` gives a fresh storage per
+case, opens saver instances on it and removes it; LangGraph's own savers have short names.
+
+A ``module:factory`` names either a :class:`Storage` (a subclass or an instance), which
+gets the kit's reopen and durability cases, or any callable returning a saver, a context
+manager or an async context manager (as LangGraph's ``from_conn_string`` do), which is
+called once per case and cannot be reopened.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import tempfile
+import uuid
+from typing import Any, Callable
+
+POSTGRES_URL_ENV = "CHECKPOINT_POSTGRES_URL"
+
+
+class Storage:
+    """A family of saver instances. Every method may be a plain or an ``async`` method.
+
+    - ``create()`` makes a fresh, empty storage for one case and returns its location (a
+      string another process can open, or None when the storage cannot be reopened).
+    - ``open(location)`` returns a saver on that storage: a BaseCheckpointSaver, a context
+      manager or an async context manager yielding one.
+    - ``destroy(location)`` removes the storage after the case.
+    - ``setup()`` / ``teardown()`` run once per run (the kit's lifespan).
+
+    Set ``reopenable = True`` when ``open`` can be called again on a location (a second
+    instance on the same storage, or another process after a kill).
+    """
+
+    reopenable = False
+
+    def setup(self) -> Any:
+        return None
+
+    def teardown(self) -> Any:
+        return None
+
+    def create(self) -> Any:
+        return None
+
+    def open(self, location: str | None) -> Any:
+        raise NotImplementedError
+
+    def destroy(self, location: str | None) -> Any:
+        return None
+
+
+class FactoryStorage(Storage):
+    """A plain factory: every ``open`` calls it; nothing to reopen or remove."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self.factory = factory
+
+    def open(self, location: str | None) -> Any:
+        return self.factory()
+
+
+class MemoryStorage(Storage):
+    """``memory``: LangGraph's InMemorySaver, one per case."""
+
+    def open(self, location: str | None) -> Any:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return InMemorySaver()
+
+
+class SqliteStorage(Storage):
+    """``sqlite``: SqliteSaver.from_conn_string on a fresh file per case (in the run's work
+    directory), removed after the case."""
+
+    reopenable = True
+
+    def __init__(self, workdir: str | None) -> None:
+        self.workdir = workdir
+
+    def create(self) -> str:
+        d = tempfile.mkdtemp(prefix="sqlite-", dir=self.workdir)
+        return os.path.join(d, "checkpoints.sqlite")
+
+    def open(self, location: str | None) -> Any:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        return SqliteSaver.from_conn_string(location)
+
+    def destroy(self, location: str | None) -> None:
+        if location:
+            shutil.rmtree(os.path.dirname(location), ignore_errors=True)
+
+
+class AsyncSqliteStorage(SqliteStorage):
+    """``sqlite-async``: AsyncSqliteSaver.from_conn_string on a fresh file per case."""
+
+    def open(self, location: str | None) -> Any:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        return AsyncSqliteSaver.from_conn_string(location)
+
+
+def _postgres_url() -> str:
+    url = os.environ.get(POSTGRES_URL_ENV, "")
+    if not url:
+        raise RuntimeError(f"{POSTGRES_URL_ENV} is not set: the postgres savers need a server URL")
+    return url
+
+
+def _conninfo(schema: str) -> str:
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(_postgres_url(), options=f"-c search_path={schema}")
+
+
+class PostgresStorage(Storage):
+    """``postgres``: PostgresSaver.from_conn_string with a schema of its own per case (the
+    connection's search_path), set up with ``setup()`` once and dropped after the case.
+    The location is the schema name; the URL comes from CHECKPOINT_POSTGRES_URL."""
+
+    reopenable = True
+
+    def setup(self) -> None:
+        import psycopg
+
+        with psycopg.connect(_postgres_url(), autocommit=True) as conn:
+            conn.execute("SELECT 1")
+
+    def create(self) -> str:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        schema = f"cp_bridge_{uuid.uuid4().hex[:16]}"
+        with psycopg.connect(_postgres_url(), autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+        with PostgresSaver.from_conn_string(_conninfo(schema)) as saver:
+            saver.setup()
+        return schema
+
+    def open(self, location: str | None) -> Any:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        return PostgresSaver.from_conn_string(_conninfo(str(location)))
+
+    def destroy(self, location: str | None) -> None:
+        import psycopg
+
+        if location:
+            with psycopg.connect(_postgres_url(), autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{location}" CASCADE')
+
+
+class AsyncPostgresStorage(PostgresStorage):
+    """``postgres-async``: AsyncPostgresSaver.from_conn_string, a schema per case."""
+
+    async def create(self) -> str:  # type: ignore[override]
+        import psycopg
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        schema = f"cp_bridge_{uuid.uuid4().hex[:16]}"
+        async with await psycopg.AsyncConnection.connect(_postgres_url(), autocommit=True) as conn:
+            await conn.execute(f'CREATE SCHEMA "{schema}"')
+        async with AsyncPostgresSaver.from_conn_string(_conninfo(schema)) as saver:
+            await saver.setup()
+        return schema
+
+    def open(self, location: str | None) -> Any:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        return AsyncPostgresSaver.from_conn_string(_conninfo(str(location)))
+
+
+SHORT_NAMES: dict[str, Callable[[str | None], Storage]] = {
+    "memory": lambda workdir: MemoryStorage(),
+    "sqlite": SqliteStorage,
+    "sqlite-async": AsyncSqliteStorage,
+    "postgres": lambda workdir: PostgresStorage(),
+    "postgres-async": lambda workdir: AsyncPostgresStorage(),
+}
+
+
+def resolve(spec: str, workdir: str | None) -> Storage:
+    """The storage named by ``spec``: a short name or ``module:attribute``.
+
+    Raises ValueError with a one-line reason for an unknown name or a missing attribute."""
+    if spec in SHORT_NAMES:
+        return SHORT_NAMES[spec](workdir)
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"unknown saver {spec!r}: give one of {', '.join(SHORT_NAMES)} or module:factory")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"saver {spec!r}: cannot import {module_name}: {e}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(f"saver {spec!r}: {module_name} has no attribute {attr}") from None
+    if isinstance(obj, type) and issubclass(obj, Storage):
+        return obj()
+    if isinstance(obj, Storage):
+        return obj
+    if callable(obj):
+        return FactoryStorage(obj)
+    raise ValueError(f"saver {spec!r}: {attr} is neither a Storage nor callable")
