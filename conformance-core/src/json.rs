@@ -10,8 +10,9 @@
 //!
 //! A `"json"` value is written bare only when reading it back gives the same bytes: its
 //! bytes are exactly what `serde_json` writes for the value they parse to (compact, keys
-//! sorted, shortest float form), and the value is not itself an object with exactly the two
-//! envelope keys. Anything else (other whitespace, key order, `1.0`, invalid JSON, a
+//! sorted, shortest float form), and the value is neither `null` (which would read as "no
+//! value" in an optional field, such as a delta history's `seed`) nor itself an object with
+//! exactly the two envelope keys. Anything else (other whitespace, key order, `1.0`, invalid JSON, a
 //! look-alike envelope) travels in an envelope, so every `TypedValue` comes back byte for
 //! byte (CONTRACT §1 "Typed value").
 //!
@@ -73,7 +74,7 @@ fn bare_json(value: &TypedValue) -> Option<Value> {
     }
     let parsed: Value = serde_json::from_slice(&value.data).ok()?;
     let canonical = serde_json::to_vec(&parsed).ok()?;
-    (canonical == value.data && !looks_like_envelope(&parsed)).then_some(parsed)
+    (canonical == value.data && !parsed.is_null() && !looks_like_envelope(&parsed)).then_some(parsed)
 }
 
 fn envelope(value: &TypedValue) -> Value {
@@ -314,8 +315,8 @@ mod tests {
 
         #[test]
         fn json_form_reads_as_the_same_json(v in json_value()) {
-            // Every JSON value but an envelope look-alike is a "json" value's form, bare.
-            if looks_like_envelope(&v) {
+            // Every JSON value but null and an envelope look-alike is a "json" value's form, bare.
+            if v.is_null() || looks_like_envelope(&v) {
                 return Ok(());
             }
             let t = TypedValue::from_json_value(v.clone()).unwrap();
@@ -365,6 +366,18 @@ mod tests {
         assert!(ChannelVersion::from_json_value(json!(null)).is_err());
         let e = Checkpoint::from_json_value(json!({"v": "x"})).unwrap_err();
         assert!(e.to_string().starts_with("not the JSON form of a checkpoint"), "{e}");
+    }
+
+    #[test]
+    fn a_json_null_value_is_not_read_as_no_value() {
+        use crate::types::DeltaChannelHistory;
+        let h = DeltaChannelHistory { writes: vec![], seed: Some(TypedValue::json(&Value::Null)) };
+        let back: DeltaChannelHistory = from_json("a history", to_json(&h)).unwrap();
+        assert_eq!(back, h);
+        let none = DeltaChannelHistory { writes: vec![], seed: None };
+        assert_eq!(from_json::<DeltaChannelHistory>("a history", to_json(&none)).unwrap(), none);
+        // A bare null still reads as the JSON value null.
+        assert_eq!(TypedValue::from_json_value(Value::Null).unwrap(), TypedValue::json(&Value::Null));
     }
 
     #[test]

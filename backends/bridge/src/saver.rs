@@ -285,6 +285,8 @@ mod tests {
             seed: Some(TypedValue::json(&serde_json::Value::Null)),
         })
         .unwrap();
-        assert_eq!(text, r#"{"writes":[],"seed":null}"#);
+        // Written as a json envelope (docs/bridge-protocol.md "Values"), so no reader can
+        // take it for "no seed".
+        assert_eq!(text, r#"{"writes":[],"seed":{"$base64":"bnVsbA==","$type":"json"}}"#);
     }
 }

@@ -1,7 +1,7 @@
 """Typed values between the wire and a LangGraph saver (docs/bridge-protocol.md, "Values").
 
 On the wire a typed value is the kit's JSON form: a canonical ``json`` value is the JSON
-itself, anything else ``{"$type": tag, "$base64": bytes}``. A saver gets what LangGraph's
+itself (but ``null``), anything else ``{"$type": tag, "$base64": bytes}``. A saver gets what LangGraph's
 runtime would hand it:
 
 - a ``json`` value: the Python object (dict, list, str, int, float, bool, None);
@@ -144,7 +144,8 @@ def encode_value(obj: Any, serde: Any) -> Any:
     elif t is bytes:
         return _envelope("bytes", obj)
     elif is_json_data(obj):
-        if _looks_like_envelope(obj):
+        # null is enveloped too, so it cannot be read as "no value" in an optional field.
+        if obj is None or _looks_like_envelope(obj):
             return _envelope("json", canonical_json(obj).encode("utf-8"))
         return obj
     tag, data = serde.dumps_typed(obj)
