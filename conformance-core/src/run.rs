@@ -82,6 +82,16 @@ impl Default for RunOptions {
     }
 }
 
+/// A fresh tokio runtime with every driver: multi-thread (4 workers) or current-thread
+/// ([`Registration::multi_thread`]).
+pub fn runtime(multi_thread: bool) -> std::io::Result<tokio::runtime::Runtime> {
+    if multi_thread {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    }
+}
+
 /// Runs `fut` on a fresh runtime on its own thread and waits at most `limit` (plus a
 /// short grace) for it. A panic becomes `Err("panicked: ...")`; a hang becomes
 /// `Err("timed out ...")` and the thread is abandoned, so the run goes on even if the
@@ -94,12 +104,7 @@ where
 {
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new().name("conformance-case".into()).spawn(move || {
-        let rt = if multi_thread {
-            tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build()
-        } else {
-            tokio::runtime::Builder::new_current_thread().enable_all().build()
-        };
-        let out = match rt {
+        let out = match runtime(multi_thread) {
             Ok(rt) => {
                 let r = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
                 // A runtime whose tasks are stuck in blocking code must not block this
@@ -152,7 +157,8 @@ pub fn detect(registration: &Registration) -> Detection {
     let reg = registration.clone();
     let probe_limit = PROBE_TIMEOUT.min(registration.timeout);
     let limit = registration.timeout + probe_limit * 2;
-    let outcome = run_isolated(false, limit, move || async move {
+    let multi_thread = registration.multi_thread;
+    let outcome = run_isolated(multi_thread, limit, move || async move {
         let fixture = match catch(reg.make_fixture()).await {
             Ok(Ok(f)) => f,
             Ok(Err(e)) => return Err(format!("the factory failed while probing capabilities: {e}")),
@@ -165,7 +171,9 @@ pub fn detect(registration: &Registration) -> Detection {
             let d = match cap {
                 Capability::Concurrency => continue,
                 Capability::Durability => fixture.reopen.is_some(),
-                _ => match tokio::time::timeout(probe_limit, probe_on_own_thread(saver.clone(), cap)).await {
+                _ => match tokio::time::timeout(probe_limit, probe_on_own_thread(saver.clone(), cap, multi_thread))
+                    .await
+                {
                     Ok(Ok(Err(CheckpointError::Unsupported(_)))) => false,
                     Ok(Ok(_)) => true,
                     Ok(Err(p)) => {
@@ -206,10 +214,11 @@ pub fn detect(registration: &Registration) -> Detection {
 async fn probe_on_own_thread(
     saver: Arc<dyn CheckpointSaver>,
     cap: Capability,
+    multi_thread: bool,
 ) -> Result<Result<(), CheckpointError>, String> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new().name(format!("conformance-probe-{cap}")).spawn(move || {
-        let out = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        let out = match runtime(multi_thread) {
             Ok(rt) => std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(probe(&*saver, cap))))
                 .map_err(|p| format!("panicked: {}", panic_message(&*p))),
             Err(e) => Err(format!("could not build a tokio runtime: {e}")),
@@ -280,7 +289,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let case_facts = facts.clone();
     let calls = Arc::new(CallLog::default());
     let case_calls = calls.clone();
-    let outcome = run_isolated(case.multi_thread, limit, move || async move {
+    let outcome = run_isolated(case.multi_thread || registration.multi_thread, limit, move || async move {
         let fixture = match catch(tokio::time::timeout(limit, reg.make_fixture())).await {
             Ok(Ok(Ok(f))) => f,
             Ok(Ok(Err(e))) => return Err(format!("the factory failed: {e}")),
@@ -362,7 +371,8 @@ pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
 /// The hook's error or panic, as a message.
 pub fn lifespan_setup(registration: &Registration) -> Result<(), String> {
     let Some(setup) = registration.setup.clone() else { return Ok(()) };
-    match run_isolated(false, registration.timeout * 4, move || async move { catch(setup()).await }) {
+    match run_isolated(registration.multi_thread, registration.timeout * 4, move || async move { catch(setup()).await })
+    {
         Ok(Ok(Ok(()))) => Ok(()),
         Ok(Ok(Err(e))) => Err(format!("the lifespan setup failed: {e}")),
         Ok(Err(p)) | Err(p) => Err(format!("the lifespan setup {p}")),
@@ -375,7 +385,11 @@ pub fn lifespan_setup(registration: &Registration) -> Result<(), String> {
 /// The hook's error or panic, as a message.
 pub fn lifespan_teardown(registration: &Registration) -> Result<(), String> {
     let Some(teardown) = registration.teardown.clone() else { return Ok(()) };
-    match run_isolated(false, registration.timeout * 4, move || async move { catch(teardown()).await }) {
+    match run_isolated(
+        registration.multi_thread,
+        registration.timeout * 4,
+        move || async move { catch(teardown()).await },
+    ) {
         Ok(Ok(Ok(()))) => Ok(()),
         Ok(Ok(Err(e))) => Err(format!("the lifespan teardown failed: {e}")),
         Ok(Err(p)) | Err(p) => Err(format!("the lifespan teardown {p}")),

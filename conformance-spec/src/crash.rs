@@ -136,7 +136,7 @@ fn run_child(raw: &str, registrations: &[Registration]) -> ExitCode {
         protocol_line(&format!("error no registration named {name:?} in this binary (it has {names:?})"));
         return ExitCode::from(2);
     };
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match conformance_core::run::runtime(registration.is_multi_thread()) {
         Ok(rt) => rt,
         Err(e) => {
             protocol_line(&format!("error could not build a tokio runtime: {e}"));
