@@ -130,13 +130,22 @@ where
 }
 
 /// The text of a panic payload.
+///
+/// tokio's panic on a current-thread runtime ("can call blocking only when running on the
+/// multi-threaded runtime", from `block_in_place`) gets a hint naming
+/// [`Registration::multi_thread`], the registration's fix.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
+    let text = if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {
         s.clone()
     } else {
         "a non-string panic payload".to_owned()
+    };
+    if text.contains("multi-threaded runtime") || text.contains("block_in_place") {
+        format!("{text} (the saver needs a multi-thread tokio runtime: register it with Registration::multi_thread())")
+    } else {
+        text
     }
 }
 

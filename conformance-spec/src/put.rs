@@ -586,7 +586,8 @@ async fn next_version_is_strictly_greater(cx: Cx) -> Checked {
         ChannelVersion::Int(1),
         ChannelVersion::Int(41),
         ChannelVersion::Int(i64::MAX - 1),
-        ChannelVersion::from("1"),
+        // LangGraph's string format only (CONTRACT §2 get_next_version): a bare "1" is
+        // not an input any LangGraph saver produces, and its own get_next_version fails it.
         ChannelVersion::from("00000000000000000000000000000002.0.6312886770924534"),
         ChannelVersion::from("00000000000000000000000000000009.0.9999"),
     ];

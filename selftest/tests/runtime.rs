@@ -54,4 +54,6 @@ fn without_it_the_same_saver_panics_on_the_runtime() {
     let panics = panicked(&report);
     assert!(!panics.is_empty(), "expected block_in_place to panic on a current-thread runtime");
     assert!(panics.iter().any(|m| m.contains("block")), "{panics:?}");
+    // The message names the fix.
+    assert!(panics.iter().all(|m| m.contains("Registration::multi_thread()")), "{panics:?}");
 }
