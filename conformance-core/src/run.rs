@@ -16,7 +16,8 @@ use futures::FutureExt;
 
 use crate::progress::Progress;
 use crate::report::{
-    conformance_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Report, KIT_VERSION, SCHEMA_VERSION,
+    conformance_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Repeats, Report, KIT_VERSION,
+    SCHEMA_VERSION,
 };
 use crate::traced::{CallLog, Traced};
 use crate::{
@@ -70,6 +71,9 @@ pub struct RunOptions {
     pub progress: Progress,
     /// Cases run at once (at least 1).
     pub jobs: usize,
+    /// Times each case runs (at least 1; `--repeat N`): mixed outcomes are reported as
+    /// nondeterministic ([`execute_case_repeated`]).
+    pub repeat: u32,
 }
 
 impl Default for RunOptions {
@@ -78,6 +82,7 @@ impl Default for RunOptions {
             capabilities: None,
             progress: Progress::Quiet,
             jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            repeat: 1,
         }
     }
 }
@@ -353,7 +358,41 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         message,
         duration_ms: start.elapsed().as_secs_f64() * 1e3,
         facts,
+        repeats: None,
     }
+}
+
+/// Runs one case `runs` times (at least once) with [`execute_case`] and gives one result:
+/// the same outcome every time gives that outcome (the first failure's message); mixed
+/// outcomes give a failure "nondeterministic: failed in F of N runs" followed by a failing
+/// run's message, so a verdict that depends on chance is named as such. With `runs > 1`
+/// the result carries [`CaseResult::repeats`]; the duration is the sum of the runs.
+pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs: u32) -> CaseResult {
+    let runs = runs.max(1);
+    let mut first = execute_case(registration, case);
+    if runs == 1 {
+        return first;
+    }
+    let mut failed = u32::from(first.outcome == Outcome::Failed);
+    for _ in 1..runs {
+        let next = execute_case(registration, case);
+        first.duration_ms += next.duration_ms;
+        if next.outcome == Outcome::Failed {
+            failed += 1;
+            if first.outcome != Outcome::Failed {
+                first.message = next.message;
+                first.facts = next.facts;
+            }
+        }
+    }
+    let repeats = Repeats { runs, failed };
+    if repeats.nondeterministic() {
+        first.outcome = Outcome::Failed;
+        let said = first.message.take().unwrap_or_default();
+        first.message = Some(format!("nondeterministic: failed in {failed} of {runs} runs; a failing run: {said}"));
+    }
+    first.repeats = Some(repeats);
+    first
 }
 
 /// A result for a case that was not run.
@@ -371,6 +410,7 @@ pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
         message,
         duration_ms: 0.0,
         facts: BTreeMap::new(),
+        repeats: None,
     }
 }
 
@@ -537,6 +577,7 @@ fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunO
             let results = results.clone();
             let owned = owned.clone();
             let progress = &options.progress;
+            let repeat = options.repeat;
             scope.spawn(move || loop {
                 let i = {
                     let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
@@ -545,7 +586,7 @@ fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunO
                     i
                 };
                 let Some(case) = owned.get(i) else { break };
-                let r = execute_case(registration, case);
+                let r = execute_case_repeated(registration, case, repeat);
                 progress.case_done(&r);
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });

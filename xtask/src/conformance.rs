@@ -111,6 +111,11 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     timeout: Option<Duration>,
 
+    /// Run every case N times (1 to 1000): a case whose runs disagree is reported as failed,
+    /// "nondeterministic: failed in F of N runs" (the macro reads $CHECKPOINT_CONFORMANCE_REPEAT).
+    #[arg(long, value_name = "N", value_parser = conformance_spec::harness::parse_repeat)]
+    repeat: Option<u32>,
+
     /// Cases run at once (default: the number of CPUs).
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
@@ -305,6 +310,9 @@ pub fn run(args: Args) -> ExitCode {
     }
     if let Some(j) = args.jobs {
         options.jobs = j;
+    }
+    if let Some(n) = args.repeat {
+        options.repeat = n;
     }
 
     let mut report = conformance_spec::validate(&registration, &options);
