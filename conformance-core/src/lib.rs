@@ -35,6 +35,7 @@
 mod call;
 mod capability;
 mod case;
+pub mod clusters;
 mod error;
 pub mod json;
 pub mod progress;

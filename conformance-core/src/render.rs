@@ -37,6 +37,17 @@ pub fn render_terminal(report: &Report) -> String {
     }
     let failed: Vec<_> = report.tests.iter().filter(|t| t.outcome == Outcome::Failed).collect();
     if !failed.is_empty() {
+        if report.failure_clusters.len() > 1 {
+            let _ = writeln!(s, "    FAILURE CLUSTERS (capability · field that differed, largest first)");
+            for c in report.failure_clusters.iter().take(10) {
+                let n = c.cases.len();
+                let _ = writeln!(s, "      {} · {}: {n} case{}", c.capability, c.field, if n == 1 { "" } else { "s" });
+            }
+            if report.failure_clusters.len() > 10 {
+                let _ = writeln!(s, "      … {} more clusters in the JSON report", report.failure_clusters.len() - 10);
+            }
+            let _ = writeln!(s);
+        }
         let _ = writeln!(s, "    FAILURES");
         for t in failed {
             let _ = writeln!(s, "      {} {}", "✗".if_supports_color(Stream::Stdout, |x| x.red()), t.id);

@@ -179,6 +179,11 @@ pub struct Report {
     /// Extra facts a capability reports (e.g. `durability.kills`), keyed `capability.key`.
     #[serde(default)]
     pub facts: BTreeMap<String, serde_json::Value>,
+    /// The failed cases grouped by capability and differing field, largest group first
+    /// ([`crate::clusters::failure_clusters`]); empty when nothing failed. May be absent
+    /// in older reports.
+    #[serde(default)]
+    pub failure_clusters: Vec<crate::clusters::FailureCluster>,
 }
 
 /// The conformance level of a set of capability results (CONTRACT §5).
@@ -310,6 +315,7 @@ mod tests {
             setup_error: None,
             warnings: vec![],
             facts: BTreeMap::new(),
+            failure_clusters: vec![],
         };
         let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
         assert_eq!(v["conformance_level"], "BASE+PARTIAL");

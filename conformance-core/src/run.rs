@@ -503,6 +503,7 @@ pub fn build_report(
     let facts = tests.iter().flat_map(|t| t.facts.iter().map(|(k, v)| (k.clone(), v.clone()))).collect();
     let capabilities_detected = results.values().filter(|r| r.passed.is_some()).count();
     let capabilities_passed = results.values().filter(|r| r.passed == Some(true)).count();
+    let failure_clusters = crate::clusters::failure_clusters(&tests);
     Report {
         schema_version: SCHEMA_VERSION,
         kit_version: KIT_VERSION.to_owned(),
@@ -510,6 +511,7 @@ pub fn build_report(
         conformance_level: conformance_level(&results),
         results,
         tests,
+        failure_clusters,
         capabilities_passed,
         capabilities_detected,
         duration_ms: duration.as_secs_f64() * 1e3,
