@@ -31,15 +31,41 @@ pub fn differing_fields(message: &str) -> BTreeSet<String> {
     let mut fields = BTreeSet::new();
     let mut rest = message;
     while let Some(at) = rest.find(": expected") {
-        let before = &rest[..at];
-        let start = before.rfind(|c: char| c == ' ' || c == '\n' || c == '(' || c == ',').map_or(0, |i| i + 1);
-        let token = &before[start..];
-        if !token.is_empty() && token.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
-            fields.insert(elide_keys(token));
+        let before = strip_note(&rest[..at]);
+        let start = before.rfind([' ', '\n', '(', ',']).map_or(0, |i| i + 1);
+        let token = elide_keys(&before[start..]);
+        let field_like = token.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '[')
+            && token.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']' | '…'));
+        if field_like {
+            fields.insert(token);
         }
         rest = &rest[at + ": expected".len()..];
     }
     fields
+}
+
+/// `field (a note)` -> `field`: drops one trailing parenthesised note.
+fn strip_note(before: &str) -> &str {
+    let trimmed = before.trim_end();
+    if !trimmed.ends_with(')') {
+        return trimmed;
+    }
+    let mut depth = 0usize;
+    for (i, c) in trimmed.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    let head = trimmed[..i].trim_end();
+                    // `call(args)`: the parenthesis belongs to a call, not a note.
+                    return if trimmed[..i].ends_with(' ') { head } else { trimmed };
+                }
+            }
+            _ => {}
+        }
+    }
+    trimmed
 }
 
 /// `a["x"].b[3]` -> `a[…].b[…]`.
@@ -78,7 +104,7 @@ pub fn failure_clusters(tests: &[CaseResult]) -> Vec<FailureCluster> {
     }
     let mut clusters: Vec<FailureCluster> =
         groups.into_iter().map(|((capability, field), cases)| FailureCluster { capability, field, cases }).collect();
-    clusters.sort_by(|a, b| b.cases.len().cmp(&a.cases.len()));
+    clusters.sort_by_key(|c| std::cmp::Reverse(c.cases.len()));
     clusters
 }
 
@@ -105,6 +131,10 @@ mod tests {
         let f: Vec<String> = differing_fields(m).into_iter().collect();
         assert_eq!(f, ["checkpoint.channel_values[…]", "metadata[…]"]);
         assert!(differing_fields("the saver panicked: boom").is_empty());
+        let noted = "get_tuple(..): checkpoint.channel_values[\"a\"] (kept at version 1): expected Some(x), got None";
+        assert_eq!(differing_fields(noted).into_iter().collect::<Vec<_>>(), ["checkpoint.channel_values[…]"]);
+        assert!(differing_fields("put(thread=, ns=\"\", id=none) of checkpoint X: expected an InvalidConfig error")
+            .is_empty());
     }
 
     #[test]
