@@ -17,7 +17,8 @@
 //!
 //! # Settings
 //!
-//! - `CHECKPOINT_CONFORMANCE_KILLS=N`: the number of kills (default [`DEFAULT_KILLS`]).
+//! - `CHECKPOINT_CONFORMANCE_KILLS=N`: the number of kills (default [`DEFAULT_KILLS`]);
+//!   0, or a run in which the child acknowledged nothing, fails the case.
 //!   Each takes a few tens of milliseconds plus the child's start-up; raise the
 //!   registration's timeout for large N.
 //! - `CHECKPOINT_CONFORMANCE_SEED=S`: the seed of the random kill moments (default:
@@ -26,7 +27,8 @@
 //! # When the kill comes
 //!
 //! For each kill the parent draws a number of acknowledgements to wait for (0 to
-//! [`MAX_ACKS_BEFORE_KILL`]) and a fraction of one call: once the child has acknowledged
+//! [`MAX_ACKS_BEFORE_KILL`]; at least 1 for the first kill, so a run always has something
+//! to verify) and a fraction of one call: once the child has acknowledged
 //! that many calls, the parent waits that fraction of the child's average time per call
 //! and kills it. The kills so land at random points inside a call, whatever the saver's
 //! speed, from before the first write to a few steps in.
@@ -473,7 +475,10 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
     let mut acknowledged = 0usize;
     for k in 1..=kills {
         let thread = cx.thread(&format!("crash{k}"));
-        let plan = KillPlan { after_acks: rng.usize(0..=MAX_ACKS_BEFORE_KILL), fraction: rng.f64() };
+        // The first kill waits for at least one acknowledgement, so a run always has
+        // something to verify.
+        let least = usize::from(k == 1);
+        let plan = KillPlan { after_acks: rng.usize(least..=MAX_ACKS_BEFORE_KILL), fraction: rng.f64() };
         let request = json!({"registration": cx.registration_name(), "location": location, "thread": thread});
         let log = run_and_kill(&exe, &request.to_string(), plan).await.map_err(|m| {
             Failure::new(format!("kill {k} of {kills} (seed {seed}, rerun with {SEED_ENV}={seed}): {m}"))
@@ -501,6 +506,25 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
     }
     cx.fact("kills", kills);
     cx.fact("acknowledged", acknowledged);
+    verified_something(kills, acknowledged, seed)
+}
+
+/// A crash run passes only if it killed a child and verified at least one acknowledged
+/// call: a run that acknowledged nothing has checked nothing (issue 13).
+fn verified_something(kills: usize, acknowledged: usize, seed: u64) -> Checked {
+    if kills == 0 {
+        return Err(Failure::new(format!(
+            "{KILLS_ENV}=0: the crash test killed nothing, so it showed nothing about durability; set it to 1 or more \
+             (default {DEFAULT_KILLS})"
+        )));
+    }
+    if acknowledged == 0 {
+        return Err(Failure::new(format!(
+            "the crash test killed {kills} child(ren) and verified {acknowledged} acknowledged call(s) (seed {seed}, \
+             rerun with {SEED_ENV}={seed}): a run that acknowledged nothing has not shown that acknowledged data \
+             survives a kill"
+        )));
+    }
     Ok(())
 }
 
@@ -631,4 +655,18 @@ async fn run_and_kill(exe: &std::path::Path, request: &str, plan: KillPlan) -> R
         return Err(s);
     }
     Ok(log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verified_something;
+
+    #[test]
+    fn a_run_that_killed_or_acknowledged_nothing_does_not_pass() {
+        let none = verified_something(0, 0, 7).unwrap_err().message;
+        assert!(none.contains("KILLS=0") && none.contains("killed nothing"), "{none}");
+        let unacked = verified_something(20, 0, 7).unwrap_err().message;
+        assert!(unacked.contains("verified 0 acknowledged"), "{unacked}");
+        assert!(verified_something(20, 3, 7).is_ok());
+    }
 }
