@@ -338,10 +338,25 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     }
 }
 
+/// Why `capability` counts as not implemented: `durability` when the fixture has no
+/// `Fixture::with_reopen` (it has no probe), `concurrency` when `put` is not implemented,
+/// any other capability when its probe answered `Unsupported` (CONTRACT §5).
+pub fn not_implemented_reason(capability: Capability) -> String {
+    match capability {
+        Capability::Durability => {
+            "durability is not implemented: the factory's fixture has no Fixture::with_reopen, so no second \
+             instance can be opened on its storage"
+                .to_owned()
+        }
+        Capability::Concurrency => "concurrency is not implemented: put is not implemented".to_owned(),
+        cap => format!("{cap} is not implemented: its probe answered Unsupported"),
+    }
+}
+
 /// A result for a case that was not run.
 pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
     let (outcome, message) = match planned {
-        Planned::NotImplemented => (Outcome::NotImplemented, Some(format!("{} is not implemented", case.capability))),
+        Planned::NotImplemented => (Outcome::NotImplemented, Some(not_implemented_reason(case.capability))),
         Planned::Skipped(r) => (Outcome::Skipped, Some(r.clone())),
         Planned::NotSelected | Planned::Run => (Outcome::Skipped, Some("not selected".to_owned())),
     };
@@ -551,16 +566,21 @@ mod tests {
         })
     }
 
-    #[test]
-    fn case_facts_reach_the_case_result_and_the_report() {
-        let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing).with_location("mem://x")) });
-        let case = SpecCase {
+    /// A durability case that records facts and checks the location.
+    fn durability_case() -> SpecCase {
+        SpecCase {
             capability: Capability::Durability,
             name: "records_facts",
             upstream: &[],
             multi_thread: false,
             run: records_facts,
-        };
+        }
+    }
+
+    #[test]
+    fn case_facts_reach_the_case_result_and_the_report() {
+        let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing).with_location("mem://x")) });
+        let case = durability_case();
         let r = execute_case(&reg, &case);
         assert_eq!(r.outcome, Outcome::Passed, "{:?}", r.message);
         assert_eq!(r.facts.get("durability.kills"), Some(&serde_json::json!(20)));
@@ -569,6 +589,16 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert_eq!(json["facts"]["durability.kills"], 20);
         assert_eq!(json["tests"][0]["facts"]["durability.kills"], 20);
+    }
+
+    #[test]
+    fn durability_not_implemented_names_with_reopen_not_a_probe() {
+        let case = durability_case();
+        let m = not_run(&case, &Planned::NotImplemented).message.unwrap_or_default();
+        assert!(m.contains("Fixture::with_reopen") && !m.contains("probe"), "{m}");
+        let put = SpecCase { capability: Capability::Put, ..case };
+        let m = not_run(&put, &Planned::NotImplemented).message.unwrap_or_default();
+        assert!(m.contains("probe answered Unsupported"), "{m}");
     }
 
     #[test]

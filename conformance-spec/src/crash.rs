@@ -447,6 +447,12 @@ fn settings() -> Result<(u64, usize), Failure> {
 /// it at a random moment, reopen and verify; then verify every thread once more through a
 /// last fresh instance. Records the facts `kills`, `seed` and `acknowledged`.
 pub(crate) async fn crash_test(cx: Cx) -> Checked {
+    if !cx.can_reopen() {
+        return Err(Failure::new(
+            "the fixture has no Fixture::with_reopen, so the storage cannot be opened again after a kill: add \
+             Fixture::with_reopen, Fixture::with_location and Registration::open_at to run the crash test",
+        ));
+    }
     if std::env::var_os(CRASH_CHILD_ENV).is_some() {
         return Err(Failure::new(format!(
             "this process is a crash child ({CRASH_CHILD_ENV} is set) yet runs the suite: the front end does not \
@@ -668,5 +674,22 @@ mod tests {
         let unacked = verified_something(20, 0, 7).unwrap_err().message;
         assert!(unacked.contains("verified 0 acknowledged"), "{unacked}");
         assert!(verified_something(20, 3, 7).is_ok());
+    }
+
+    struct NoReopen;
+    impl conformance_core::CheckpointSaver for NoReopen {}
+
+    /// Forced to run on a fixture without `with_reopen`, the crash case says so, and does
+    /// not claim the fixture can reopen.
+    #[test]
+    fn forced_crash_case_names_the_missing_with_reopen() {
+        let reg = conformance_core::Registration::new("no-reopen", || async {
+            Ok(conformance_core::Fixture::new(NoReopen).with_location("nowhere"))
+        });
+        let cases = crate::durability::cases();
+        let case = cases.iter().find(|c| c.name == "acknowledged_writes_survive_kill").expect("the crash case");
+        let r = conformance_core::run::execute_case(&reg, case);
+        let m = r.message.unwrap_or_default();
+        assert!(m.contains("has no Fixture::with_reopen") && !m.contains("can reopen"), "{m}");
     }
 }
