@@ -70,7 +70,13 @@ pub struct RunOptions {
     pub progress: Progress,
     /// Cases run at once (at least 1).
     pub jobs: usize,
+    /// Stop at the first failed case: the cases not yet started are reported as skipped
+    /// with the reason ([`FAIL_FAST_SKIP`] and the failed case's id).
+    pub fail_fast: bool,
 }
+
+/// The start of the skip reason of a case that `--fail-fast` did not run.
+pub const FAIL_FAST_SKIP: &str = "not run: --fail-fast stopped the run after";
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -78,6 +84,7 @@ impl Default for RunOptions {
             capabilities: None,
             progress: Progress::Quiet,
             jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            fail_fast: false,
         }
     }
 }
@@ -487,6 +494,7 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
     }
     let detection = detect(registration);
     let mut tests = Vec::with_capacity(cases.len());
+    let stop = Stop::default();
     for cap in Capability::ALL {
         let caps: Vec<&SpecCase> = cases.iter().filter(|c| c.capability == cap).collect();
         if caps.is_empty() {
@@ -496,12 +504,13 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
         let to_run: Vec<&SpecCase> =
             caps.iter().zip(&planned).filter(|(_, p)| **p == Planned::Run).map(|(c, _)| *c).collect();
         options.progress.capability_start(cap, &planned[0]);
-        let ran = run_parallel(registration, &to_run, options);
+        let ran = run_parallel(registration, &to_run, options, &stop);
         let mut ran = ran.into_iter();
         for (case, p) in caps.iter().zip(&planned) {
             if *p == Planned::Run {
-                if let Some(r) = ran.next() {
-                    tests.push(r);
+                match ran.next().flatten() {
+                    Some(r) => tests.push(r),
+                    None => tests.push(not_run(case, &Planned::Skipped(stop.reason()))),
                 }
             } else {
                 tests.push(not_run(case, p));
@@ -517,8 +526,64 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
     report
 }
 
-/// Runs `cases` with up to `options.jobs` at once and returns their results in input order.
-fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunOptions) -> Vec<CaseResult> {
+/// What the cases of a run share: whether `--fail-fast` stopped it (and after which
+/// case), and whether the timeout hint was printed.
+#[derive(Default)]
+struct Stop {
+    failed: Mutex<Option<String>>,
+    hinted: std::sync::atomic::AtomicBool,
+}
+
+impl Stop {
+    fn stopped(&self) -> bool {
+        self.failed.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    fn reason(&self) -> String {
+        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        format!("{FAIL_FAST_SKIP} {} failed", failed.as_deref().unwrap_or("a case"))
+    }
+
+    /// Records a finished case: stops the run on a failure under `fail_fast`, and prints
+    /// the timeout hint on stderr after the first timeout.
+    fn record(&self, r: &CaseResult, registration: &Registration, fail_fast: bool) {
+        if r.outcome != Outcome::Failed {
+            return;
+        }
+        if fail_fast {
+            self.failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| r.id.clone());
+        }
+        if let Some(hint) = timeout_hint(r, registration.timeout) {
+            if !self.hinted.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                eprintln!("{hint}");
+            }
+        }
+    }
+}
+
+/// The one line printed after the first case that timed out: how to give cases more time
+/// (`--timeout` of `cargo xtask conformance`, `Registration::timeout`) and to stop early
+/// (`--fail-fast`). `None` when `r` did not time out.
+pub fn timeout_hint(r: &CaseResult, limit: Duration) -> Option<String> {
+    let timed_out = r.outcome == Outcome::Failed && r.message.as_deref().is_some_and(|m| m.contains("timed out after"));
+    timed_out.then(|| {
+        format!(
+            "hint: {} timed out after {:.1} s; a slow saver needs a longer limit (--timeout SECONDS of cargo xtask \
+             conformance, or Registration::timeout), a blocking one --fail-fast to stop at the first failure",
+            r.id,
+            limit.as_secs_f64()
+        )
+    })
+}
+
+/// Runs `cases` with up to `options.jobs` at once and returns their results in input order;
+/// `None` for a case not started because `--fail-fast` stopped the run.
+fn run_parallel(
+    registration: &Registration,
+    cases: &[&SpecCase],
+    options: &RunOptions,
+    stop: &Stop,
+) -> Vec<Option<CaseResult>> {
     let jobs = options.jobs.max(1).min(cases.len().max(1));
     let next = Arc::new(Mutex::new(0usize));
     let results: Arc<Mutex<Vec<Option<CaseResult>>>> = Arc::new(Mutex::new(vec![None; cases.len()]));
@@ -530,6 +595,9 @@ fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunO
             let owned = owned.clone();
             let progress = &options.progress;
             scope.spawn(move || loop {
+                if stop.stopped() {
+                    break;
+                }
                 let i = {
                     let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
                     let i = *n;
@@ -539,12 +607,13 @@ fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunO
                 let Some(case) = owned.get(i) else { break };
                 let r = execute_case(registration, case);
                 progress.case_done(&r);
+                stop.record(&r, registration, options.fail_fast);
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
     });
     let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
-    results.drain(..).flatten().collect()
+    std::mem::take(&mut *results)
 }
 
 #[cfg(test)]
