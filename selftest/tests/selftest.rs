@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         return code;
     }
     let args = libtest_mimic::Arguments::from_args();
-    let checks: [(&str, fn()); 9] = [
+    let checks: [(&str, fn()); 10] = [
         ("memory_saver_passes_every_case", memory_saver_passes_every_case),
         ("sqlite_saver_passes_every_case", sqlite_saver_passes_every_case),
         ("catalog_is_well_formed", catalog_is_well_formed),
@@ -36,6 +36,10 @@ fn main() -> ExitCode {
         ),
         ("every_never_failing_case_is_explained", every_never_failing_case_is_explained),
         ("kill_rate_is_total", kill_rate_is_total),
+        (
+            "only_concurrency_and_durability_open_a_second_instance",
+            only_concurrency_and_durability_open_a_second_instance,
+        ),
     ];
     let trials =
         checks.into_iter().map(|(name, check)| libtest_mimic::Trial::test(name, move || catch(check))).collect();
@@ -200,4 +204,36 @@ fn concurrency_and_crash_mutants_are_caught_by_their_cases() {
         let r = r.unwrap_or_else(|| panic!("no mutant {mutant} in the catalog"));
         assert!(r.caught_by.iter().any(|c| c == case), "{mutant} not caught by {case}; caught by {:?}", r.caught_by);
     }
+}
+
+/// Every case outside `concurrency` and `durability` uses one instance: a multi-instance
+/// bug must fail those capabilities, never a base one (issue 13). The memory saver's
+/// fixture here counts the second instances opened and must pass every case.
+fn only_concurrency_and_durability_open_a_second_instance() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    static REOPENED: AtomicUsize = AtomicUsize::new(0);
+    let registration = Registration::new("memory-counting-reopens", || async {
+        let inner: Arc<dyn conformance_core::CheckpointSaver> = Arc::new(checkpoint_memory::MemorySaver::new());
+        let saver =
+            Arc::new(conformance_selftest::MutantSaver::new(inner.clone(), Arc::new(conformance_selftest::NoBug)));
+        let first = saver.clone();
+        Ok(conformance_core::Fixture::from_arc(saver).with_reopen(move || {
+            REOPENED.fetch_add(1, Ordering::SeqCst);
+            let other = first.reopen(inner.clone());
+            async move { Ok(other) }
+        }))
+    });
+    let single: BTreeSet<conformance_core::Capability> = conformance_core::Capability::ALL
+        .into_iter()
+        .filter(|c| !matches!(c, conformance_core::Capability::Concurrency | conformance_core::Capability::Durability))
+        .collect();
+    let options = RunOptions { capabilities: Some(single), ..RunOptions::default() };
+    let report = conformance_spec::validate(&registration, &options);
+    assert!(report.failed_cases().is_empty(), "{:?}", report.failed_cases());
+    assert_eq!(
+        REOPENED.load(Ordering::SeqCst),
+        0,
+        "a case outside concurrency and durability opened a second instance"
+    );
 }
