@@ -74,7 +74,13 @@ pub struct RunOptions {
     /// Times each case runs (at least 1; `--repeat N`): mixed outcomes are reported as
     /// nondeterministic ([`execute_case_repeated`]).
     pub repeat: u32,
+    /// Stop at the first failed case: the cases not yet started are reported as skipped
+    /// with the reason ([`FAIL_FAST_SKIP`] and the failed case's id).
+    pub fail_fast: bool,
 }
+
+/// The start of the skip reason of a case that `--fail-fast` did not run.
+pub const FAIL_FAST_SKIP: &str = "not run: --fail-fast stopped the run after";
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -83,6 +89,7 @@ impl Default for RunOptions {
             progress: Progress::Quiet,
             jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             repeat: 1,
+            fail_fast: false,
         }
     }
 }
@@ -395,10 +402,25 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
     first
 }
 
+/// Why `capability` counts as not implemented: `durability` when the fixture has no
+/// `Fixture::with_reopen` (it has no probe), `concurrency` when `put` is not implemented,
+/// any other capability when its probe answered `Unsupported` (CONTRACT §5).
+pub fn not_implemented_reason(capability: Capability) -> String {
+    match capability {
+        Capability::Durability => {
+            "durability is not implemented: the factory's fixture has no Fixture::with_reopen, so no second \
+             instance can be opened on its storage"
+                .to_owned()
+        }
+        Capability::Concurrency => "concurrency is not implemented: put is not implemented".to_owned(),
+        cap => format!("{cap} is not implemented: its probe answered Unsupported"),
+    }
+}
+
 /// A result for a case that was not run.
 pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
     let (outcome, message) = match planned {
-        Planned::NotImplemented => (Outcome::NotImplemented, Some(format!("{} is not implemented", case.capability))),
+        Planned::NotImplemented => (Outcome::NotImplemented, Some(not_implemented_reason(case.capability))),
         Planned::Skipped(r) => (Outcome::Skipped, Some(r.clone())),
         Planned::NotSelected | Planned::Run => (Outcome::Skipped, Some("not selected".to_owned())),
     };
@@ -537,6 +559,7 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
     }
     let detection = detect(registration);
     let mut tests = Vec::with_capacity(cases.len());
+    let stop = Stop::default();
     for cap in Capability::ALL {
         let caps: Vec<&SpecCase> = cases.iter().filter(|c| c.capability == cap).collect();
         if caps.is_empty() {
@@ -546,12 +569,13 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
         let to_run: Vec<&SpecCase> =
             caps.iter().zip(&planned).filter(|(_, p)| **p == Planned::Run).map(|(c, _)| *c).collect();
         options.progress.capability_start(cap, &planned[0]);
-        let ran = run_parallel(registration, &to_run, options);
+        let ran = run_parallel(registration, &to_run, options, &stop);
         let mut ran = ran.into_iter();
         for (case, p) in caps.iter().zip(&planned) {
             if *p == Planned::Run {
-                if let Some(r) = ran.next() {
-                    tests.push(r);
+                match ran.next().flatten() {
+                    Some(r) => tests.push(r),
+                    None => tests.push(not_run(case, &Planned::Skipped(stop.reason()))),
                 }
             } else {
                 tests.push(not_run(case, p));
@@ -567,8 +591,64 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
     report
 }
 
-/// Runs `cases` with up to `options.jobs` at once and returns their results in input order.
-fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunOptions) -> Vec<CaseResult> {
+/// What the cases of a run share: whether `--fail-fast` stopped it (and after which
+/// case), and whether the timeout hint was printed.
+#[derive(Default)]
+struct Stop {
+    failed: Mutex<Option<String>>,
+    hinted: std::sync::atomic::AtomicBool,
+}
+
+impl Stop {
+    fn stopped(&self) -> bool {
+        self.failed.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    fn reason(&self) -> String {
+        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        format!("{FAIL_FAST_SKIP} {} failed", failed.as_deref().unwrap_or("a case"))
+    }
+
+    /// Records a finished case: stops the run on a failure under `fail_fast`, and prints
+    /// the timeout hint on stderr after the first timeout.
+    fn record(&self, r: &CaseResult, registration: &Registration, fail_fast: bool) {
+        if r.outcome != Outcome::Failed {
+            return;
+        }
+        if fail_fast {
+            self.failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| r.id.clone());
+        }
+        if let Some(hint) = timeout_hint(r, registration.timeout) {
+            if !self.hinted.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                eprintln!("{hint}");
+            }
+        }
+    }
+}
+
+/// The one line printed after the first case that timed out: how to give cases more time
+/// (`--timeout` of `cargo xtask conformance`, `Registration::timeout`) and to stop early
+/// (`--fail-fast`). `None` when `r` did not time out.
+pub fn timeout_hint(r: &CaseResult, limit: Duration) -> Option<String> {
+    let timed_out = r.outcome == Outcome::Failed && r.message.as_deref().is_some_and(|m| m.contains("timed out after"));
+    timed_out.then(|| {
+        format!(
+            "hint: {} timed out after {:.1} s; a slow saver needs a longer limit (--timeout SECONDS of cargo xtask \
+             conformance, or Registration::timeout), a blocking one --fail-fast to stop at the first failure",
+            r.id,
+            limit.as_secs_f64()
+        )
+    })
+}
+
+/// Runs `cases` with up to `options.jobs` at once and returns their results in input order;
+/// `None` for a case not started because `--fail-fast` stopped the run.
+fn run_parallel(
+    registration: &Registration,
+    cases: &[&SpecCase],
+    options: &RunOptions,
+    stop: &Stop,
+) -> Vec<Option<CaseResult>> {
     let jobs = options.jobs.max(1).min(cases.len().max(1));
     let next = Arc::new(Mutex::new(0usize));
     let results: Arc<Mutex<Vec<Option<CaseResult>>>> = Arc::new(Mutex::new(vec![None; cases.len()]));
@@ -581,6 +661,9 @@ fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunO
             let progress = &options.progress;
             let repeat = options.repeat;
             scope.spawn(move || loop {
+                if stop.stopped() {
+                    break;
+                }
                 let i = {
                     let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
                     let i = *n;
@@ -590,12 +673,13 @@ fn run_parallel(registration: &Registration, cases: &[&SpecCase], options: &RunO
                 let Some(case) = owned.get(i) else { break };
                 let r = execute_case_repeated(registration, case, repeat);
                 progress.case_done(&r);
+                stop.record(&r, registration, options.fail_fast);
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
     });
     let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
-    results.drain(..).flatten().collect()
+    std::mem::take(&mut *results)
 }
 
 #[cfg(test)]
@@ -617,16 +701,21 @@ mod tests {
         })
     }
 
-    #[test]
-    fn case_facts_reach_the_case_result_and_the_report() {
-        let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing).with_location("mem://x")) });
-        let case = SpecCase {
+    /// A durability case that records facts and checks the location.
+    fn durability_case() -> SpecCase {
+        SpecCase {
             capability: Capability::Durability,
             name: "records_facts",
             upstream: &[],
             multi_thread: false,
             run: records_facts,
-        };
+        }
+    }
+
+    #[test]
+    fn case_facts_reach_the_case_result_and_the_report() {
+        let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing).with_location("mem://x")) });
+        let case = durability_case();
         let r = execute_case(&reg, &case);
         assert_eq!(r.outcome, Outcome::Passed, "{:?}", r.message);
         assert_eq!(r.facts.get("durability.kills"), Some(&serde_json::json!(20)));
@@ -635,6 +724,16 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert_eq!(json["facts"]["durability.kills"], 20);
         assert_eq!(json["tests"][0]["facts"]["durability.kills"], 20);
+    }
+
+    #[test]
+    fn durability_not_implemented_names_with_reopen_not_a_probe() {
+        let case = durability_case();
+        let m = not_run(&case, &Planned::NotImplemented).message.unwrap_or_default();
+        assert!(m.contains("Fixture::with_reopen") && !m.contains("probe"), "{m}");
+        let put = SpecCase { capability: Capability::Put, ..case };
+        let m = not_run(&put, &Planned::NotImplemented).message.unwrap_or_default();
+        assert!(m.contains("probe answered Unsupported"), "{m}");
     }
 
     #[test]

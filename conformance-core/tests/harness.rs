@@ -278,3 +278,36 @@ fn unknown_capability_names_list_the_valid_ones() {
     let err = reg.skip_named("prunne", "typo").err().map(|e| e.to_string()).unwrap_or_default();
     assert!(err.contains("unknown capability `prunne`") && err.contains("delta_channel_history"), "{err}");
 }
+
+/// `--fail-fast`: after the first failed case nothing else runs; the cases left are
+/// skipped with the reason, naming the case that failed.
+#[test]
+fn fail_fast_stops_at_the_first_failed_case() {
+    let reg =
+        quick(Registration::new("errors", || async { Ok(Fixture::new(Misbehaving(Mode::StorageErrorEverywhere))) }));
+    let options = RunOptions { fail_fast: true, jobs: 1, ..RunOptions::default() };
+    let report = run(&reg, &catalog(), &options);
+    assert_eq!(outcome(&report, "put::put_works").0, Outcome::Failed);
+    for id in ["get_tuple::get_works", "list::list_works"] {
+        let (o, m) = outcome(&report, id);
+        assert_eq!(o, Outcome::Skipped, "{id}: {m}");
+        assert!(m.starts_with(conformance_core::run::FAIL_FAST_SKIP) && m.contains("put::put_works"), "{id}: {m}");
+    }
+    let without = run(&reg, &catalog(), &RunOptions { jobs: 1, ..RunOptions::default() });
+    assert_eq!(outcome(&without, "list::list_works").0, Outcome::Passed, "without --fail-fast the run goes on");
+}
+
+/// After a timeout, one line names `--timeout` and `Registration::timeout`; no line for
+/// any other failure.
+#[test]
+fn a_timeout_gets_a_hint_naming_both_timeouts() {
+    let reg = quick(Registration::new("hangs", || async { Ok(Fixture::new(Misbehaving(Mode::AsyncHangInList))) }));
+    let report = run(&reg, &[case(Capability::List, "list_works", list_case)], &RunOptions::default());
+    let list = report.tests.iter().find(|t| t.id == "list::list_works").expect("the list case");
+    let hint = conformance_core::run::timeout_hint(list, Duration::from_millis(500)).expect("a hint");
+    assert!(!hint.contains('\n') && hint.contains("--timeout") && hint.contains("Registration::timeout"), "{hint}");
+    let reg =
+        quick(Registration::new("errors", || async { Ok(Fixture::new(Misbehaving(Mode::StorageErrorEverywhere))) }));
+    let report = run(&reg, &[case(Capability::Put, "put_works", put_case)], &RunOptions::default());
+    assert_eq!(conformance_core::run::timeout_hint(&report.tests[0], Duration::from_millis(500)), None);
+}

@@ -17,7 +17,8 @@
 //!
 //! # Settings
 //!
-//! - `CHECKPOINT_CONFORMANCE_KILLS=N`: the number of kills (default [`DEFAULT_KILLS`]).
+//! - `CHECKPOINT_CONFORMANCE_KILLS=N`: the number of kills (default [`DEFAULT_KILLS`]);
+//!   0, or a run in which the child acknowledged nothing, fails the case.
 //!   Each takes a few tens of milliseconds plus the child's start-up; raise the
 //!   registration's timeout for large N.
 //! - `CHECKPOINT_CONFORMANCE_SEED=S`: the seed of the random kill moments (default:
@@ -26,7 +27,8 @@
 //! # When the kill comes
 //!
 //! For each kill the parent draws a number of acknowledgements to wait for (0 to
-//! [`MAX_ACKS_BEFORE_KILL`]) and a fraction of one call: once the child has acknowledged
+//! [`MAX_ACKS_BEFORE_KILL`]; at least 1 for the first kill, so a run always has something
+//! to verify) and a fraction of one call: once the child has acknowledged
 //! that many calls, the parent waits that fraction of the child's average time per call
 //! and kills it. The kills so land at random points inside a call, whatever the saver's
 //! speed, from before the first write to a few steps in.
@@ -447,6 +449,12 @@ fn settings() -> Result<(u64, usize), Failure> {
 /// it at a random moment, reopen and verify; then verify every thread once more through a
 /// last fresh instance. Records the facts `kills`, `seed` and `acknowledged`.
 pub(crate) async fn crash_test(cx: Cx) -> Checked {
+    if !cx.can_reopen() {
+        return Err(Failure::new(
+            "the fixture has no Fixture::with_reopen, so the storage cannot be opened again after a kill: add \
+             Fixture::with_reopen, Fixture::with_location and Registration::open_at to run the crash test",
+        ));
+    }
     if std::env::var_os(CRASH_CHILD_ENV).is_some() {
         return Err(Failure::new(format!(
             "this process is a crash child ({CRASH_CHILD_ENV} is set) yet runs the suite: the front end does not \
@@ -475,7 +483,10 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
     let mut acknowledged = 0usize;
     for k in 1..=kills {
         let thread = cx.thread(&format!("crash{k}"));
-        let plan = KillPlan { after_acks: rng.usize(0..=MAX_ACKS_BEFORE_KILL), fraction: rng.f64() };
+        // The first kill waits for at least one acknowledgement, so a run always has
+        // something to verify.
+        let least = usize::from(k == 1);
+        let plan = KillPlan { after_acks: rng.usize(least..=MAX_ACKS_BEFORE_KILL), fraction: rng.f64() };
         let request = json!({"registration": cx.registration_name(), "location": location, "thread": thread});
         let log = run_and_kill(&exe, &request.to_string(), plan).await.map_err(|m| {
             Failure::new(format!("kill {k} of {kills} (seed {seed}, rerun with {SEED_ENV}={seed}): {m}"))
@@ -503,6 +514,25 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
     }
     cx.fact("kills", kills);
     cx.fact("acknowledged", acknowledged);
+    verified_something(kills, acknowledged, seed)
+}
+
+/// A crash run passes only if it killed a child and verified at least one acknowledged
+/// call: a run that acknowledged nothing has checked nothing (issue 13).
+fn verified_something(kills: usize, acknowledged: usize, seed: u64) -> Checked {
+    if kills == 0 {
+        return Err(Failure::new(format!(
+            "{KILLS_ENV}=0: the crash test killed nothing, so it showed nothing about durability; set it to 1 or more \
+             (default {DEFAULT_KILLS})"
+        )));
+    }
+    if acknowledged == 0 {
+        return Err(Failure::new(format!(
+            "the crash test killed {kills} child(ren) and verified {acknowledged} acknowledged call(s) (seed {seed}, \
+             rerun with {SEED_ENV}={seed}): a run that acknowledged nothing has not shown that acknowledged data \
+             survives a kill"
+        )));
+    }
     Ok(())
 }
 
@@ -633,4 +663,35 @@ async fn run_and_kill(exe: &std::path::Path, request: &str, plan: KillPlan) -> R
         return Err(s);
     }
     Ok(log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verified_something;
+
+    #[test]
+    fn a_run_that_killed_or_acknowledged_nothing_does_not_pass() {
+        let none = verified_something(0, 0, 7).unwrap_err().message;
+        assert!(none.contains("KILLS=0") && none.contains("killed nothing"), "{none}");
+        let unacked = verified_something(20, 0, 7).unwrap_err().message;
+        assert!(unacked.contains("verified 0 acknowledged"), "{unacked}");
+        assert!(verified_something(20, 3, 7).is_ok());
+    }
+
+    struct NoReopen;
+    impl conformance_core::CheckpointSaver for NoReopen {}
+
+    /// Forced to run on a fixture without `with_reopen`, the crash case says so, and does
+    /// not claim the fixture can reopen.
+    #[test]
+    fn forced_crash_case_names_the_missing_with_reopen() {
+        let reg = conformance_core::Registration::new("no-reopen", || async {
+            Ok(conformance_core::Fixture::new(NoReopen).with_location("nowhere"))
+        });
+        let cases = crate::durability::cases();
+        let case = cases.iter().find(|c| c.name == "acknowledged_writes_survive_kill").expect("the crash case");
+        let r = conformance_core::run::execute_case(&reg, case);
+        let m = r.message.unwrap_or_default();
+        assert!(m.contains("has no Fixture::with_reopen") && !m.contains("can reopen"), "{m}");
+    }
 }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::{describe_writes, ensure, Checked, Diffs};
-use crate::data::{id_of, jv, rich_step, Step};
+use crate::data::{id_of, jv, pending, rich_step, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
@@ -20,6 +20,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         reopened_instance_reads_checkpoints_and_writes,
         reopened_instance_sees_a_deleted_thread_gone,
         reopened_instance_sees_a_replaced_checkpoint,
+        reopened_instance_keeps_the_first_regular_write,
         acknowledged_writes_survive_kill,
     ])
 }
@@ -109,6 +110,26 @@ async fn reopened_instance_sees_a_replaced_checkpoint(cx: Cx) -> Checked {
         d.push("pending_writes", "the write made before the second put", describe_writes(&t.pending_writes));
     }
     d.finish()
+}
+
+/// CONTRACT §2 put_writes ("the first write for a key wins") across instances, bug
+/// scenario S04: a regular write re-delivered with another value, then with the first
+/// value again, through a new instance on the same storage leaves exactly the first write,
+/// read through either instance after every delivery (an instance-local dedupe is not
+/// enough).
+async fn reopened_instance_keeps_the_first_regular_write(cx: Cx) -> Checked {
+    let at = cx.put(&cx.config("redeliver"), Step::fresh().value("a", json!(0), 1)).await?;
+    let want = [pending("T", "", "a", jv(json!("v1")))];
+    cx.put_writes(&at, vec![("a", jv(json!("v1")))], "T", "").await?;
+    let other = cx.reopened(NEW_INSTANCE).await?;
+    for (n, value) in ["v2", "v1"].into_iter().enumerate() {
+        other.put_writes(&at, vec![("a", jv(json!(value)))], "T", "").await?;
+        for reader in [&cx, &other] {
+            let when = format!("after re-delivery {} ({value:?}) through the new instance", n + 1);
+            reader.after(when).expect_writes(&at, &want).await?;
+        }
+    }
+    Ok(())
 }
 
 /// S20, the crash test: a child process writes and is killed with SIGKILL at random

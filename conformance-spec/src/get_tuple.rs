@@ -20,6 +20,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         with_id_returns_exactly_that_checkpoint ["test_get_tuple_specific_checkpoint_id"],
         with_id_respects_namespace ["test_get_tuple_respects_namespace"],
         with_id_respects_thread,
+        with_id_returns_that_checkpoints_writes,
         config_names_thread_namespace_and_id ["test_get_tuple_config_structure"],
         checkpoint_fields_roundtrip_exactly ["test_get_tuple_checkpoint_fields"],
         metadata_roundtrips_exactly ["test_get_tuple_metadata"],
@@ -29,6 +30,23 @@ pub fn cases() -> Vec<crate::SpecCase> {
         pending_writes_index_compared_as_signed_integer,
         empty_thread_id_is_invalid_config,
     ])
+}
+
+/// CONTRACT §2 get_tuple ("exactly that checkpoint") and put_writes ("writes appear with
+/// their checkpoint only"): in a thread of two checkpoints, each with writes of its own,
+/// `get_tuple` with an id returns that checkpoint's writes, never the other's (older or
+/// newer), and without an id the latest's.
+async fn with_id_returns_that_checkpoints_writes(cx: Cx) -> Checked {
+    let cfg = cx.config("writes-by-id");
+    let c1 = cx.put(&cfg, Step::fresh().value("a", json!(1), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().value("a", json!(2), 2)).await?;
+    cx.put_writes(&c1, vec![("a", jv(json!("of c1")))], "task-1", "").await?;
+    cx.put_writes(&c2, vec![("a", jv(json!("of c2")))], "task-2", "").await?;
+    let of_c1 = [pending("task-1", "", "a", jv(json!("of c1")))];
+    let of_c2 = [pending("task-2", "", "a", jv(json!("of c2")))];
+    cx.expect_writes(&c1, &of_c1).await?;
+    cx.expect_writes(&c2, &of_c2).await?;
+    cx.expect_writes(&cfg, &of_c2).await
 }
 
 /// CONTRACT §2 get_tuple: a thread that was never written has no checkpoint, with or

@@ -377,9 +377,9 @@ impl Harness {
                     }
                     if missing_base {
                         return Err(Failed::from(format!(
-                            "{} is not implemented (its probe answered Unsupported); every base capability is \
-                             required for a conformance level above NONE/BASE (CONTRACT §5)",
-                            case.capability
+                            "{}; every base capability is required for a conformance level above NONE/BASE \
+                             (CONTRACT §5)",
+                            conformance_core::run::not_implemented_reason(case.capability)
                         )));
                     }
                     let runs = match &repeat {
@@ -493,7 +493,7 @@ impl Harness {
             }
             let why = match planned {
                 Planned::Skipped(r) => format!("skipped by the registration: {r}"),
-                Planned::NotImplemented => "not implemented (its probe answered Unsupported)".to_owned(),
+                Planned::NotImplemented => conformance_core::run::not_implemented_reason(case.capability),
                 Planned::Run | Planned::NotSelected => continue,
             };
             let n = self.cases.iter().filter(|c| c.capability == case.capability && self.selected(c)).count();

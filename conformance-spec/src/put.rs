@@ -22,6 +22,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::Put => [
         returns_config_of_stored_checkpoint ["test_put_returns_config"],
         roundtrip_channel_values ["test_put_roundtrip"],
+        format_version_roundtrips,
         channel_values_roundtrip_byte_for_byte ["test_put_preserves_channel_values"],
         large_channel_value_roundtrips,
         channel_versions_roundtrip_with_their_kind ["test_put_preserves_channel_versions"],
@@ -46,6 +47,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         child_of_sibling_reads_its_branch_value,
         kept_older_version_reads_value_stored_at_it,
         reput_replaces_checkpoint_metadata_and_parent,
+        reput_keeps_pending_writes,
         empty_thread_id_is_invalid_config,
         next_version_is_strictly_greater,
     ])
@@ -76,6 +78,19 @@ async fn roundtrip_channel_values(cx: Cx) -> Checked {
         .map("checkpoint.channel_values", &values(&[("msg", jv(json!("hello")))]), &t.checkpoint.channel_values)
         .eq("checkpoint.v", &1, &t.checkpoint.v)
         .finish()
+}
+
+/// CONTRACT §1 "Checkpoint" (every field round-trips): the format version `v` reads back
+/// as put, the current 1 as well as another (4), never a value of the saver's own.
+async fn format_version_roundtrips(cx: Cx) -> Checked {
+    let cfg = cx.config("format-version");
+    let mut d = crate::compare::Diffs::new();
+    for v in [1, 4] {
+        let stored = cx.put(&cfg, Step::fresh().value("a", json!(v), 1).with(|c| c.v = v)).await?;
+        let t = cx.get_some(&stored).await?;
+        d.of(&t).eq("checkpoint.v", &v, &t.checkpoint.v);
+    }
+    d.finish()
 }
 
 /// CONTRACT §1 "Typed value": type tag and bytes come back byte for byte (JSON values,
@@ -556,6 +571,21 @@ async fn reput_replaces_checkpoint_metadata_and_parent(cx: Cx) -> Checked {
         .metadata(&want_md, &t.metadata)
         .parent_config(Some(&p1), t.parent_config.as_ref())
         .finish()
+}
+
+/// CONTRACT §2 put ("re-putting an id ... keeps its writes"), bug scenario S05: the
+/// pending writes made on a checkpoint (regular and special, two tasks) are still there,
+/// the same, after the checkpoint is put again with the same id.
+async fn reput_keeps_pending_writes(cx: Cx) -> Checked {
+    let root = cx.config("reput-writes");
+    let first = Step::fresh().value("a", json!("first"), 1);
+    let id = first.id().to_owned();
+    let at = cx.put(&root, first).await?;
+    cx.put_writes(&at, vec![("a", jv(json!("w1"))), ("__error__", jv(json!("boom")))], "task-1", "").await?;
+    cx.put_writes(&at, vec![("b", jv(json!("w2")))], "task-2", "").await?;
+    let want = cx.get_some(&at).await?.pending_writes.clone();
+    cx.put(&root, Step::new(&id).value("a", json!("second"), 2)).await?;
+    cx.after("after the checkpoint was put again with the same id").expect_writes(&at, &want).await
 }
 
 /// CONTRACT §1 "Config": an empty `thread_id` is an `InvalidConfig` error, never a panic

@@ -27,7 +27,7 @@ fn junit_has_one_testcase_per_spec_case() {
     for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
         let skipped = case.children().find(|n| n.has_tag_name("skipped")).expect("not implemented is <skipped>");
         assert_eq!(skipped.attribute("type"), Some("not_implemented"));
-        assert!(skipped.attribute("message").is_some_and(|m| m.ends_with("is not implemented")));
+        assert!(skipped.attribute("message").is_some_and(|m| m.contains("is not implemented")));
     }
 }
 

@@ -67,6 +67,23 @@ impl MutantResult {
             .collect()
     }
 
+    /// The capabilities whose cases caught it, each with how many of its cases failed, in
+    /// capability order.
+    pub fn caught_in(&self) -> BTreeMap<Capability, usize> {
+        let mut caps = BTreeMap::new();
+        for cap in self.caught_by.iter().filter_map(|id| capability_of(id)) {
+            *caps.entry(cap).or_insert(0) += 1;
+        }
+        caps
+    }
+
+    /// True when the mutant was caught, but by no case of its home capability (the first
+    /// it declares: the module of `selftest/src/mutants/` it lives in), so the rule it
+    /// breaks is caught only by cases of another capability.
+    pub fn caught_only_outside_home(&self) -> bool {
+        self.killed() && self.mutant.breaks.first().is_some_and(|home| !self.caught_in().contains_key(home))
+    }
+
     /// The failing cases of a capability the mutant does not declare.
     pub fn caught_outside(&self) -> Vec<&str> {
         self.caught_by
@@ -132,6 +149,12 @@ impl Analysis {
         self.results.iter().filter(|r| !r.killed()).map(|r| r.mutant.name).collect()
     }
 
+    /// The mutants caught, but by no case of their home capability
+    /// ([`MutantResult::caught_only_outside_home`]).
+    pub fn caught_only_outside_home(&self) -> Vec<&'static str> {
+        self.results.iter().filter(|r| r.caught_only_outside_home()).map(|r| r.mutant.name).collect()
+    }
+
     /// The never-failing cases without an explanation.
     pub fn unexplained(&self) -> Vec<&str> {
         self.never_failing.iter().filter(|n| n.reason.is_none()).map(|n| n.case.as_str()).collect()
@@ -171,8 +194,8 @@ impl Analysis {
             }
             out.push('\n');
         }
-        let _ = writeln!(out, "| mutant | breaks | covers | caught by | ms | description |");
-        let _ = writeln!(out, "|---|---|---|---|---:|---|");
+        let _ = writeln!(out, "| mutant | breaks | covers | caught in | caught by | ms | description |");
+        let _ = writeln!(out, "|---|---|---|---|---|---:|---|");
         for r in &self.results {
             let breaks: Vec<&str> = r.mutant.breaks.iter().map(|c| c.name()).collect();
             let covers: Vec<String> = r.mutant.covers.iter().map(ToString::to_string).collect();
@@ -191,12 +214,17 @@ impl Analysis {
             } else {
                 format!("**SURVIVED** (0/{})", r.cases_run)
             };
+            let mut caught_in: Vec<String> = r.caught_in().iter().map(|(c, n)| format!("{c} {n}")).collect();
+            if r.caught_only_outside_home() {
+                caught_in.push(format!("**NOT BY {}**", r.mutant.breaks[0]));
+            }
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} |",
                 r.mutant.name,
                 breaks.join(", "),
                 covers.join(", "),
+                caught_in.join(", "),
                 caught,
                 r.duration.as_millis(),
                 r.mutant.description
@@ -220,6 +248,13 @@ impl Analysis {
         }
         if !self.stale_explanations.is_empty() {
             let _ = writeln!(out, "\nStale entries of NEVER_FAILING_EXPLAINED: {}", self.stale_explanations.join(", "));
+        }
+        let outside_home = self.caught_only_outside_home();
+        let _ = writeln!(out, "\n## Mutants no case of their home capability catches ({})\n", outside_home.len());
+        if outside_home.is_empty() {
+            let _ = writeln!(out, "None: every caught mutant fails a case of the capability whose module declares it.");
+        } else {
+            let _ = writeln!(out, "{}", outside_home.join(", "));
         }
         let survivors = self.survivors();
         let _ = writeln!(out, "\n## Kill rate\n");

@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         return code;
     }
     let args = libtest_mimic::Arguments::from_args();
-    let checks: [(&str, fn()); 9] = [
+    let checks: [(&str, fn()); 12] = [
         ("memory_saver_passes_every_case", memory_saver_passes_every_case),
         ("sqlite_saver_passes_every_case", sqlite_saver_passes_every_case),
         ("catalog_is_well_formed", catalog_is_well_formed),
@@ -36,6 +36,12 @@ fn main() -> ExitCode {
         ),
         ("every_never_failing_case_is_explained", every_never_failing_case_is_explained),
         ("kill_rate_is_total", kill_rate_is_total),
+        ("every_mutant_is_caught_by_its_home_capability", every_mutant_is_caught_by_its_home_capability),
+        ("rules_are_caught_where_the_contract_states_them", rules_are_caught_where_the_contract_states_them),
+        (
+            "only_concurrency_and_durability_open_a_second_instance",
+            only_concurrency_and_durability_open_a_second_instance,
+        ),
     ];
     let trials =
         checks.into_iter().map(|(name, check)| libtest_mimic::Trial::test(name, move || catch(check))).collect();
@@ -188,14 +194,74 @@ fn kill_rate_is_total() {
 /// update, a torn read, "database is locked" across instances (S18, S19), and an
 /// acknowledged call a kill loses (S20, through the crash test's child process).
 fn concurrency_and_crash_mutants_are_caught_by_their_cases() {
-    let a = analysis();
     let expected = [
         ("lost_update", "concurrency::put_writes_of_many_tasks_all_kept"),
         ("torn_read", "concurrency::reader_sees_none_or_all_of_a_checkpoint"),
         ("busy_across_instances", "concurrency::two_instances_write_at_once"),
         ("ack_deferred_to_next_call", "durability::acknowledged_writes_survive_kill"),
     ];
-    for (mutant, case) in expected {
+    assert_caught_by(&expected);
+}
+
+/// Every case outside `concurrency` and `durability` uses one instance: a multi-instance
+/// bug must fail those capabilities, never a base one (issue 13). The memory saver's
+/// fixture here counts the second instances opened and must pass every case.
+fn only_concurrency_and_durability_open_a_second_instance() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    static REOPENED: AtomicUsize = AtomicUsize::new(0);
+    let registration = Registration::new("memory-counting-reopens", || async {
+        let inner: Arc<dyn conformance_core::CheckpointSaver> = Arc::new(checkpoint_memory::MemorySaver::new());
+        let saver =
+            Arc::new(conformance_selftest::MutantSaver::new(inner.clone(), Arc::new(conformance_selftest::NoBug)));
+        let first = saver.clone();
+        Ok(conformance_core::Fixture::from_arc(saver).with_reopen(move || {
+            REOPENED.fetch_add(1, Ordering::SeqCst);
+            let other = first.reopen(inner.clone());
+            async move { Ok(other) }
+        }))
+    });
+    let single: BTreeSet<conformance_core::Capability> = conformance_core::Capability::ALL
+        .into_iter()
+        .filter(|c| !matches!(c, conformance_core::Capability::Concurrency | conformance_core::Capability::Durability))
+        .collect();
+    let options = RunOptions { capabilities: Some(single), ..RunOptions::default() };
+    let report = conformance_spec::validate(&registration, &options);
+    assert!(report.failed_cases().is_empty(), "{:?}", report.failed_cases());
+    assert_eq!(
+        REOPENED.load(Ordering::SeqCst),
+        0,
+        "a case outside concurrency and durability opened a second instance"
+    );
+}
+
+/// A mutant's home capability (the first it declares, the module it lives in) has a case
+/// that catches it: a rule is never caught only by cases of another capability (issue 13).
+/// The table of `cargo xtask mutants` names the capabilities that catch each mutant.
+fn every_mutant_is_caught_by_its_home_capability() {
+    let a = analysis();
+    let outside = a.caught_only_outside_home();
+    assert!(outside.is_empty(), "caught only outside their home capability: {outside:?}\n\n{}", a.render());
+    let table = a.render();
+    assert!(table.contains("| caught in |") && table.contains("home capability catches (0)"), "{table}");
+}
+
+/// CONTRACT §2 put keeps a re-put checkpoint's pending writes, and get_tuple with an id
+/// returns that checkpoint's writes: each rule is caught by a case of its own section's
+/// capability.
+fn rules_are_caught_where_the_contract_states_them() {
+    let expected = [
+        ("reput_drops_writes", "put::reput_keeps_pending_writes"),
+        ("by_id_gives_latest_writes", "get_tuple::with_id_returns_that_checkpoints_writes"),
+        ("format_version_forced", "put::format_version_roundtrips"),
+    ];
+    assert_caught_by(&expected);
+}
+
+/// Fails unless each `(mutant, case)` of `expected` names a mutant that `case` caught.
+fn assert_caught_by(expected: &[(&str, &str)]) {
+    let a = analysis();
+    for (mutant, case) in expected.iter().copied() {
         let r = a.results.iter().find(|r| r.mutant.name == mutant);
         let r = r.unwrap_or_else(|| panic!("no mutant {mutant} in the catalog"));
         assert!(r.caught_by.iter().any(|c| c == case), "{mutant} not caught by {case}; caught by {:?}", r.caught_by);

@@ -119,6 +119,10 @@ pub struct Args {
     /// Cases run at once (default: the number of CPUs).
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
+
+    /// Stop at the first failed case; the cases not run are reported as skipped.
+    #[arg(long)]
+    fail_fast: bool,
 }
 
 fn parse_backend(s: &str) -> Result<Backend, String> {
@@ -304,7 +308,7 @@ pub fn run(args: Args) -> ExitCode {
     if let Some(t) = args.timeout {
         registration = registration.timeout(t);
     }
-    let mut options = RunOptions { progress: args.progress, ..RunOptions::default() };
+    let mut options = RunOptions { progress: args.progress, fail_fast: args.fail_fast, ..RunOptions::default() };
     if let Some(caps) = &args.capabilities {
         options.capabilities = Some(caps.iter().copied().collect::<BTreeSet<_>>());
     }

@@ -177,3 +177,45 @@ fn mutants_prints_the_table_and_the_kill_rate() {
     assert!(stdout.contains("list::filter_single_key"), "{stdout}");
     assert!(stdout.contains("mutants killed: 100.0%"), "{stdout}");
 }
+
+/// `--fail-fast` stops at the first failed case (here a timeout, from a 10 ms limit): one
+/// case failed, every case after it is skipped with the reason, and the timeout got one
+/// hint line naming `--timeout` and `Registration::timeout`.
+#[test]
+fn fail_fast_stops_at_the_first_failure_and_a_timeout_names_both_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = xtask(&[
+        "conformance",
+        "--backend",
+        "memory",
+        "--capabilities",
+        "concurrency",
+        "--timeout",
+        "0.01",
+        "--jobs",
+        "1",
+        "--fail-fast",
+        "--progress",
+        "quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    let report = read_json(&json);
+    let tests: Vec<&serde_json::Value> =
+        report["tests"].as_array().unwrap().iter().filter(|t| t["capability"] == "concurrency").collect();
+    let failed: Vec<&&serde_json::Value> = tests.iter().filter(|t| t["outcome"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "one failure, then the run stopped: {tests:?}");
+    let first = failed[0]["id"].as_str().unwrap();
+    let after = tests.iter().skip_while(|t| t["id"] != first).skip(1);
+    for t in after {
+        assert_eq!(t["outcome"], "skipped", "{t}");
+        assert!(t["message"].as_str().unwrap().contains(&format!("--fail-fast stopped the run after {first}")), "{t}");
+    }
+    let hints: Vec<&str> = stderr.lines().filter(|l| l.contains("--timeout")).collect();
+    assert!(failed[0]["message"].as_str().unwrap().contains("timed out"), "{}", failed[0]);
+    assert_eq!(hints.len(), 1, "stderr: {stderr}");
+    assert!(hints[0].contains("Registration::timeout"), "{}", hints[0]);
+}

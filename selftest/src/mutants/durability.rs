@@ -154,6 +154,50 @@ impl Bug for AckDeferredToNextCall {
     }
 }
 
+/// Regular writes are deduplicated per instance: a write an instance re-delivers for a key
+/// another instance wrote first replaces it (last wins across instances), while within one
+/// instance the first write wins (S04). One instance alone behaves as the contract says.
+#[derive(Default)]
+pub struct FirstWinsPerInstance(Mutex<HashMap<CpKey, Vec<(u64, KeptWrite)>>>);
+
+#[async_trait]
+impl Bug for FirstWinsPerInstance {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        if let Call::PutWrites(w) = &call {
+            if let Some(id) = &w.config.checkpoint_id {
+                let key = (w.config.thread_id.clone(), w.config.checkpoint_ns.clone(), id.clone());
+                let me = saver.instance();
+                let mut kept = lock(&self.0);
+                let list = kept.entry(key).or_default();
+                for (pos, (channel, value)) in w.writes.iter().enumerate() {
+                    let special = special_write_index(channel).is_some();
+                    let new = KeptWrite {
+                        task_id: w.task_id.clone(),
+                        task_path: w.task_path.clone(),
+                        idx: write_index(channel, pos),
+                        channel: channel.clone(),
+                        value: value.clone(),
+                    };
+                    match list.iter_mut().find(|(_, k)| k.idx == new.idx && k.task_id == new.task_id) {
+                        Some(entry) if special || entry.0 != me => *entry = (me, new),
+                        Some(_) => {}
+                        None => list.push((me, new)),
+                    }
+                }
+            }
+        }
+        saver.forward(call).await
+    }
+    fn tuple_output(&self, t: &mut CheckpointTuple) {
+        if let Some(list) = lock(&self.0).get(&key_of(t)) {
+            t.pending_writes = sorted_writes(list.iter().map(|(_, w)| w.clone()).collect());
+        }
+    }
+    fn delete_thread_input(&self, thread_id: &mut String) {
+        lock(&self.0).retain(|k, _| k.0 != *thread_id);
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -169,6 +213,13 @@ pub const MUTANTS: &[Mutant] = &[
         &[DU],
         [R("durability.acknowledged")],
         "delete_thread acknowledges before storing: a new instance still sees the deleted thread"
+    ),
+    mutant!(
+        "first_wins_per_instance",
+        FirstWinsPerInstance,
+        &[DU],
+        [R("put_writes.regular_first"), S("S04")],
+        "regular writes are deduplicated per instance: a re-delivery through another instance replaces the first write"
     ),
     mutant!(
         Sqlite: "ack_deferred_to_next_call",

@@ -188,6 +188,28 @@ impl Bug for PendingWritesIndexAsText {
     }
 }
 
+/// `get_tuple` with an id returns that checkpoint with the pending writes of the latest
+/// checkpoint of its thread and namespace (writes looked up by thread, not by id).
+#[derive(Default)]
+pub struct ByIdGivesLatestWrites;
+
+#[async_trait]
+impl Bug for ByIdGivesLatestWrites {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let Call::GetTuple(cfg) = &call else { return saver.forward(call).await };
+        if cfg.checkpoint_id.is_none() {
+            return saver.forward(call).await;
+        }
+        let latest = CheckpointConfig { checkpoint_id: None, ..cfg.clone() };
+        let latest_writes = saver.saver().get_tuple(&latest).await?.map(|t| t.pending_writes);
+        let mut found = saver.forward(call).await?.tuple()?;
+        if let (Some(t), Some(writes)) = (found.as_mut(), latest_writes) {
+            t.pending_writes = writes;
+        }
+        Ok(Reply::Tuple(found))
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -196,6 +218,13 @@ pub const MUTANTS: &[Mutant] = &[
         &[GT],
         [R("get_tuple.latest"), S("S12"), G("7.2-latest-insertion-order"), G("7.2-out-of-order-ids")],
         "the latest checkpoint is the one put last, not the greatest id"
+    ),
+    mutant!(
+        "by_id_gives_latest_writes",
+        ByIdGivesLatestWrites,
+        &[GT],
+        [R("get_tuple.by_id"), R("put_writes.belongs")],
+        "get_tuple with an id returns the pending writes of the thread's latest checkpoint"
     ),
     mutant!(
         "get_by_id_ignores_namespace",
