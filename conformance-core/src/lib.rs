@@ -53,7 +53,7 @@ pub use error::{BoxError, CheckpointError};
 pub use json::CodecError;
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
-pub use report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Report};
+pub use report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Repeats, Report};
 pub use run::{Detection, Planned, RunOptions};
 pub use saver::CheckpointSaver;
 pub use types::*;

@@ -118,6 +118,7 @@ pub struct Registration {
     pub(crate) teardown: Option<HookFn>,
     pub(crate) skips: BTreeMap<Capability, String>,
     pub(crate) timeout: Duration,
+    pub(crate) multi_thread: bool,
 }
 
 impl Registration {
@@ -137,6 +138,7 @@ impl Registration {
             teardown: None,
             skips: BTreeMap::new(),
             timeout: DEFAULT_TIMEOUT,
+            multi_thread: false,
         }
     }
 
@@ -234,6 +236,23 @@ impl Registration {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    /// Runs every case, probe, lifespan hook and crash child on a multi-thread tokio
+    /// runtime (4 workers) instead of a current-thread one, for a saver whose async methods
+    /// need one: `tokio::task::block_in_place`, or a driver that spawns blocking work and
+    /// waits on it from the calling task. Without it such a saver panics ("can call
+    /// blocking only when running on the multi-threaded runtime") and every case fails on
+    /// the runtime, not on a rule. Cases marked `#[multi_thread]` (concurrency) always use
+    /// one.
+    pub fn multi_thread(mut self) -> Self {
+        self.multi_thread = true;
+        self
+    }
+
+    /// Whether [`Registration::multi_thread`] was asked for.
+    pub fn is_multi_thread(&self) -> bool {
+        self.multi_thread
     }
 
     /// The registration's name.

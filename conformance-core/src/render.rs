@@ -49,6 +49,20 @@ pub fn render_terminal(report: &Report) -> String {
     for w in &report.warnings {
         let _ = writeln!(s, "    {} {w}", "warning:".if_supports_color(Stream::Stdout, |x| x.yellow()));
     }
+    let flaky: Vec<&str> = report
+        .tests
+        .iter()
+        .filter(|t| t.repeats.is_some_and(|r| r.nondeterministic()))
+        .map(|t| t.id.as_str())
+        .collect();
+    if !flaky.is_empty() {
+        let _ = writeln!(
+            s,
+            "    Nondeterministic: {} cases failed in some runs and passed in others: {}",
+            flaky.len(),
+            flaky.join(", ")
+        );
+    }
     let (p, f, k) = report.case_counts();
     let _ = writeln!(s, "    Tests: {p} passed, {f} failed, {k} not run  ({:.0} ms)", report.duration_ms);
     let level =

@@ -101,6 +101,28 @@ pub struct CaseResult {
     /// `{capability}.{key}` (`durability.kills`); merged into [`Report::facts`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub facts: BTreeMap<String, serde_json::Value>,
+    /// With `--repeat N` (N > 1): how many times the case ran and how many of those runs
+    /// failed. `0 < failed < runs` is a nondeterministic case, reported as failed with
+    /// "nondeterministic: failed in F of N runs".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
+}
+
+/// How often a repeated case ran and failed ([`CaseResult::repeats`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repeats {
+    /// Times the case ran (the `--repeat` count).
+    pub runs: u32,
+    /// Of those, the runs that failed.
+    pub failed: u32,
+}
+
+impl Repeats {
+    /// Some runs failed and some passed: the verdict depends on chance (an order the saver
+    /// takes from a `HashMap`, a race).
+    pub fn nondeterministic(&self) -> bool {
+        self.failed > 0 && self.failed < self.runs
+    }
 }
 
 /// The totals of one capability. The first six fields are the upstream kit's

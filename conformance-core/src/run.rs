@@ -16,7 +16,8 @@ use futures::FutureExt;
 
 use crate::progress::Progress;
 use crate::report::{
-    conformance_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Report, KIT_VERSION, SCHEMA_VERSION,
+    conformance_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Repeats, Report, KIT_VERSION,
+    SCHEMA_VERSION,
 };
 use crate::traced::{CallLog, Traced};
 use crate::{
@@ -73,6 +74,9 @@ pub struct RunOptions {
     /// Stop at the first failed case: the cases not yet started are reported as skipped
     /// with the reason ([`FAIL_FAST_SKIP`] and the failed case's id).
     pub fail_fast: bool,
+    /// Times each case runs (at least 1; `--repeat N`): mixed outcomes are reported as
+    /// nondeterministic ([`execute_case_repeated`]).
+    pub repeat: u32,
 }
 
 /// The start of the skip reason of a case that `--fail-fast` did not run.
@@ -85,7 +89,18 @@ impl Default for RunOptions {
             progress: Progress::Quiet,
             jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             fail_fast: false,
+            repeat: 1,
         }
+    }
+}
+
+/// A fresh tokio runtime with every driver: multi-thread (4 workers) or current-thread
+/// ([`Registration::multi_thread`]).
+pub fn runtime(multi_thread: bool) -> std::io::Result<tokio::runtime::Runtime> {
+    if multi_thread {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
     }
 }
 
@@ -101,12 +116,7 @@ where
 {
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new().name("conformance-case".into()).spawn(move || {
-        let rt = if multi_thread {
-            tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build()
-        } else {
-            tokio::runtime::Builder::new_current_thread().enable_all().build()
-        };
-        let out = match rt {
+        let out = match runtime(multi_thread) {
             Ok(rt) => {
                 let r = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
                 // A runtime whose tasks are stuck in blocking code must not block this
@@ -132,13 +142,22 @@ where
 }
 
 /// The text of a panic payload.
+///
+/// tokio's panic on a current-thread runtime ("can call blocking only when running on the
+/// multi-threaded runtime", from `block_in_place`) gets a hint naming
+/// [`Registration::multi_thread`], the registration's fix.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
+    let text = if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {
         s.clone()
     } else {
         "a non-string panic payload".to_owned()
+    };
+    if text.contains("multi-threaded runtime") || text.contains("block_in_place") {
+        format!("{text} (the saver needs a multi-thread tokio runtime: register it with Registration::multi_thread())")
+    } else {
+        text
     }
 }
 
@@ -159,7 +178,8 @@ pub fn detect(registration: &Registration) -> Detection {
     let reg = registration.clone();
     let probe_limit = PROBE_TIMEOUT.min(registration.timeout);
     let limit = registration.timeout + probe_limit * 2;
-    let outcome = run_isolated(false, limit, move || async move {
+    let multi_thread = registration.multi_thread;
+    let outcome = run_isolated(multi_thread, limit, move || async move {
         let fixture = match catch(reg.make_fixture()).await {
             Ok(Ok(f)) => f,
             Ok(Err(e)) => return Err(format!("the factory failed while probing capabilities: {e}")),
@@ -172,7 +192,9 @@ pub fn detect(registration: &Registration) -> Detection {
             let d = match cap {
                 Capability::Concurrency => continue,
                 Capability::Durability => fixture.reopen.is_some(),
-                _ => match tokio::time::timeout(probe_limit, probe_on_own_thread(saver.clone(), cap)).await {
+                _ => match tokio::time::timeout(probe_limit, probe_on_own_thread(saver.clone(), cap, multi_thread))
+                    .await
+                {
                     Ok(Ok(Err(CheckpointError::Unsupported(_)))) => false,
                     Ok(Ok(_)) => true,
                     Ok(Err(p)) => {
@@ -213,10 +235,11 @@ pub fn detect(registration: &Registration) -> Detection {
 async fn probe_on_own_thread(
     saver: Arc<dyn CheckpointSaver>,
     cap: Capability,
+    multi_thread: bool,
 ) -> Result<Result<(), CheckpointError>, String> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new().name(format!("conformance-probe-{cap}")).spawn(move || {
-        let out = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        let out = match runtime(multi_thread) {
             Ok(rt) => std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(probe(&*saver, cap))))
                 .map_err(|p| format!("panicked: {}", panic_message(&*p))),
             Err(e) => Err(format!("could not build a tokio runtime: {e}")),
@@ -287,7 +310,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let case_facts = facts.clone();
     let calls = Arc::new(CallLog::default());
     let case_calls = calls.clone();
-    let outcome = run_isolated(case.multi_thread, limit, move || async move {
+    let outcome = run_isolated(case.multi_thread || registration.multi_thread, limit, move || async move {
         let fixture = match catch(tokio::time::timeout(limit, reg.make_fixture())).await {
             Ok(Ok(Ok(f))) => f,
             Ok(Ok(Err(e))) => return Err(format!("the factory failed: {e}")),
@@ -342,6 +365,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         message,
         duration_ms: start.elapsed().as_secs_f64() * 1e3,
         facts,
+        repeats: None,
     }
 }
 
@@ -360,6 +384,39 @@ pub fn not_implemented_reason(capability: Capability) -> String {
     }
 }
 
+/// Runs one case `runs` times (at least once) with [`execute_case`] and gives one result:
+/// the same outcome every time gives that outcome (the first failure's message); mixed
+/// outcomes give a failure "nondeterministic: failed in F of N runs" followed by a failing
+/// run's message, so a verdict that depends on chance is named as such. With `runs > 1`
+/// the result carries [`CaseResult::repeats`]; the duration is the sum of the runs.
+pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs: u32) -> CaseResult {
+    let runs = runs.max(1);
+    let mut first = execute_case(registration, case);
+    if runs == 1 {
+        return first;
+    }
+    let mut failed = u32::from(first.outcome == Outcome::Failed);
+    for _ in 1..runs {
+        let next = execute_case(registration, case);
+        first.duration_ms += next.duration_ms;
+        if next.outcome == Outcome::Failed {
+            failed += 1;
+            if first.outcome != Outcome::Failed {
+                first.message = next.message;
+                first.facts = next.facts;
+            }
+        }
+    }
+    let repeats = Repeats { runs, failed };
+    if repeats.nondeterministic() {
+        first.outcome = Outcome::Failed;
+        let said = first.message.take().unwrap_or_default();
+        first.message = Some(format!("nondeterministic: failed in {failed} of {runs} runs; a failing run: {said}"));
+    }
+    first.repeats = Some(repeats);
+    first
+}
+
 /// A result for a case that was not run.
 pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
     let (outcome, message) = match planned {
@@ -375,6 +432,7 @@ pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
         message,
         duration_ms: 0.0,
         facts: BTreeMap::new(),
+        repeats: None,
     }
 }
 
@@ -384,7 +442,8 @@ pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
 /// The hook's error or panic, as a message.
 pub fn lifespan_setup(registration: &Registration) -> Result<(), String> {
     let Some(setup) = registration.setup.clone() else { return Ok(()) };
-    match run_isolated(false, registration.timeout * 4, move || async move { catch(setup()).await }) {
+    match run_isolated(registration.multi_thread, registration.timeout * 4, move || async move { catch(setup()).await })
+    {
         Ok(Ok(Ok(()))) => Ok(()),
         Ok(Ok(Err(e))) => Err(format!("the lifespan setup failed: {e}")),
         Ok(Err(p)) | Err(p) => Err(format!("the lifespan setup {p}")),
@@ -397,7 +456,11 @@ pub fn lifespan_setup(registration: &Registration) -> Result<(), String> {
 /// The hook's error or panic, as a message.
 pub fn lifespan_teardown(registration: &Registration) -> Result<(), String> {
     let Some(teardown) = registration.teardown.clone() else { return Ok(()) };
-    match run_isolated(false, registration.timeout * 4, move || async move { catch(teardown()).await }) {
+    match run_isolated(
+        registration.multi_thread,
+        registration.timeout * 4,
+        move || async move { catch(teardown()).await },
+    ) {
         Ok(Ok(Ok(()))) => Ok(()),
         Ok(Ok(Err(e))) => Err(format!("the lifespan teardown failed: {e}")),
         Ok(Err(p)) | Err(p) => Err(format!("the lifespan teardown {p}")),
@@ -594,6 +657,7 @@ fn run_parallel(
             let results = results.clone();
             let owned = owned.clone();
             let progress = &options.progress;
+            let repeat = options.repeat;
             scope.spawn(move || loop {
                 if stop.stopped() {
                     break;
@@ -605,7 +669,7 @@ fn run_parallel(
                     i
                 };
                 let Some(case) = owned.get(i) else { break };
-                let r = execute_case(registration, case);
+                let r = execute_case_repeated(registration, case, repeat);
                 progress.case_done(&r);
                 stop.record(&r, registration, options.fail_fast);
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);

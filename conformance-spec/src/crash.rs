@@ -138,7 +138,7 @@ fn run_child(raw: &str, registrations: &[Registration]) -> ExitCode {
         protocol_line(&format!("error no registration named {name:?} in this binary (it has {names:?})"));
         return ExitCode::from(2);
     };
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match conformance_core::run::runtime(registration.is_multi_thread()) {
         Ok(rt) => rt,
         Err(e) => {
             protocol_line(&format!("error could not build a tokio runtime: {e}"));
@@ -190,10 +190,12 @@ fn crash_step(i: usize, id: &str) -> Step {
         .value("counter", json!({"i": i}), i as i64 + 1)
         .typed("blob", TypedValue::bytes(blob(i, 256 + (i * 37) % 512)), i as i64 + 1)
         .seen("node", "counter", i as i64)
+        // LangGraph's well-known metadata keys only: a saver that stores only those is
+        // judged here on durability, not on custom metadata.
+        .meta("source", json!("loop"))
         .meta("step", json!(i))
-        .meta("crash_i", json!(i))
-        .meta("note", json!(format!("é✓ {i}")))
-        .meta("nested", json!({"list": [i, null, true, 2.5], "obj": {"ns": ns_of(i)}}));
+        .meta("parents", json!({}))
+        .meta("run_id", json!(format!("crash-{}-{i}-é✓", ns_of(i))));
     if previous_in_ns(i).is_none() {
         step.value("kept", json!(kept), 1)
     } else {
@@ -324,9 +326,9 @@ async fn verify_thread(cx: &Cx, thread: &str, acks: &[Ack]) -> Result<usize, Fai
     let listed = cx.list_all(thread).await?;
     let mut by_i: BTreeMap<usize, &CheckpointTuple> = BTreeMap::new();
     for t in listed.iter() {
-        let Some(i) = t.metadata.get("crash_i").and_then(|v| v.as_u64()).map(|i| i as usize) else {
+        let Some(i) = t.metadata.get("step").and_then(|v| v.as_u64()).map(|i| i as usize) else {
             return Err(Failure::new(format!(
-                "{listed}: checkpoint {} has no integer metadata \"crash_i\" (torn: metadata missing or partial): {}",
+                "{listed}: checkpoint {} has no integer metadata \"step\" (torn: metadata missing or partial): {}",
                 t.config,
                 serde_json::Value::Object(t.metadata.clone())
             )));

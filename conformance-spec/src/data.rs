@@ -295,16 +295,18 @@ impl Ids {
 
 /// A step whose every part says which step it is: `channels` channels `{tag}.c00`,
 /// `{tag}.c01`, ..., each a new JSON value naming `tag`, `i` and the channel at version
-/// `i + 1`; a `versions_seen` entry; metadata with `step = i`, `tag`, `i` and a nested
-/// value. A reader can tell a complete copy from a partial one by comparing what it read
+/// `i + 1`; a `versions_seen` entry; metadata with LangGraph's well-known keys only
+/// (`source`, `step = i`, `parents`, and a `run_id` naming `tag` and `i`, with non-ASCII
+/// text), so that a saver storing only those keys is judged on the case's own rule, not on
+/// custom metadata (issue 14; custom keys are the `put` and `list` metadata cases' rule). A reader can tell a complete copy from a partial one by comparing what it read
 /// with the step ([`crate::compare::Diffs::step`]). Steps of different tags on one thread
 /// use different channels, so their values never share a (channel, version) key.
 pub fn rich_step(tag: &str, i: usize, channels: usize) -> Step {
     let mut step = Step::fresh()
+        .meta("source", json!("loop"))
         .meta("step", json!(i))
-        .meta("tag", json!(tag))
-        .meta("i", json!(i))
-        .meta("nested", json!({"list": [i, "é✓", null, true, 1.5], "obj": {"tag": tag}}))
+        .meta("parents", json!({}))
+        .meta("run_id", json!(format!("{tag}-{i}-é✓")))
         .seen("node", &format!("{tag}.c00"), i as i64);
     for c in 0..channels {
         let value = json!({"tag": tag, "i": i, "c": c, "pad": "x".repeat(48)});

@@ -96,16 +96,16 @@ async fn reopened_instance_sees_a_deleted_thread_gone(cx: Cx) -> Checked {
 /// (metadata and values) and the writes made before the replacement.
 async fn reopened_instance_sees_a_replaced_checkpoint(cx: Cx) -> Checked {
     let root = cx.config("replace");
-    let first = Step::fresh().value("ch", json!("first"), 1).meta("version", json!("first"));
+    let first = Step::fresh().value("ch", json!("first"), 1).meta("source", json!("input"));
     let id = first.id().to_owned();
     let cfg = cx.put(&root, first).await?;
     cx.put_writes(&cfg, vec![("w", jv(json!("kept")))], "task", "").await?;
-    let second = Step::new(&id).value("ch", json!("second"), 2).meta("version", json!("second"));
+    let second = Step::new(&id).value("ch", json!("second"), 2).meta("source", json!("update"));
     cx.put(&root, second).await?;
     let other = cx.reopened(NEW_INSTANCE).await?.after("after the checkpoint was put twice");
     let t = other.get_some(&cfg).await?;
     let mut d = t.diffs();
-    d.metadata_key("version", &json!("second"), &t.metadata).channel_value("ch", &jv(json!("second")), &t.checkpoint);
+    d.metadata_key("source", &json!("update"), &t.metadata).channel_value("ch", &jv(json!("second")), &t.checkpoint);
     if !(t.pending_writes.len() == 1 && t.pending_writes[0].value == jv(json!("kept"))) {
         d.push("pending_writes", "the write made before the second put", describe_writes(&t.pending_writes));
     }

@@ -54,13 +54,31 @@ use std::time::Instant;
 
 use conformance_core::render::{append_step_summary, render_junit, render_terminal};
 use conformance_core::run::{
-    build_report, detect, execute_case, lifespan_setup, lifespan_teardown, not_run, plan_case, Detection, Planned,
+    build_report, detect, execute_case_repeated, lifespan_setup, lifespan_teardown, not_run, plan_case, Detection,
+    Planned,
 };
 use conformance_core::{Capability, CaseResult, Outcome, Registration, Report, SpecCase};
 use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
 
 /// The environment variable naming the file the JSON report is written to.
 pub const REPORT_ENV: &str = "CHECKPOINT_CONFORMANCE_REPORT";
+
+/// The environment variable that runs every case N times (N a whole number from 1 to
+/// 1000; like `cargo xtask conformance --repeat N`): a case whose runs disagree is reported
+/// as failed, "nondeterministic: failed in F of N runs". An invalid value is a setup error
+/// that names the variable.
+pub const REPEAT_ENV: &str = "CHECKPOINT_CONFORMANCE_REPEAT";
+
+/// Parses a repeat count (`--repeat`, [`REPEAT_ENV`]): a whole number from 1 to 1000.
+///
+/// # Errors
+/// A one-line message with the valid range.
+pub fn parse_repeat(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(format!("expected a whole number of runs from 1 to 1000, got `{s}`")),
+    }
+}
 
 /// Exit code for a usage error in our own flags (libtest's own parse errors exit 2 too).
 const USAGE_ERROR: u8 = 2;
@@ -326,6 +344,10 @@ impl Harness {
         }
 
         let results: Arc<Mutex<BTreeMap<usize, CaseResult>>> = Arc::default();
+        let repeat = match std::env::var(REPEAT_ENV) {
+            Ok(v) if !v.is_empty() => parse_repeat(&v),
+            _ => Ok(1),
+        };
         let mut trials: Vec<Trial> = self
             .cases
             .iter()
@@ -344,6 +366,7 @@ impl Harness {
                 let reg = self.registration.clone();
                 let case = *case;
                 let results = results.clone();
+                let repeat = repeat.clone();
                 let setup_error = match &knowledge {
                     Knowledge::SetupFailed(e) => Some(e.clone()),
                     _ => None,
@@ -359,7 +382,11 @@ impl Harness {
                             conformance_core::run::not_implemented_reason(case.capability)
                         )));
                     }
-                    let r = execute_case(&reg, &case);
+                    let runs = match &repeat {
+                        Ok(n) => *n,
+                        Err(e) => return Err(Failed::from(format!("not run: {REPEAT_ENV}: {e}"))),
+                    };
+                    let r = execute_case_repeated(&reg, &case, runs);
                     let outcome = match (r.outcome, &r.message) {
                         (Outcome::Failed, m) => Err(Failed::from(m.as_deref().unwrap_or("failed"))),
                         _ => Ok(()),

@@ -705,7 +705,7 @@ async fn same_id_in_two_namespaces_and_threads_stays_apart(cx: Cx) -> Checked {
     let ids = Ids::new(&["x"]);
     let places = [(t.as_str(), "", "t-root"), (t.as_str(), "child:1", "t-child"), (u.as_str(), "", "u-root")];
     for (thread, ns, tag) in places {
-        let cfg = cx.put(&at(thread, ns), step(&ids, "x", json!({"tag": tag})).value("v", json!(tag), 1)).await?;
+        let cfg = cx.put(&at(thread, ns), step(&ids, "x", json!({"run_id": tag})).value("v", json!(tag), 1)).await?;
         cx.put_writes(&cfg, vec![("w", jv(json!(tag)))], &format!("task-{tag}"), "").await?;
     }
     for (thread, ns, want) in [
@@ -723,7 +723,7 @@ async fn same_id_in_two_namespaces_and_threads_stays_apart(cx: Cx) -> Checked {
         for ((_, tag), tuple) in want.iter().zip(listed.iter()) {
             d.of(format_args!("{listed}: tuple ({})", tuple.config))
                 .eq("config.thread_id", thread, &tuple.config.thread_id)
-                .metadata_key("tag", &json!(tag), &tuple.metadata)
+                .metadata_key("run_id", &json!(tag), &tuple.metadata)
                 .channel_value("v", &jv(json!(tag)), &tuple.checkpoint)
                 .writes(
                     "pending_writes",

@@ -348,14 +348,14 @@ async fn threads_are_isolated(cx: Cx) -> Checked {
     let id = new_id();
     let one = cx.config("one");
     let two = cx.config("two");
-    cx.put(&one, Step::new(&id).value("x", json!("thread1"), 1).meta("owner", json!("one"))).await?;
-    cx.put(&two, Step::new(&id).value("x", json!("thread2"), 1).meta("owner", json!("two"))).await?;
+    cx.put(&one, Step::new(&id).value("x", json!("thread1"), 1).meta("run_id", json!("one"))).await?;
+    cx.put(&two, Step::new(&id).value("x", json!("thread2"), 1).meta("run_id", json!("two"))).await?;
     for (cfg, label, owner) in [(&one, "thread1", "one"), (&two, "thread2", "two")] {
         for read in [cfg.clone(), cfg.clone().with_id(&id)] {
             let t = cx.get_some(&read).await?;
             t.diffs()
                 .channel_value("x", &jv(json!(label)), &t.checkpoint)
-                .metadata_key("owner", &json!(owner), &t.metadata)
+                .metadata_key("run_id", &json!(owner), &t.metadata)
                 .eq("config.thread_id", &cfg.thread_id, &t.config.thread_id)
                 .finish()?;
         }
@@ -616,7 +616,8 @@ async fn next_version_is_strictly_greater(cx: Cx) -> Checked {
         ChannelVersion::Int(1),
         ChannelVersion::Int(41),
         ChannelVersion::Int(i64::MAX - 1),
-        ChannelVersion::from("1"),
+        // LangGraph's string format only (CONTRACT §2 get_next_version): a bare "1" is
+        // not an input any LangGraph saver produces, and its own get_next_version fails it.
         ChannelVersion::from("00000000000000000000000000000002.0.6312886770924534"),
         ChannelVersion::from("00000000000000000000000000000009.0.9999"),
     ];

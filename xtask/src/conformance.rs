@@ -24,8 +24,9 @@ use crate::USAGE;
 /// The first bytes of every SQLite 3 database file.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
-/// A reference backend.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The saver under test: a reference backend, or a saver of another language through the
+/// bridge (docs/bridge-protocol.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Backend {
     /// `checkpoint_memory`.
     Memory,
@@ -34,18 +35,43 @@ pub enum Backend {
     /// `checkpoint_postgres`, on `--postgres-url`, `CHECKPOINT_POSTGRES_URL` or a throwaway
     /// server started for the run.
     Postgres,
+    /// A Python saver through the bridge, as written: `python:sqlite`, `python:module:factory`
+    /// or `python` with `--saver module:factory` (`checkpoint_bridge::parse_python_saver`).
+    Python(String),
 }
 
 impl Backend {
-    const NAMES: &'static str = "memory, sqlite, postgres";
+    const NAMES: &'static str = "memory, sqlite, postgres, python:NAME (NAME one of memory, sqlite, sqlite-async, postgres, postgres-async, or module:factory)";
+
+    /// Whether the saver stores in PostgreSQL (and so needs a server URL).
+    fn needs_postgres(&self) -> bool {
+        match self {
+            Self::Postgres => true,
+            Self::Python(spec) => spec.split_once(':').is_some_and(|(_, s)| s.starts_with("postgres")),
+            _ => false,
+        }
+    }
 }
 
 /// The options of `cargo xtask conformance`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The backend to check: memory, sqlite or postgres.
+    /// The backend to check: memory, sqlite, postgres, or one of LangGraph's Python savers
+    /// through the bridge: python:memory, python:sqlite, python:sqlite-async,
+    /// python:postgres, python:postgres-async, python:module:factory (docs/langgraph-savers.md).
     #[arg(long, value_name = "BACKEND", default_value = "sqlite", value_parser = parse_backend)]
     backend: Backend,
+
+    /// With --backend python: the saver's factory as module:factory (a callable that
+    /// returns a saver, or a context manager yielding one).
+    #[arg(long, value_name = "MODULE:FACTORY")]
+    saver: Option<String>,
+
+    /// With --backend python:*: a Python environment of yours (a virtualenv directory or an
+    /// interpreter) instead of the managed one under target/checkpoint-bridge
+    /// (default: $CHECKPOINT_BRIDGE_PYTHON).
+    #[arg(long, value_name = "PATH")]
+    python: Option<PathBuf>,
 
     /// Run the sqlite cases on this filesystem: each case uses its own database file next
     /// to FILE (FILE.case-<pid>-<n>, removed after the case); FILE itself is never written.
@@ -85,6 +111,11 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     timeout: Option<Duration>,
 
+    /// Run every case N times (1 to 1000): a case whose runs disagree is reported as failed,
+    /// "nondeterministic: failed in F of N runs" (the macro reads $CHECKPOINT_CONFORMANCE_REPEAT).
+    #[arg(long, value_name = "N", value_parser = conformance_spec::harness::parse_repeat)]
+    repeat: Option<u32>,
+
     /// Cases run at once (default: the number of CPUs).
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
@@ -99,6 +130,7 @@ fn parse_backend(s: &str) -> Result<Backend, String> {
         "memory" => Ok(Backend::Memory),
         "sqlite" => Ok(Backend::Sqlite),
         "postgres" => Ok(Backend::Postgres),
+        python if python == "python" || python.starts_with("python:") => Ok(Backend::Python(python.to_owned())),
         other => Err(format!("unknown backend `{other}`; valid backends are: {}", Backend::NAMES)),
     }
 }
@@ -189,8 +221,16 @@ fn prepare(args: &Args) -> Result<(), String> {
     if let Some(p) = &args.sqlite_path {
         check_sqlite_path(p)?;
     }
-    if args.postgres_url.is_some() && args.backend != Backend::Postgres {
-        return Err("--postgres-url applies only to --backend postgres".into());
+    if args.postgres_url.is_some() && !args.backend.needs_postgres() {
+        return Err("--postgres-url applies only to --backend postgres (or python:postgres*)".into());
+    }
+    match &args.backend {
+        Backend::Python(spec) => {
+            checkpoint_bridge::parse_python_saver(spec, args.saver.as_deref()).map_err(|e| e.to_string())?;
+        }
+        _ if args.saver.is_some() => return Err("--saver applies only to --backend python".into()),
+        _ if args.python.is_some() => return Err("--python applies only to --backend python:*".into()),
+        _ => {}
     }
     if let Some(p) = &args.json {
         check_writable(p).map_err(|e| format!("--json: {e}"))?;
@@ -209,7 +249,9 @@ pub fn run(args: Args) -> ExitCode {
     }
     // Kept alive until the reports are written; dropping it stops and removes the server.
     let mut server: Option<TestServer> = None;
-    let mut registration = match (args.backend, &args.sqlite_path) {
+    // A bridged saver: kept for the report's annotation (the side judged, its versions).
+    let mut bridged: Option<checkpoint_bridge::BridgeRegistration> = None;
+    let mut registration = match (&args.backend, &args.sqlite_path) {
         (Backend::Memory, _) => checkpoint_memory::registration(),
         // A fresh temporary database file per case, removed by the case's cleanup.
         (Backend::Sqlite, None) => checkpoint_sqlite::registration(),
@@ -220,29 +262,37 @@ pub fn run(args: Args) -> ExitCode {
                 return ExitCode::from(USAGE);
             }
         },
-        (Backend::Postgres, _) => {
-            let from_env = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty());
-            match args.postgres_url.clone().or(from_env) {
-                Some(url) => checkpoint_postgres::registration(&url),
-                None => {
-                    eprintln!(
-                        "no --postgres-url and no {}: starting a throwaway PostgreSQL server",
-                        checkpoint_postgres::URL_ENV
-                    );
-                    match TestServer::start() {
-                        Ok(s) => {
-                            // The durability crash test re-executes this binary: its child must
-                            // use this server, not start its own. Still single-threaded here.
-                            std::env::set_var(checkpoint_postgres::URL_ENV, s.url());
-                            let registration = checkpoint_postgres::registration(s.url());
-                            server = Some(s);
-                            registration
-                        }
-                        Err(e) => {
-                            eprintln!("error: {e}");
-                            return ExitCode::FAILURE;
-                        }
-                    }
+        (Backend::Postgres, _) => match postgres_url(&args, &mut server) {
+            Ok(url) => checkpoint_postgres::registration(&url),
+            Err(code) => return code,
+        },
+        (Backend::Python(spec), _) => {
+            let postgres_url = if args.backend.needs_postgres() {
+                match postgres_url(&args, &mut server) {
+                    Ok(url) => Some(url),
+                    Err(code) => return code,
+                }
+            } else {
+                None
+            };
+            let options = checkpoint_bridge::PythonOptions {
+                base_dir: bridge_dir(),
+                python_env: args.python.clone(),
+                postgres_url,
+            };
+            match checkpoint_bridge::python_registration(spec, args.saver.as_deref(), &options) {
+                Ok(b) => {
+                    let r = b.registration().clone();
+                    bridged = Some(b);
+                    r
+                }
+                Err(e @ checkpoint_bridge::SpecError::Usage(_)) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(USAGE);
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
                 }
             }
         }
@@ -265,8 +315,14 @@ pub fn run(args: Args) -> ExitCode {
     if let Some(j) = args.jobs {
         options.jobs = j;
     }
+    if let Some(n) = args.repeat {
+        options.repeat = n;
+    }
 
-    let report = conformance_spec::validate(&registration, &options);
+    let mut report = conformance_spec::validate(&registration, &options);
+    if let Some(b) = &bridged {
+        b.annotate(&mut report);
+    }
     print!("{}", render_terminal(&report));
 
     let outputs = ReportOutputs { json: args.json.clone(), junit: args.junit.clone(), step_summary: true };
@@ -298,6 +354,40 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
+/// The PostgreSQL server's URL: `--postgres-url`, else $CHECKPOINT_POSTGRES_URL, else a
+/// throwaway server started for this run (kept in `server` until the reports are written).
+/// On failure, the exit code to return.
+fn postgres_url(args: &Args, server: &mut Option<TestServer>) -> Result<String, ExitCode> {
+    let from_env = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty());
+    if let Some(url) = args.postgres_url.clone().or(from_env) {
+        return Ok(url);
+    }
+    eprintln!("no --postgres-url and no {}: starting a throwaway PostgreSQL server", checkpoint_postgres::URL_ENV);
+    match TestServer::start() {
+        Ok(s) => {
+            // The durability crash test re-executes this binary: its child must use this
+            // server, not start its own. Still single-threaded here.
+            std::env::set_var(checkpoint_postgres::URL_ENV, s.url());
+            let url = s.url().to_owned();
+            *server = Some(s);
+            Ok(url)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// Where the bridge keeps its managed environments and run directories:
+/// `<target dir>/checkpoint-bridge` (shared with the bridge crate's tests).
+fn bridge_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
+    target.join("checkpoint-bridge")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,6 +396,10 @@ mod tests {
     fn value_parsers_name_the_valid_values() {
         assert!(parse_backend("oracle").unwrap_err().contains("memory, sqlite, postgres"));
         assert_eq!(parse_backend("postgres").unwrap(), Backend::Postgres);
+        assert_eq!(parse_backend("python:sqlite").unwrap(), Backend::Python("python:sqlite".into()));
+        assert!(parse_backend("pythonx").unwrap_err().contains("python:NAME"));
+        assert!(Backend::Python("python:postgres-async".into()).needs_postgres());
+        assert!(!Backend::Python("python:my.postgres:make".into()).needs_postgres());
         assert!(parse_capability("puts").unwrap_err().contains("put_writes"));
         assert_eq!(parse_skip("prune= no server ").unwrap(), (Capability::Prune, "no server".into()));
         assert!(parse_skip("prune").unwrap_err().contains("CAPABILITY=REASON"));

@@ -1,0 +1,65 @@
+//! `--repeat N` (`RunOptions::repeat`): a saver that returns pending writes in `HashMap`
+//! order passes or fails the order cases by chance; run five times, those cases are
+//! reported as nondeterministic, "failed in F of 5 runs", and the JSON says so (issue 14).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use conformance_core::{Capability, CheckpointTuple, Outcome, Progress, RunOptions};
+use conformance_selftest::{registration_of, Base, Bug};
+
+/// Pending writes come back in the iteration order of a fresh `HashMap` (random per map).
+struct HashMapOrderedWrites;
+
+impl Bug for HashMapOrderedWrites {
+    fn tuple_output(&self, tuple: &mut CheckpointTuple) {
+        let by_key: HashMap<usize, _> = tuple.pending_writes.drain(..).enumerate().collect();
+        tuple.pending_writes.extend(by_key.into_values());
+    }
+}
+
+fn make() -> Arc<dyn Bug> {
+    Arc::new(HashMapOrderedWrites)
+}
+
+#[test]
+fn hashmap_ordered_writes_are_reported_nondeterministic_over_five_runs() {
+    let options = RunOptions {
+        progress: Progress::Quiet,
+        capabilities: Some(BTreeSet::from([Capability::PutWrites, Capability::GetTuple])),
+        repeat: 5,
+        ..RunOptions::default()
+    };
+    let report = conformance_spec::validate(&registration_of("hashmap-order", Base::Memory, make), &options);
+    let flaky: Vec<_> = report.tests.iter().filter(|t| t.repeats.is_some_and(|r| r.nondeterministic())).collect();
+    assert!(!flaky.is_empty(), "no case was found nondeterministic");
+    for t in &flaky {
+        assert_eq!(t.outcome, Outcome::Failed, "{}", t.id);
+        let m = t.message.as_deref().unwrap_or_default();
+        assert!(m.starts_with("nondeterministic: failed in ") && m.contains(" of 5 runs"), "{m}");
+    }
+    // Cases whose rule is not about order pass every run.
+    let steady = report.tests.iter().filter(|t| t.repeats.is_some_and(|r| r.failed == 0)).count();
+    assert!(steady > 10, "{steady} cases passed all five runs");
+    let json = serde_json::to_value(&report).unwrap();
+    let first = json["tests"].as_array().unwrap().iter().find(|t| t["id"] == flaky[0].id.as_str()).unwrap();
+    assert_eq!(first["repeats"]["runs"], 5);
+    let rendered = conformance_core::render::render_terminal(&report);
+    assert!(rendered.contains("Nondeterministic: "), "{rendered}");
+}
+
+#[test]
+fn a_deterministic_saver_is_never_called_nondeterministic() {
+    let options = RunOptions {
+        progress: Progress::Quiet,
+        capabilities: Some(BTreeSet::from([Capability::PutWrites, Capability::GetTuple])),
+        repeat: 3,
+        ..RunOptions::default()
+    };
+    let report = conformance_spec::validate(&conformance_selftest::reference(Base::Memory), &options);
+    assert!(report
+        .tests
+        .iter()
+        .all(|t| t.repeats == Some(conformance_core::Repeats { runs: 3, failed: 0 }) || t.outcome != Outcome::Passed));
+    assert!(report.failed_cases().is_empty(), "{:?}", report.failed_cases());
+}
