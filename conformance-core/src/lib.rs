@@ -6,7 +6,7 @@
 //! knows no test and no backend, and depends on no native crate.
 //!
 //! - [`types`]: `CheckpointConfig`, `Checkpoint`, `TypedValue`, `ChannelVersion`,
-//!   `PendingWrite`, `CheckpointTuple`, `ListOptions`, ... (shared/CONTRACT.md §1).
+//!   `PendingWrite`, `CheckpointTuple`, `ListOptions`, ... (docs/contract.md §1).
 //! - [`CheckpointSaver`]: every method of CONTRACT §2 and §3; each defaults to
 //!   [`CheckpointError::Unsupported`].
 //! - [`Registration`] and [`Fixture`]: a factory per case, cleanup, lifespan, skips, timeout.

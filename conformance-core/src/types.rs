@@ -1,4 +1,4 @@
-//! The contract types of shared/CONTRACT.md §1.
+//! The contract types of docs/contract.md §1.
 //!
 //! Field names follow LangGraph's (`thread_id`, `checkpoint_ns`, `checkpoint_id`,
 //! `channel_values`, `channel_versions`, `versions_seen`, ...). Every type is plain data:

@@ -371,7 +371,7 @@ async fn target_continues_from_copied_values(cx: Cx) -> Checked {
     after.expect_ids(&s, &ListOptions::all(), &[id_of(&c2), id_of(&c1)]).await
 }
 
-/// Scenario S16 (shared/reference/bug-scenarios.md): S has c1 <- c2 in "", k1 in
+/// Scenario S16 (docs/reference/bug-scenarios.md): S has c1 <- c2 in "", k1 in
 /// "child:1", a write on c2; `copy_thread(S, D)` twice; `copy_thread("missing", D2)`.
 /// D lists [c2, c1]; D's c2 has parent (D, "", c1); the namespace is copied; one write,
 /// not two; S unchanged; D2 empty.

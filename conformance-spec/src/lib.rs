@@ -1,7 +1,7 @@
 //! # conformance-spec
 //!
 //! The checkpointer conformance spec: one module per capability, each a list of small async
-//! cases named after the rule of shared/CONTRACT.md they check; [`catalog`] gathers them;
+//! cases named after the rule of docs/contract.md they check; [`catalog`] gathers them;
 //! [`validate`] runs them against a [`Registration`]. `docs/upstream-mapping.md` maps every
 //! upstream Python test to its counterpart here.
 //!

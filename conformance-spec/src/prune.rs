@@ -297,7 +297,7 @@ async fn delete_leaves_nothing_behind(cx: Cx) -> Checked {
         .finish()
 }
 
-/// Scenario S15 (shared/reference/bug-scenarios.md): T has c1 <- c2 <- c3 in "" and
+/// Scenario S15 (docs/reference/bug-scenarios.md): T has c1 <- c2 <- c3 in "" and
 /// k1 <- k2 in "child:1"; channel `a` is written only at c1; a write on c3; thread U is
 /// untouched; `prune([T], keep_latest)`. `list(T, "")` = [c3], `list(T, "child:1")` = [k2];
 /// c3 still reads `a`; c3's write is kept; U is unchanged.

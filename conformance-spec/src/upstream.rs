@@ -1,7 +1,7 @@
 //! The upstream Python kit's tests and how each maps to a case of this kit.
 //!
 //! [`UPSTREAM_TESTS`] lists all 89 tests of `langgraph-checkpoint-conformance` (monorepo
-//! 0.0.2; shared/reference/upstream-suite.md §6) with their capability; every case names
+//! 0.0.2; docs/reference/upstream-suite.md §6) with their capability; every case names
 //! the upstream tests it is the counterpart of in `spec_cases!`. [`mapping_markdown`]
 //! renders `docs/upstream-mapping.md` from both; the tests below keep the table, the
 //! catalog and the committed file in step.
@@ -221,7 +221,7 @@ pub fn mapping_markdown(cases: &[SpecCase]) -> String {
     );
     out.push_str(
         "Every test of the upstream Python kit (`langgraph-checkpoint-conformance`, monorepo 0.0.2, 89 tests;\n\
-         shared/reference/upstream-suite.md §6) and the case(s) of this kit that are its counterpart. A case\n\
+         docs/reference/upstream-suite.md §6) and the case(s) of this kit that are its counterpart. A case\n\
          id is `capability::rule`. Cases of this kit that no upstream test corresponds to are listed after\n\
          each table.\n\n",
     );

@@ -15,11 +15,11 @@ use crate::mutants::LISTS;
 /// What a mutant stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Cover {
-    /// A rule of shared/CONTRACT.md, by its id in [`CONTRACT_RULES`].
+    /// A rule of docs/contract.md, by its id in [`CONTRACT_RULES`].
     Rule(&'static str),
-    /// A scenario of shared/reference/bug-scenarios.md (`"S01"`..`"S20"`).
+    /// A scenario of docs/reference/bug-scenarios.md (`"S01"`..`"S20"`).
     Scenario(&'static str),
-    /// A gap of shared/reference/upstream-suite.md §7, by its id in [`GAPS`].
+    /// A gap of docs/reference/upstream-suite.md §7, by its id in [`GAPS`].
     Gap(&'static str),
 }
 
@@ -34,10 +34,10 @@ impl std::fmt::Display for Cover {
     }
 }
 
-/// One rule of shared/CONTRACT.md: `(id, section, the rule in short)`.
+/// One rule of docs/contract.md: `(id, section, the rule in short)`.
 pub type Rule = (&'static str, &'static str, &'static str);
 
-/// Every rule of shared/CONTRACT.md that a saver can break, one line each.
+/// Every rule of docs/contract.md that a saver can break, one line each.
 ///
 /// CONTRACT §5 (conformance levels) is the runner's rule, not a saver's; it is tested by
 /// conformance-core's own tests, not by mutants.
@@ -125,7 +125,7 @@ pub const RULES_WITHOUT_MUTANT: &[(&str, &str)] = &[(
          tuple is Arc::make_mut, which copies, so no safe Rust saver can alias what the caller holds",
 )];
 
-/// The bug scenarios of shared/reference/bug-scenarios.md and the capability that covers
+/// The bug scenarios of docs/reference/bug-scenarios.md and the capability that covers
 /// them; S18-S20 belong to the concurrency and durability capabilities.
 pub const SCENARIOS: &[(&str, &str)] = &[
     ("S01", "list limit edges"),
@@ -153,7 +153,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
 /// Scenarios no mutant here stands for, with the reason.
 pub const SCENARIOS_WITHOUT_MUTANT: &[(&str, &str)] = &[];
 
-/// The gaps of shared/reference/upstream-suite.md §7 that the spec covers and a saver can
+/// The gaps of docs/reference/upstream-suite.md §7 that the spec covers and a saver can
 /// exhibit: `(id, the gap)`. Harness gaps (§7.1) are the runner's, tested in core.
 pub const GAPS: &[(&str, &str)] = &[
     ("7.2-value-fidelity", "bytes, NUL bytes, empty and large values untested"),

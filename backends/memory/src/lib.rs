@@ -1,7 +1,7 @@
 //! # checkpoint-memory
 //!
 //! The reference in-memory checkpointer of the conformance kit: every method of
-//! shared/CONTRACT.md §2 and §3, kept in ordered maps so that "latest" is the last key of a
+//! docs/contract.md §2 and §3, kept in ordered maps so that "latest" is the last key of a
 //! namespace's map (O(log n), no scan of the thread) and `list` walks ids newest first and
 //! stops at `limit`.
 //!

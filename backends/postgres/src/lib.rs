@@ -1,7 +1,7 @@
 //! # checkpoint-postgres
 //!
 //! The reference PostgreSQL checkpointer of the conformance kit: every method of
-//! shared/CONTRACT.md §2 and §3 ([`PostgresSaver`]), on tokio-postgres with a
+//! docs/contract.md §2 and §3 ([`PostgresSaver`]), on tokio-postgres with a
 //! deadpool-postgres pool.
 //!
 //! ```no_run

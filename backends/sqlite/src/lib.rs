@@ -1,7 +1,7 @@
 //! # checkpoint-sqlite
 //!
 //! The reference SQLite checkpointer of the conformance kit: every method of
-//! shared/CONTRACT.md §2 and §3 and the §4 properties (two instances on one file, durable
+//! docs/contract.md §2 and §3 and the §4 properties (two instances on one file, durable
 //! acknowledgements), on a file in WAL mode through `rusqlite` with a bundled SQLite.
 //!
 //! ```no_run
