@@ -12,7 +12,7 @@ use crate::Capability;
 
 /// The field name used for a failure whose message names no differing field (an error,
 /// a timeout, a panic).
-pub const NO_FIELD: &str = "(no field named: error, panic or timeout)";
+pub const NO_FIELD: &str = "(no field named)";
 
 /// One group of failed cases: a capability and a field.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -44,7 +44,11 @@ pub fn render_terminal(report: &Report) -> String {
                 let _ = writeln!(s, "      {} · {}: {n} case{}", c.capability, c.field, if n == 1 { "" } else { "s" });
             }
             if report.failure_clusters.len() > 10 {
-                let _ = writeln!(s, "      … {} more clusters in the JSON report", report.failure_clusters.len() - 10);
+                let _ = writeln!(
+                    s,
+                    "      … and {} more (all in the JSON report's failure_clusters)",
+                    report.failure_clusters.len() - 10
+                );
             }
             let _ = writeln!(s);
         }

@@ -74,8 +74,8 @@ pub const REPEAT_ENV: &str = "CHECKPOINT_CONFORMANCE_REPEAT";
 /// # Errors
 /// A one-line message with the valid range.
 pub fn parse_repeat(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+    match s.trim().parse::<u32>().ok().filter(|_| !s.trim().starts_with('+')) {
+        Some(n) if (1..=1000).contains(&n) => Ok(n),
         _ => Err(format!("expected a whole number of runs from 1 to 1000, got `{s}`")),
     }
 }
@@ -402,6 +402,13 @@ impl Harness {
     }
 
     fn run(self) -> ExitCode {
+        // A bad repeat count is a usage error of the run, not a verdict on the saver.
+        if let Ok(v) = std::env::var(REPEAT_ENV) {
+            if let (false, Err(e)) = (v.is_empty(), parse_repeat(&v)) {
+                eprintln!("error: {REPEAT_ENV}: {e}");
+                return ExitCode::from(2);
+            }
+        }
         let Prepared { start, knowledge, plans, trials, results, lifespan_ran } = self.prepare();
         let conclusion = libtest_mimic::run(&self.args, trials);
 

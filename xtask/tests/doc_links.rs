@@ -110,7 +110,8 @@ fn broken_links(root: &Path) -> Vec<String> {
                 continue;
             }
             let file_part = target.split('#').next().unwrap_or("");
-            let resolved = if let Some(abs) = file_part.strip_prefix('/') { root.join(abs) } else { dir.join(file_part) };
+            let resolved =
+                if let Some(abs) = file_part.strip_prefix('/') { root.join(abs) } else { dir.join(file_part) };
             if !resolved.exists() {
                 let shown = file.strip_prefix(root).unwrap_or(file);
                 broken.push(format!("{}:{line}: {target}", shown.display()));
