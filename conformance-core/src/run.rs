@@ -373,7 +373,8 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
 /// the same outcome every time gives that outcome (the first failure's message); mixed
 /// outcomes give a failure "nondeterministic: failed in F of N runs" followed by a failing
 /// run's message, so a verdict that depends on chance is named as such. With `runs > 1`
-/// the result carries [`CaseResult::repeats`]; the duration is the sum of the runs.
+/// the result carries [`CaseResult::repeats`] (the runs made: a run that timed out ends the
+/// repeats early); the duration is the sum of the runs.
 pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs: u32) -> CaseResult {
     let runs = runs.max(1);
     let mut first = execute_case(registration, case);
@@ -381,8 +382,15 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
         return first;
     }
     let mut failed = u32::from(first.outcome == Outcome::Failed);
-    for _ in 1..runs {
+    let mut done = 1;
+    // A run that timed out stops the repeats: a hanging saver must not cost N timeouts
+    // (and N abandoned threads) per case.
+    let timed_out = |r: &CaseResult| r.message.as_deref().is_some_and(|m| m.contains("timed out"));
+    let mut stop = first.outcome == Outcome::Failed && timed_out(&first);
+    while done < runs && !stop {
         let next = execute_case(registration, case);
+        done += 1;
+        stop = next.outcome == Outcome::Failed && timed_out(&next);
         first.duration_ms += next.duration_ms;
         if next.outcome == Outcome::Failed {
             failed += 1;
@@ -392,11 +400,11 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
             }
         }
     }
-    let repeats = Repeats { runs, failed };
+    let repeats = Repeats { runs: done, failed };
     if repeats.nondeterministic() {
         first.outcome = Outcome::Failed;
         let said = first.message.take().unwrap_or_default();
-        first.message = Some(format!("nondeterministic: failed in {failed} of {runs} runs; a failing run: {said}"));
+        first.message = Some(format!("nondeterministic: failed in {failed} of {done} runs; a failing run: {said}"));
     }
     first.repeats = Some(repeats);
     first

@@ -63,3 +63,34 @@ fn a_deterministic_saver_is_never_called_nondeterministic() {
         .all(|t| t.repeats == Some(conformance_core::Repeats { runs: 3, failed: 0 }) || t.outcome != Outcome::Passed));
     assert!(report.failed_cases().is_empty(), "{:?}", report.failed_cases());
 }
+
+/// Every call that names a thread blocks its thread for 2 s.
+struct Hangs;
+
+impl Bug for Hangs {
+    fn thread_input(&self, _thread_id: &mut String) {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+}
+
+#[test]
+fn a_run_that_times_out_ends_the_repeats() {
+    let options = RunOptions {
+        progress: Progress::Quiet,
+        capabilities: Some(BTreeSet::from([Capability::DeleteThread])),
+        repeat: 50,
+        ..RunOptions::default()
+    };
+    let make: fn() -> Arc<dyn Bug> = || Arc::new(Hangs);
+    let registration = registration_of("hangs", Base::Memory, make).timeout(std::time::Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    let report = conformance_spec::validate(&registration, &options);
+    let timed_out: Vec<_> =
+        report.tests.iter().filter(|t| t.message.as_deref().is_some_and(|m| m.contains("timed out"))).collect();
+    assert!(!timed_out.is_empty(), "the hanging saver must time out");
+    for t in timed_out {
+        assert_eq!(t.repeats.map(|r| r.runs), Some(1), "{}", t.id);
+    }
+    // 50 repeats of 0.2 s timeouts per case would take minutes.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+}
