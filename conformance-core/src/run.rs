@@ -6,48 +6,19 @@
 //! [`build_report`]; [`run`] strings them together.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::FutureExt;
-
+pub use crate::detect::{detect, Detection};
+use crate::isolation::{catch, run_isolated};
+pub use crate::isolation::{panic_message, runtime};
 use crate::progress::Progress;
 use crate::report::{
     conformance_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Repeats, Report, KIT_VERSION,
     SCHEMA_VERSION,
 };
 use crate::traced::{CallLog, Traced};
-use crate::{
-    Capability, Checkpoint, CheckpointConfig, CheckpointError, CheckpointSaver, ListOptions, PruneStrategy,
-    Registration, SpecCase, TestContext, TypedValue,
-};
-
-/// How long a probe call may take before the capability is counted as detected (and its
-/// cases left to fail with their own timeouts).
-const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Grace time after a case's timeout for its thread to report before it is abandoned.
-const ABANDON_GRACE: Duration = Duration::from_secs(2);
-
-/// Which capabilities the saver implements.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Detection {
-    /// Capability -> detected.
-    pub detected: BTreeMap<Capability, bool>,
-    /// Problems met while probing (factory failure, probe panic); the capabilities
-    /// concerned count as detected so that their cases run and report the cause.
-    pub warnings: Vec<String>,
-}
-
-impl Detection {
-    /// True when `capability` was detected.
-    pub fn is_detected(&self, capability: Capability) -> bool {
-        self.detected.get(&capability).copied().unwrap_or(false)
-    }
-}
+use crate::{Capability, CheckpointSaver, Registration, SpecCase, TestContext};
 
 /// What the plan says about a case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,192 +62,6 @@ impl Default for RunOptions {
             repeat: 1,
             fail_fast: false,
         }
-    }
-}
-
-/// A fresh tokio runtime with every driver: multi-thread (4 workers) or current-thread
-/// ([`Registration::multi_thread`]).
-pub fn runtime(multi_thread: bool) -> std::io::Result<tokio::runtime::Runtime> {
-    if multi_thread {
-        tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build()
-    } else {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
-    }
-}
-
-/// Runs `fut` on a fresh runtime on its own thread and waits at most `limit` (plus a
-/// short grace) for it. A panic becomes `Err("panicked: ...")`; a hang becomes
-/// `Err("timed out ...")` and the thread is abandoned, so the run goes on even if the
-/// saver blocks its thread forever.
-fn run_isolated<T, F, Fut>(multi_thread: bool, limit: Duration, make: F) -> Result<T, String>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: Future<Output = T> + 'static,
-{
-    let (tx, rx) = mpsc::channel();
-    let spawned = std::thread::Builder::new().name("conformance-case".into()).spawn(move || {
-        let out = match runtime(multi_thread) {
-            Ok(rt) => {
-                let r = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
-                // A runtime whose tasks are stuck in blocking code must not block this
-                // thread on drop.
-                rt.shutdown_timeout(Duration::from_millis(100));
-                r.map_err(|p| format!("panicked: {}", panic_message(&*p)))
-            }
-            Err(e) => Err(format!("could not build a tokio runtime: {e}")),
-        };
-        let _ = tx.send(out);
-    });
-    if let Err(e) = spawned {
-        return Err(format!("could not spawn a thread: {e}"));
-    }
-    match rx.recv_timeout(limit + ABANDON_GRACE) {
-        Ok(r) => r,
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
-            "timed out after {:.1} s and did not yield (a blocking call in an async method?); its thread was abandoned",
-            limit.as_secs_f64()
-        )),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err("the case's thread died without a result".into()),
-    }
-}
-
-/// The text of a panic payload.
-///
-/// tokio's panic on a current-thread runtime ("can call blocking only when running on the
-/// multi-threaded runtime", from `block_in_place`) gets a hint naming
-/// [`Registration::multi_thread`], the registration's fix.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    let text = if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a non-string panic payload".to_owned()
-    };
-    if text.contains("multi-threaded runtime") || text.contains("block_in_place") {
-        format!("{text} (the saver needs a multi-thread tokio runtime: register it with Registration::multi_thread())")
-    } else {
-        text
-    }
-}
-
-/// Awaits `fut`, turning a panic into `Err`.
-async fn catch<T>(fut: impl Future<Output = T>) -> Result<T, String> {
-    AssertUnwindSafe(fut).catch_unwind().await.map_err(|p| format!("panicked: {}", panic_message(&*p)))
-}
-
-fn probe_checkpoint() -> Checkpoint {
-    Checkpoint { v: 1, id: "00000000-0000-7000-8000-000000000001".into(), ..Checkpoint::default() }
-}
-
-/// Probes a fresh saver from the registration's factory: each capability's method is
-/// called once with harmless input, and an `Unsupported` answer means "not implemented"
-/// (CONTRACT §5). `concurrency` is detected with `put`; `durability` when the fixture can
-/// reopen its storage.
-pub fn detect(registration: &Registration) -> Detection {
-    let reg = registration.clone();
-    let probe_limit = PROBE_TIMEOUT.min(registration.timeout);
-    let limit = registration.timeout + probe_limit * 2;
-    let multi_thread = registration.multi_thread;
-    let outcome = run_isolated(multi_thread, limit, move || async move {
-        let fixture = match catch(reg.make_fixture()).await {
-            Ok(Ok(f)) => f,
-            Ok(Err(e)) => return Err(format!("the factory failed while probing capabilities: {e}")),
-            Err(p) => return Err(format!("the factory {p} while probing capabilities")),
-        };
-        let saver = fixture.saver.clone();
-        let mut detected = BTreeMap::new();
-        let mut warnings = Vec::new();
-        for cap in Capability::ALL {
-            let d = match cap {
-                Capability::Concurrency => continue,
-                Capability::Durability => fixture.reopen.is_some(),
-                _ => match tokio::time::timeout(probe_limit, probe_on_own_thread(saver.clone(), cap, multi_thread))
-                    .await
-                {
-                    Ok(Ok(Err(CheckpointError::Unsupported(_)))) => false,
-                    Ok(Ok(_)) => true,
-                    Ok(Err(p)) => {
-                        warnings.push(format!("probing {cap}: the saver {p}"));
-                        true
-                    }
-                    Err(_) => {
-                        warnings.push(format!("probing {cap}: no answer within {:.1} s", probe_limit.as_secs_f64()));
-                        true
-                    }
-                },
-            };
-            detected.insert(cap, d);
-        }
-        let put = detected.get(&Capability::Put).copied().unwrap_or(false);
-        detected.insert(Capability::Concurrency, put);
-        drop(saver);
-        if let Some(cleanup) = fixture.cleanup {
-            if let Ok(Err(e)) | Err(e) = catch(cleanup()).await.map(|r| r.map_err(|e| e.to_string())) {
-                warnings.push(format!("the cleanup after probing failed: {e}"));
-            }
-        }
-        Ok(Detection { detected, warnings })
-    });
-    match outcome {
-        Ok(Ok(d)) => d,
-        Ok(Err(e)) | Err(e) => Detection {
-            detected: Capability::ALL.iter().map(|c| (*c, true)).collect(),
-            warnings: vec![format!("{e}; every capability is treated as detected so its cases report the cause")],
-        },
-    }
-}
-
-/// Runs one probe on a thread (and runtime) of its own and awaits its answer without
-/// blocking this runtime, so a probe that blocks its thread forever is abandoned alone: the
-/// other capabilities are still probed, and this runtime keeps driving the saver's
-/// background tasks (connection tasks of a pool made by the factory).
-async fn probe_on_own_thread(
-    saver: Arc<dyn CheckpointSaver>,
-    cap: Capability,
-    multi_thread: bool,
-) -> Result<Result<(), CheckpointError>, String> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let spawned = std::thread::Builder::new().name(format!("conformance-probe-{cap}")).spawn(move || {
-        let out = match runtime(multi_thread) {
-            Ok(rt) => std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(probe(&*saver, cap))))
-                .map_err(|p| format!("panicked: {}", panic_message(&*p))),
-            Err(e) => Err(format!("could not build a tokio runtime: {e}")),
-        };
-        let _ = tx.send(out);
-    });
-    if let Err(e) = spawned {
-        return Err(format!("could not spawn a thread: {e}"));
-    }
-    rx.await.unwrap_or_else(|_| Err("the probe's thread died without an answer".to_owned()))
-}
-
-async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), CheckpointError> {
-    let thread = format!("conformance-probe-{}", uuid::Uuid::new_v4().simple());
-    let config = CheckpointConfig::new(thread.clone());
-    let cp = probe_checkpoint();
-    let with_id = config.clone().with_id(cp.id.clone());
-    match cap {
-        Capability::Put => {
-            let r = saver.put(&config, cp, Default::default(), Default::default()).await.map(|_| ());
-            let _ = saver.delete_thread(&thread).await;
-            r
-        }
-        Capability::PutWrites => {
-            let r =
-                saver.put_writes(&with_id, vec![("probe".into(), TypedValue::json(&1.into()))], "probe-task", "").await;
-            let _ = saver.delete_thread(&thread).await;
-            r
-        }
-        Capability::GetTuple => saver.get_tuple(&config).await.map(|_| ()),
-        Capability::List => saver.list(&thread, &ListOptions::all()).await.map(|_| ()),
-        Capability::DeleteThread => saver.delete_thread(&thread).await,
-        Capability::DeleteForRuns => saver.delete_for_runs(&[format!("{thread}-run")]).await,
-        Capability::CopyThread => saver.copy_thread(&thread, &format!("{thread}-copy")).await,
-        Capability::Prune => saver.prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest).await,
-        Capability::DeltaChannelHistory => saver.delta_channel_history(&with_id, &[]).await.map(|_| ()),
-        Capability::Concurrency | Capability::Durability => Ok(()),
     }
 }
 
