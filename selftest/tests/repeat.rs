@@ -18,18 +18,23 @@ impl Bug for HashMapOrderedWrites {
     }
 }
 
+/// A quiet run of `capabilities` with every case run `repeat` times.
+fn options(capabilities: &[Capability], repeat: u32) -> RunOptions {
+    RunOptions {
+        progress: Progress::Quiet,
+        capabilities: Some(capabilities.iter().copied().collect::<BTreeSet<_>>()),
+        repeat,
+        ..RunOptions::default()
+    }
+}
+
 fn make() -> Arc<dyn Bug> {
     Arc::new(HashMapOrderedWrites)
 }
 
 #[test]
 fn hashmap_ordered_writes_are_reported_nondeterministic_over_five_runs() {
-    let options = RunOptions {
-        progress: Progress::Quiet,
-        capabilities: Some(BTreeSet::from([Capability::PutWrites, Capability::GetTuple])),
-        repeat: 5,
-        ..RunOptions::default()
-    };
+    let options = options(&[Capability::PutWrites, Capability::GetTuple], 5);
     let report = conformance_spec::validate(&registration_of("hashmap-order", Base::Memory, make), &options);
     let flaky: Vec<_> = report.tests.iter().filter(|t| t.repeats.is_some_and(|r| r.nondeterministic())).collect();
     assert!(!flaky.is_empty(), "no case was found nondeterministic");
@@ -50,12 +55,7 @@ fn hashmap_ordered_writes_are_reported_nondeterministic_over_five_runs() {
 
 #[test]
 fn a_deterministic_saver_is_never_called_nondeterministic() {
-    let options = RunOptions {
-        progress: Progress::Quiet,
-        capabilities: Some(BTreeSet::from([Capability::PutWrites, Capability::GetTuple])),
-        repeat: 3,
-        ..RunOptions::default()
-    };
+    let options = options(&[Capability::PutWrites, Capability::GetTuple], 3);
     let report = conformance_spec::validate(&conformance_selftest::reference(Base::Memory), &options);
     assert!(report
         .tests
@@ -75,12 +75,7 @@ impl Bug for Hangs {
 
 #[test]
 fn a_run_that_times_out_ends_the_repeats() {
-    let options = RunOptions {
-        progress: Progress::Quiet,
-        capabilities: Some(BTreeSet::from([Capability::DeleteThread])),
-        repeat: 50,
-        ..RunOptions::default()
-    };
+    let options = options(&[Capability::DeleteThread], 50);
     let make: fn() -> Arc<dyn Bug> = || Arc::new(Hangs);
     let registration = registration_of("hangs", Base::Memory, make).timeout(std::time::Duration::from_millis(200));
     let started = std::time::Instant::now();
