@@ -43,11 +43,14 @@ pub enum Backend {
 impl Backend {
     const NAMES: &'static str = "memory, sqlite, postgres, python:NAME (NAME one of memory, sqlite, sqlite-async, postgres, postgres-async, or module:factory)";
 
-    /// Whether the saver stores in PostgreSQL (and so needs a server URL).
-    fn needs_postgres(&self) -> bool {
+    /// Whether the saver stores in PostgreSQL (and so needs a server URL); `saver` is
+    /// `--saver`. The Python rule is the bridge's own (`checkpoint_bridge::needs_postgres`).
+    fn needs_postgres(&self, saver: Option<&str>) -> bool {
         match self {
             Self::Postgres => true,
-            Self::Python(spec) => spec.split_once(':').is_some_and(|(_, s)| s.starts_with("postgres")),
+            Self::Python(spec) => {
+                checkpoint_bridge::parse_python_saver(spec, saver).is_ok_and(|s| checkpoint_bridge::needs_postgres(&s))
+            }
             _ => false,
         }
     }
@@ -221,7 +224,7 @@ fn prepare(args: &Args) -> Result<(), String> {
     if let Some(p) = &args.sqlite_path {
         check_sqlite_path(p)?;
     }
-    if args.postgres_url.is_some() && !args.backend.needs_postgres() {
+    if args.postgres_url.is_some() && !args.backend.needs_postgres(args.saver.as_deref()) {
         return Err("--postgres-url applies only to --backend postgres (or python:postgres*)".into());
     }
     match &args.backend {
@@ -267,7 +270,7 @@ pub fn run(args: Args) -> ExitCode {
             Err(code) => return code,
         },
         (Backend::Python(spec), _) => {
-            let postgres_url = if args.backend.needs_postgres() {
+            let postgres_url = if args.backend.needs_postgres(args.saver.as_deref()) {
                 match postgres_url(&args, &mut server) {
                     Ok(url) => Some(url),
                     Err(code) => return code,
@@ -398,8 +401,9 @@ mod tests {
         assert_eq!(parse_backend("postgres").unwrap(), Backend::Postgres);
         assert_eq!(parse_backend("python:sqlite").unwrap(), Backend::Python("python:sqlite".into()));
         assert!(parse_backend("pythonx").unwrap_err().contains("python:NAME"));
-        assert!(Backend::Python("python:postgres-async".into()).needs_postgres());
-        assert!(!Backend::Python("python:my.postgres:make".into()).needs_postgres());
+        assert!(Backend::Python("python:postgres-async".into()).needs_postgres(None));
+        assert!(!Backend::Python("python:my.postgres:make".into()).needs_postgres(None));
+        assert!(Backend::Python("python".into()).needs_postgres(Some("postgres_saver:make")));
         assert!(parse_capability("puts").unwrap_err().contains("put_writes"));
         assert_eq!(parse_skip("prune= no server ").unwrap(), (Capability::Prune, "no server".into()));
         assert!(parse_skip("prune").unwrap_err().contains("CAPABILITY=REASON"));

@@ -29,8 +29,8 @@ pub mod server;
 
 pub use process::ChildCommand;
 pub use python::{
-    child_command, managed_python, parse_python_saver, python_registration, user_python, PythonOptions, SpecError,
-    BASE_PYTHON_ENV_VAR, PINNED, POSTGRES_URL_ENV, PYTHON_ENV_VAR, SHORT_NAMES,
+    child_command, managed_python, needs_postgres, parse_python_saver, python_registration, user_python, PythonOptions,
+    SpecError, BASE_PYTHON_ENV_VAR, PINNED, POSTGRES_URL_ENV, PYTHON_ENV_VAR, SHORT_NAMES,
 };
 pub use registration::{BridgeFacts, BridgeRegistration, BridgeSpec};
 pub use saver::{BridgeSaver, NEXT_VERSION_TIMEOUT};

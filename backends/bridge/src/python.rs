@@ -263,6 +263,12 @@ pub fn parse_python_saver(backend: &str, saver: Option<&str>) -> Result<String, 
     }
 }
 
+/// Whether the saver spec (as [`parse_python_saver`] gives it) names one of LangGraph's
+/// PostgreSQL savers, which need a server URL.
+pub fn needs_postgres(spec: &str) -> bool {
+    spec.starts_with("postgres")
+}
+
 /// The registration of a Python saver: parses the spec ([`parse_python_saver`]), prepares
 /// the environment (a user's from `options.python_env` or $CHECKPOINT_BRIDGE_PYTHON, else
 /// the managed one, made on first use) and returns the bridged registration, named
@@ -287,7 +293,7 @@ pub fn python_registration(
         };
         child_command(&python, &options.base_dir, managed, &name).map_err(SpecError::Environment)?
     };
-    if spec.starts_with("postgres") {
+    if needs_postgres(&spec) {
         let url = options
             .postgres_url
             .clone()
