@@ -44,7 +44,7 @@ pub mod prune;
 
 pub use calls::{Cx, Reply};
 pub use compare::Checked;
-pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
+pub use conformance_core::{Capability, Failure, Fixture, Registration, Report, RunOptions, SpecCase};
 pub use crash::{child_main_if_requested, child_main_if_requested_among};
 
 /// Builds a module's case list: `spec_cases!(Capability::Put => [roundtrip ["test_put_roundtrip"], other])`.
