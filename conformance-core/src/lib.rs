@@ -31,7 +31,7 @@
 //! gives only `with_reopen` gets a failing crash case whose message says what is missing.
 //! An in-memory saver gives none of them and `durability` is reported as not implemented.
 //!
-//! Cases can report facts (the number of kills, the seed) with [`TestContext::fact`];
+//! Cases can report facts (the number of kills, the seed) with [`CaseEnv::fact`];
 //! they appear in [`CaseResult::facts`] and [`Report::facts`] as `capability.key`.
 
 #![warn(missing_docs)]
@@ -55,7 +55,7 @@ pub use checkpoint_contract::{
 };
 
 pub use call::Call;
-pub use case::{CaseFn, CaseFuture, Failure, SpecCase, TestContext};
+pub use case::{CaseEnv, CaseFn, CaseFuture, Failure, SpecCase};
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
 pub use report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Repeats, Report};

@@ -97,7 +97,7 @@ pub struct CaseResult {
     pub message: Option<String>,
     /// Wall time in milliseconds (factory and cleanup included); 0 when not run.
     pub duration_ms: f64,
-    /// Facts the case recorded with [`crate::TestContext::fact`], keyed
+    /// Facts the case recorded with [`crate::CaseEnv::fact`], keyed
     /// `{capability}.{key}` (`durability.kills`); merged into [`Report::facts`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub facts: BTreeMap<String, serde_json::Value>,

@@ -18,7 +18,7 @@ use crate::report::{
     SCHEMA_VERSION,
 };
 use crate::traced::{CallLog, Traced};
-use crate::{Capability, CheckpointSaver, Registration, SpecCase, TestContext};
+use crate::{Capability, CaseEnv, CheckpointSaver, Registration, SpecCase};
 
 /// What the plan says about a case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         };
         let traced: Arc<dyn CheckpointSaver> =
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
-        let ctx = TestContext::new(traced, fixture.reopen.clone())
+        let ctx = CaseEnv::new(traced, fixture.reopen.clone())
             .for_registration(reg.name.clone(), fixture.location.clone())
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
@@ -483,7 +483,7 @@ mod tests {
     struct Nothing;
     impl CheckpointSaver for Nothing {}
 
-    fn records_facts(ctx: TestContext) -> CaseFuture {
+    fn records_facts(ctx: CaseEnv) -> CaseFuture {
         Box::pin(async move {
             ctx.fact("kills", 20);
             ctx.fact("seed", "42");
