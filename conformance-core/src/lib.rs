@@ -46,6 +46,8 @@ pub mod render;
 pub mod report;
 pub mod run;
 mod saver;
+pub mod session;
+mod storage;
 mod traced;
 pub mod types;
 
@@ -53,12 +55,15 @@ pub use call::Call;
 pub use capability::{Capability, CapabilityKind, UnknownCapability};
 pub use case::{CaseFn, CaseFuture, Failure, SpecCase, TestContext};
 pub use error::{BoxError, CheckpointError};
+pub use isolation::Abort;
 pub use json::CodecError;
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
 pub use report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Repeats, Report};
 pub use run::{Detection, Planned, RunOptions};
 pub use saver::CheckpointSaver;
+pub use session::{Knowledge, Session, Start};
+pub use storage::Storage;
 pub use types::*;
 
 /// Re-exported so savers can write `#[conformance_core::async_trait]`.

@@ -19,7 +19,7 @@ pub type CleanupFn = Box<dyn FnOnce() -> BoxFuture<'static, Result<(), BoxError>
 
 type FactoryFn = Arc<dyn Fn() -> BoxFuture<'static, Result<Fixture, BoxError>> + Send + Sync>;
 type OpenAtFn = Arc<dyn Fn(String) -> BoxFuture<'static, Result<Fixture, BoxError>> + Send + Sync>;
-type HookFn = Arc<dyn Fn() -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;
+pub(crate) type HookFn = Arc<dyn Fn() -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;
 
 /// What the factory gives for one case: the saver, and optionally a cleanup and a way to
 /// open a second instance on the same storage.
