@@ -255,6 +255,14 @@ impl Registration {
         self.multi_thread
     }
 
+    /// The same registration under another name (a variant of a saver beside its main
+    /// registration in one `checkpointer_test!` binary: `sqlite-full`). The name is used in
+    /// reports and trial names, and the durability crash child finds its registration by it.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
     /// The registration's name.
     pub fn name(&self) -> &str {
         &self.name
