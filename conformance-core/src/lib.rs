@@ -23,6 +23,8 @@
 //! the registration says how to open a locator ([`Registration::open_at`]); the front end
 //! (the `checkpointer_test!` main, `cargo xtask conformance`, or a `main` that calls
 //! `validate`) calls `conformance_spec::child_main_if_requested` first thing in `main`.
+//! A [`Storage`] impl registered with [`Registration::persistent`] gives all three from
+//! one declaration (create a location, open it, destroy it).
 //! A persistent saver that gives all three gets the full `durability` capability; one that
 //! gives only `with_reopen` gets a failing crash case whose message says what is missing.
 //! An in-memory saver gives none of them and `durability` is reported as not implemented.

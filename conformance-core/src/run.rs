@@ -2,8 +2,9 @@
 //! (fresh fixture, timeout, panic caught, cleanup always) -> report.
 //!
 //! `validate()` in `conformance-spec`, the `checkpointer_test!` trials and
-//! `cargo xtask conformance` all call [`detect`], [`plan_case`], [`execute_case`] and
-//! [`build_report`]; [`run`] strings them together.
+//! `cargo xtask conformance` all go through a [`Session`] (setup, [`detect`], plan,
+//! teardown, [`build_report`]) and run each case with [`execute_case_repeated`]; [`run`]
+//! strings them together for the front ends that run every case themselves.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
