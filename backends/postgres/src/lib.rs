@@ -97,8 +97,8 @@
 //! ## Testing
 //!
 //! The kit's wiring is behind the `kit` feature (a normal build has none of it):
-//! [`PostgresStorage`] is the saver's one [`conformance_core::Storage`] impl (a schema per
-//! case, its name the location), and [`registration`] gives the kit a fresh schema per case
+//! `PostgresStorage` is the saver's one [`conformance_core::Storage`] impl (a schema per
+//! case, its name the location), and `registration` gives the kit a fresh schema per case
 //! on one server from it. The tests read the server's URL from
 //! `CHECKPOINT_POSTGRES_URL`; `scripts/pg-test-server.sh start` starts a throwaway server
 //! and prints one, and the `test-server` feature offers the same as

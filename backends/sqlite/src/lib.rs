@@ -93,12 +93,12 @@
 //! ## Registration (feature `kit`)
 //!
 //! The conformance kit's wiring is behind the `kit` feature, so a normal build carries
-//! none of it (nor `tempfile`). [`SqliteStorage`] is the saver's one
+//! none of it (nor `tempfile`). `SqliteStorage` is the saver's one
 //! [`conformance_core::Storage`] impl (a database file per case, its path as the
-//! location); `Registration::persistent` derives the rest from it. [`registration`] gives
+//! location); `Registration::persistent` derives the rest from it. `registration` gives
 //! each case a fresh file in a fresh temporary directory (removed by the cleanup);
-//! [`registration_at`] puts each case's file beside a path the user chose. Both use
-//! [`kit_options`] (`synchronous = NORMAL`, see there why); [`registration_with`] takes any
+//! `registration_at` puts each case's file beside a path the user chose. Both use
+//! `kit_options` (`synchronous = NORMAL`, see there why); `registration_with` takes any
 //! options.
 
 #![warn(missing_docs)]
