@@ -27,6 +27,8 @@
 //! the registration says how to open a locator ([`Registration::open_at`]); the front end
 //! (the `checkpointer_test!` main, `cargo xtask conformance`, or a `main` that calls
 //! `validate`) calls `conformance_spec::child_main_if_requested` first thing in `main`.
+//! A [`Storage`] impl registered with [`Registration::persistent`] gives all three from
+//! one declaration (create a location, open it, destroy it).
 //! A persistent saver that gives all three gets the full `durability` capability; one that
 //! gives only `with_reopen` gets a failing crash case whose message says what is missing.
 //! An in-memory saver gives none of them and `durability` is reported as not implemented.
@@ -46,6 +48,8 @@ mod registration;
 pub mod render;
 pub mod report;
 pub mod run;
+pub mod session;
+mod storage;
 mod traced;
 
 /// The contract, re-exported whole: the modules [`types`] and [`json`] and every item at
@@ -56,10 +60,13 @@ pub use checkpoint_contract::{
 
 pub use call::Call;
 pub use case::{CaseEnv, CaseFn, CaseFuture, Failure, SpecCase};
+pub use isolation::Abort;
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
 pub use report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Repeats, Report};
 pub use run::{Detection, Planned, RunOptions};
+pub use session::{Knowledge, Session, Start};
+pub use storage::Storage;
 pub use types::*;
 
 /// Re-exported so savers can write `#[conformance_core::async_trait]`.
