@@ -20,7 +20,7 @@ use crate::report::{
 };
 use crate::session::{Session, Start};
 use crate::traced::{CallLog, Traced};
-use crate::{Capability, CheckpointSaver, Registration, SpecCase, TestContext};
+use crate::{Capability, CaseEnv, CheckpointSaver, Registration, SpecCase};
 
 /// What the plan says about a case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,7 +108,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         };
         let traced: Arc<dyn CheckpointSaver> =
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
-        let ctx = TestContext::new(traced, fixture.reopen.clone())
+        let ctx = CaseEnv::new(traced, fixture.reopen.clone())
             .for_registration(reg.name.clone(), fixture.location.clone())
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
@@ -493,7 +493,7 @@ mod tests {
     struct Nothing;
     impl CheckpointSaver for Nothing {}
 
-    fn records_facts(ctx: TestContext) -> CaseFuture {
+    fn records_facts(ctx: CaseEnv) -> CaseFuture {
         Box::pin(async move {
             ctx.fact("kills", 20);
             ctx.fact("seed", "42");

@@ -5,7 +5,7 @@
 //! deadpool-postgres pool.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), conformance_core::CheckpointError> {
+//! # async fn demo() -> Result<(), checkpoint_contract::CheckpointError> {
 //! use checkpoint_postgres::{PostgresOptions, PostgresSaver};
 //! let saver = PostgresSaver::connect_with(
 //!     "postgresql://postgres@127.0.0.1:5432/postgres",
@@ -140,4 +140,4 @@ pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
 pub use deadpool_postgres::Pool;
 
 #[doc(no_inline)]
-pub use conformance_core::CheckpointError;
+pub use checkpoint_contract::CheckpointError;
