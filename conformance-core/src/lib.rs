@@ -3,7 +3,8 @@
 //! The contract of a LangGraph-style checkpointer as Rust types and an async trait, and the
 //! machinery that checks a saver against it: registration, capability detection, the
 //! runner and the reports. The tests themselves live in `conformance-spec`; this crate
-//! knows no test and no backend, and depends on no native crate.
+//! knows no test and no backend, and depends on no native crate (libc's bindings only, for
+//! `kill(pid, 0)` in [`leftovers`]).
 //!
 //! - [`types`]: `CheckpointConfig`, `Checkpoint`, `TypedValue`, `ChannelVersion`,
 //!   `PendingWrite`, `CheckpointTuple`, `ListOptions`, ... (docs/contract.md §1).
@@ -40,6 +41,7 @@ mod detect;
 mod error;
 mod isolation;
 pub mod json;
+pub mod leftovers;
 pub mod progress;
 mod registration;
 pub mod render;

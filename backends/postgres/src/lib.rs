@@ -126,12 +126,14 @@ mod schema;
 mod sql;
 #[cfg(feature = "test-server")]
 pub mod test_server;
+mod url;
 
 pub use registration::{
     drop_schema, drop_schemas_with_prefix, registration, registration_from_env, registration_with_schema_prefix,
     NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
 };
 pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
+pub use url::check_url;
 
 /// The pool type [`PostgresSaver::from_pool`] takes (deadpool-postgres).
 pub use deadpool_postgres::Pool;

@@ -102,6 +102,7 @@
 
 mod cache;
 mod codec;
+mod leftovers;
 mod reader;
 mod registration;
 mod schema;

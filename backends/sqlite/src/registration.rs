@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use conformance_core::{BoxError, CheckpointError, Fixture, Registration};
-use rusqlite::{Connection, OpenFlags};
 
 use crate::{SqliteOptions, SqliteSaver};
 
@@ -37,10 +36,19 @@ pub fn registration_with(options: SqliteOptions) -> Registration {
     Registration::new("sqlite", move || {
         let options = options.clone();
         async move {
-            let dir = tempfile::Builder::new().prefix("checkpoint-sqlite-").tempdir()?;
+            let dir = crate::leftovers::temp_case_dir()?;
             let path = dir.path().join("checkpoints.sqlite");
-            let fixture = fixture(path, options).await?;
-            Ok(fixture.with_cleanup(move || async move { dir.close().map_err(BoxError::from) }))
+            let fixture = match fixture(path.clone(), options).await {
+                Ok(f) => f,
+                Err(e) => {
+                    let _ = remove_database(&path);
+                    return Err(e);
+                }
+            };
+            Ok(fixture.with_cleanup(move || async move {
+                remove_database(&path)?;
+                dir.close().map_err(BoxError::from)
+            }))
         }
     })
     .open_at(open_at(open_options))
@@ -54,14 +62,18 @@ pub fn registration_with(options: SqliteOptions) -> Registration {
 /// Uses [`kit_options`].
 ///
 /// # Errors
-/// `Storage` when the directory of `base` does not exist, `base` is a directory, or `base`
-/// exists and is not an SQLite database.
+/// `Storage` when the directory of `base` does not exist, `base` is a directory or another
+/// file that is not a regular one (a FIFO: refused without opening it), `base` exists and
+/// is not an SQLite database or is locked by another process, or the case files' names
+/// would be too long for the filesystem.
 pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, CheckpointError> {
     let base = base.as_ref().to_path_buf();
     crate::schema::check_path(&base)?;
     if base.exists() {
-        check_is_database(&base)?;
+        crate::leftovers::check_is_database(&base)?;
     }
+    crate::leftovers::check_case_names(&base, &case_path(&base, u64::MAX))?;
+    crate::leftovers::sweep_case_files(&base);
     let options = kit_options();
     let counter = Arc::new(AtomicU64::new(0));
     let open_options = options.clone();
@@ -71,8 +83,23 @@ pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, Checkpoin
         let options = options.clone();
         async move {
             remove_database(&path)?;
-            let fixture = fixture(path.clone(), options).await?;
-            Ok(fixture.with_cleanup(move || async move { remove_database(&path).map_err(BoxError::from) }))
+            // Removed on an interrupt too (a front end that handles SIGINT / SIGTERM).
+            let p = path.clone();
+            let guard = conformance_core::leftovers::on_interrupt(move || {
+                let _ = remove_database(&p);
+            });
+            let fixture = match fixture(path.clone(), options).await {
+                Ok(f) => f,
+                Err(e) => {
+                    let _ = remove_database(&path);
+                    return Err(e);
+                }
+            };
+            Ok(fixture.with_cleanup(move || async move {
+                let r = remove_database(&path).map_err(BoxError::from);
+                drop(guard);
+                r
+            }))
         }
     })
     .open_at(open_at(open_options)))
@@ -99,27 +126,15 @@ fn case_path(base: &Path, n: u64) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Removes the database file and its `-wal`, `-shm` and `-journal` companions.
-fn remove_database(path: &Path) -> std::io::Result<()> {
+/// Removes the database file and its `-wal`, `-shm` and `-journal` companions (unlink
+/// only: needs no file descriptor).
+pub(crate) fn remove_database(path: &Path) -> std::io::Result<()> {
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut name = OsString::from(path.as_os_str());
         name.push(suffix);
-        match std::fs::remove_file(PathBuf::from(name)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
+        conformance_core::leftovers::remove_file(Path::new(&name))?;
     }
     Ok(())
-}
-
-/// Fails unless the file at `path` is an SQLite database (read only; nothing is changed).
-fn check_is_database(path: &Path) -> Result<(), CheckpointError> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| CheckpointError::storage(format!("cannot open {}", path.display()), e))?;
-    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
-        .map(|_| ())
-        .map_err(|e| CheckpointError::storage(format!("{} exists but is not an SQLite database", path.display()), e))
 }
 
 /// A fixture on `path` that can reopen the same file, with the path as its location.
