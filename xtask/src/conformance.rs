@@ -74,7 +74,8 @@ pub struct Args {
 
     /// Run the sqlite cases on this filesystem: each case uses its own database file next
     /// to FILE (FILE.case-<pid>-<n>, removed after the case); FILE itself is never written.
-    /// Its directory must exist, and FILE, if it exists, must be an SQLite database.
+    /// Its directory must exist, and FILE, if it exists, must be a regular file: empty or an
+    /// SQLite database that no other process holds locked. No report may be written over it.
     /// Default: a fresh temporary file per case.
     #[arg(long, value_name = "FILE")]
     sqlite_path: Option<PathBuf>,
