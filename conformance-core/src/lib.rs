@@ -7,7 +7,7 @@
 //! (`conformance_core::CheckpointSaver`, `conformance_core::types::Checkpoint`,
 //! `conformance_core::json::to_json`, ...). The tests themselves live in
 //! `conformance-spec`; this crate knows no test and no backend, and depends on no native
-//! crate.
+//! crate (libc's bindings only, for `kill(pid, 0)` in [`leftovers`]).
 //!
 //! - [`types`]: `CheckpointConfig`, `Checkpoint`, `TypedValue`, `ChannelVersion`,
 //!   `PendingWrite`, `CheckpointTuple`, `ListOptions`, ... (docs/contract.md §1).
@@ -43,6 +43,7 @@ mod case;
 pub mod clusters;
 mod detect;
 mod isolation;
+pub mod leftovers;
 pub mod progress;
 mod registration;
 pub mod render;

@@ -73,7 +73,8 @@ pub enum CapabilityStatus {
     Failed,
     /// The probe answered `Unsupported`.
     NotImplemented,
-    /// Skipped by the registration, with a reason.
+    /// Skipped by the registration, with a reason, or not run at all because `--fail-fast`
+    /// stopped the run first.
     Skipped,
     /// Left out of the run by a capability selection (`--capabilities`).
     NotSelected,

@@ -275,8 +275,17 @@ fn run_hook(registration: &Registration, which: &str, hook: Option<crate::regist
     }
 }
 
+/// Whether every case is one that `--fail-fast` did not start ([`FAIL_FAST_SKIP`]).
+fn fail_fast_skipped(cases: &[&CaseResult]) -> bool {
+    !cases.is_empty()
+        && cases.iter().all(|t| {
+            t.outcome == Outcome::Skipped && t.message.as_deref().is_some_and(|m| m.starts_with(FAIL_FAST_SKIP))
+        })
+}
+
 /// Builds the report from case results (in run order) and what happened to each
-/// capability.
+/// capability. A capability whose every case `--fail-fast` left unstarted is `skipped`
+/// with that reason (not `failed` with no failure).
 pub fn build_report(
     registration: &Registration,
     detection: &Detection,
@@ -289,7 +298,9 @@ pub fn build_report(
         let cases: Vec<&CaseResult> = tests.iter().filter(|t| t.capability == cap).collect();
         let passed = cases.iter().filter(|t| t.outcome == Outcome::Passed).count();
         let failed = cases.iter().filter(|t| t.outcome == Outcome::Failed).count();
-        let skip_reason = registration.skips.get(&cap).cloned();
+        let skip_reason = registration.skips.get(&cap).cloned().or_else(|| {
+            fail_fast_skipped(&cases).then(|| cases[0].message.clone().unwrap_or_else(|| FAIL_FAST_SKIP.to_owned()))
+        });
         let status = if selection.is_some_and(|s| !s.contains(&cap)) {
             CapabilityStatus::NotSelected
         } else if skip_reason.is_some() {
@@ -298,6 +309,9 @@ pub fn build_report(
             CapabilityStatus::NotImplemented
         } else if cases.is_empty() {
             CapabilityStatus::NoCases
+        } else if fail_fast_skipped(&cases) {
+            // --fail-fast stopped the run before any of its cases: not run, not failed.
+            CapabilityStatus::Skipped
         } else if failed > 0 || passed == 0 {
             CapabilityStatus::Failed
         } else {

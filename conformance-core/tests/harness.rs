@@ -293,6 +293,12 @@ fn fail_fast_stops_at_the_first_failed_case() {
         assert_eq!(o, Outcome::Skipped, "{id}: {m}");
         assert!(m.starts_with(conformance_core::run::FAIL_FAST_SKIP) && m.contains("put::put_works"), "{id}: {m}");
     }
+    // A capability none of whose cases ran is skipped with the reason, not "failed" with
+    // an empty failures list.
+    let list = &report.results[&Capability::List];
+    assert_eq!((list.status, list.passed, list.failures.len()), (CapabilityStatus::Skipped, None, 0), "{list:?}");
+    assert!(list.skip_reason.as_deref().is_some_and(|r| r.starts_with(conformance_core::run::FAIL_FAST_SKIP)));
+    assert_eq!(report.results[&Capability::Put].status, CapabilityStatus::Failed);
     let without = run(&reg, &catalog(), &RunOptions { jobs: 1, ..RunOptions::default() });
     assert_eq!(outcome(&without, "list::list_works").0, Outcome::Passed, "without --fail-fast the run goes on");
 }

@@ -27,6 +27,7 @@ pub mod compare;
 pub mod crash;
 pub mod data;
 pub mod harness;
+pub mod outputs;
 
 pub mod concurrency;
 pub mod delete_thread;

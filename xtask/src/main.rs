@@ -17,6 +17,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod bench;
 mod conformance;
+mod guard;
+mod interrupt;
 mod mutants;
 
 /// The command line: `cargo xtask <TASK>`.

@@ -128,6 +128,7 @@ mod schema;
 mod sql;
 #[cfg(feature = "test-server")]
 pub mod test_server;
+mod url;
 
 #[cfg(feature = "kit")]
 pub use registration::{
@@ -135,6 +136,7 @@ pub use registration::{
     PostgresStorage, NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
 };
 pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
+pub use url::check_url;
 
 /// The pool type [`PostgresSaver::from_pool`] takes (deadpool-postgres).
 pub use deadpool_postgres::Pool;

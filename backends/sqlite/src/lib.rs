@@ -105,6 +105,8 @@
 
 mod cache;
 mod codec;
+#[cfg(feature = "kit")]
+mod leftovers;
 mod reader;
 #[cfg(feature = "kit")]
 mod registration;
