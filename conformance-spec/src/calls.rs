@@ -141,6 +141,28 @@ impl Reply<Vec<CheckpointTuple>> {
     pub fn ids(&self) -> Vec<String> {
         self.iter().map(|t| t.config.checkpoint_id.clone().unwrap_or_default()).collect()
     }
+
+    /// Fails unless every listed tuple's `config.checkpoint_id` names its own checkpoint
+    /// (CONTRACT §1 Checkpoint tuple), naming each tuple that disagrees by position and by
+    /// both ids: `list(…): tuples[3].config: config names 1ef…, checkpoint is 1f0…`. Run
+    /// before comparing listed ids, so a wrong config is not reported as a lost checkpoint.
+    ///
+    /// # Errors
+    /// The failure naming every disagreeing tuple.
+    pub fn expect_configs_match(&self) -> Checked {
+        let mut d = self.diffs();
+        for (i, t) in self.iter().enumerate() {
+            if t.config.checkpoint_id.as_deref() != Some(t.checkpoint.id.as_str()) {
+                let named = t.config.checkpoint_id.as_deref().unwrap_or("no checkpoint_id");
+                d.push(
+                    format_args!("tuples[{i}].config"),
+                    format_args!("the checkpoint's id {}", t.checkpoint.id),
+                    format_args!("config names {named}, checkpoint is {}", t.checkpoint.id),
+                );
+            }
+        }
+        d.finish()
+    }
 }
 
 /// A case's handle on the saver under test: a fresh saver from the registration (through
@@ -369,7 +391,10 @@ impl Cx {
     /// A failure naming the call when the saver returned an error.
     pub async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Reply<Vec<CheckpointTuple>>, Failure> {
         let call = Call::List { thread_id: thread_id.to_owned(), options: options.clone() };
-        self.call(call, self.saver.list(thread_id, options)).await.or_fail()
+        let got = self.call(call, self.saver.list(thread_id, options)).await.or_fail()?;
+        // A wrong config is named as such before any comparison by id can call it a loss.
+        got.expect_configs_match()?;
+        Ok(got)
     }
 
     /// Every checkpoint of `thread_id` in every namespace: `list(thread, ns=<all>)` (newest

@@ -28,7 +28,7 @@ use crate::Failure;
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::DeltaChannelHistory => [
+    crate::spec_cases!(Capability::DeltaChannelHistory, needs [Put, PutWrites] => [
         writes_oldest_first ["test_history_returns_writes_oldest_first"],
         seed_is_nearest_value ["test_history_seed_is_nearest_snapshot"],
         excludes_target_writes ["test_history_excludes_target_pending_writes"],

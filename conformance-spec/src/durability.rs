@@ -17,11 +17,11 @@ use crate::data::{id_of, jv, pending, rich_step, Step};
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::Durability => [
-        reopened_instance_reads_checkpoints_and_writes,
-        reopened_instance_sees_a_deleted_thread_gone,
-        reopened_instance_sees_a_replaced_checkpoint,
-        reopened_instance_keeps_the_first_regular_write,
-        acknowledged_writes_survive_kill,
+        reopened_instance_reads_checkpoints_and_writes +[Put, PutWrites, GetTuple, List],
+        reopened_instance_sees_a_deleted_thread_gone +[Put, PutWrites, GetTuple, List, DeleteThread],
+        reopened_instance_sees_a_replaced_checkpoint +[Put, PutWrites, GetTuple],
+        reopened_instance_keeps_the_first_regular_write +[Put, PutWrites, GetTuple],
+        acknowledged_writes_survive_kill +[Put, PutWrites, GetTuple, List],
     ])
 }
 

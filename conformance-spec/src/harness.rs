@@ -45,7 +45,7 @@
 //! `CHECKPOINT_CONFORMANCE_REPORT` set leaves the report of the last binary that ran; give
 //! each binary its own path (`cargo test -p my-saver --test conformance`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,8 +54,8 @@ use std::time::Instant;
 
 use conformance_core::render::{append_step_summary, render_junit, render_terminal};
 use conformance_core::run::{
-    build_report, detect, execute_case_repeated, lifespan_setup, lifespan_teardown, not_run, plan_case, Detection,
-    Planned,
+    build_report, detect, execute_case_repeated, lifespan_setup, lifespan_teardown, not_run, not_run_reason, plan_case,
+    Detection, Planned,
 };
 use conformance_core::{Capability, CaseResult, Outcome, Registration, Report, SpecCase};
 use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
@@ -354,14 +354,15 @@ impl Harness {
             .zip(&plans)
             .enumerate()
             .map(|(i, (case, planned))| {
-                // A base capability that is not implemented is a conformance failure
-                // (CONTRACT §5: the level drops), so its trials fail rather than hide among
-                // the ignored ones; a missing extended capability is optional and ignored.
-                let missing_base = *planned == Planned::NotImplemented && case.capability.is_base();
+                // One outcome per trial in every front end (Planned::outcome): a case not
+                // run whose outcome is failed (a base capability not implemented, CONTRACT
+                // §5) fails its trial with the report's message; the others are ignored.
+                let unrun_failure = (*planned != Planned::Run && planned.outcome(case.capability) == Outcome::Failed)
+                    .then(|| not_run_reason(case, planned));
                 let ignored = match (planned, &knowledge) {
                     (Planned::Run, Knowledge::Unprobed) => self.args.ignored,
                     (Planned::Run, _) => false,
-                    _ => !missing_base,
+                    _ => unrun_failure.is_none(),
                 };
                 let reg = self.registration.clone();
                 let case = *case;
@@ -375,12 +376,8 @@ impl Harness {
                     if let Some(e) = setup_error {
                         return Err(Failed::from(format!("not run: {e}")));
                     }
-                    if missing_base {
-                        return Err(Failed::from(format!(
-                            "{}; every base capability is required for a conformance level above NONE/BASE \
-                             (CONTRACT §5)",
-                            conformance_core::run::not_implemented_reason(case.capability)
-                        )));
+                    if let Some(m) = unrun_failure {
+                        return Err(Failed::from(m));
                     }
                     let runs = match &repeat {
                         Ok(n) => *n,
@@ -493,18 +490,27 @@ impl Harness {
         if let Knowledge::SetupFailed(e) = knowledge {
             eprintln!("error: {reg}: {e}; every trial fails");
         }
-        let mut seen = BTreeSet::<Capability>::new();
+        // (capability, failing?, reason) -> selected trials, in catalog order.
+        let mut lines: Vec<((Capability, bool, String), usize)> = Vec::new();
         for (case, planned) in self.cases.iter().zip(plans) {
-            if !self.selected(case) || !seen.insert(case.capability) {
+            if !self.selected(case) || matches!(planned, Planned::Run | Planned::NotSelected) {
                 continue;
             }
             let why = match planned {
                 Planned::Skipped(r) => format!("skipped by the registration: {r}"),
-                Planned::NotImplemented => conformance_core::run::not_implemented_reason(case.capability),
-                Planned::Run | Planned::NotSelected => continue,
+                p => not_run_reason(case, p),
             };
-            let n = self.cases.iter().filter(|c| c.capability == case.capability && self.selected(c)).count();
-            eprintln!("ignored: {reg}::{} ({n} trial{}): {why}", case.capability, if n == 1 { "" } else { "s" });
+            let key = (case.capability, planned.outcome(case.capability) == Outcome::Failed, why);
+            match lines.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, n)) => *n += 1,
+                None => lines.push((key, 1)),
+            }
+        }
+        for ((cap, failing, why), n) in lines {
+            let all = self.cases.iter().filter(|c| c.capability == cap && self.selected(c)).count();
+            let of = if n == all { String::new() } else { format!(" of {all}") };
+            let word = if failing { "failing" } else { "ignored" };
+            eprintln!("{word}: {reg}::{cap} ({n}{of} trial{}): {why}", if all == 1 { "" } else { "s" });
         }
     }
 }

@@ -52,17 +52,36 @@ pub use crash::{child_main_if_requested, child_main_if_requested_among};
 /// upstream test names it is the counterpart of. An entry marked `#[multi_thread]`
 /// (`#[multi_thread] many_writers`) runs on a multi-thread runtime
 /// ([`SpecCase::multi_thread`]), for cases that need real parallelism.
+///
+/// The capabilities a case calls besides its own ([`SpecCase::needs`]) are declared once:
+/// a module default after the capability (`Capability::List, needs [GetTuple] => [...]`)
+/// and additions per entry (`removes_pending_writes +[PutWrites] ["test_..."]`). The
+/// selftest `setup_needs` checks the declarations against the calls each case makes.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! spec_cases {
-    ($cap:expr => [ $( $(#[$mt:ident])? $f:ident $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
+    ($cap:expr => [ $($rest:tt)* ]) => {
+        $crate::spec_cases!($cap, needs [] => [ $($rest)* ])
+    };
+    ($cap:expr, needs $dn:tt => [ $( $(#[$mt:ident])? $f:ident $( +[ $($n:ident),* $(,)? ] )? $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
         vec![ $( $crate::SpecCase {
             capability: $cap,
             name: stringify!($f),
             upstream: &[$($($u),*)?],
             multi_thread: $crate::__spec_case_multi_thread!($($mt)?),
+            needs: $crate::__spec_case_needs!($dn $([ $($n),* ])?),
             run: |ctx| Box::pin($f($crate::Cx::new(ctx))),
         } ),* ]
+    };
+}
+
+/// The needs of a [`spec_cases!`] entry: the module default followed by the entry's
+/// additions.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __spec_case_needs {
+    ([ $($d:ident),* $(,)? ] $([ $($n:ident),* ])?) => {
+        &[$($crate::Capability::$d,)* $($($crate::Capability::$n,)*)?]
     };
 }
 
