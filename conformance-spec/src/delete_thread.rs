@@ -13,19 +13,19 @@ use crate::data::{at, jv, values, Ids, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::DeleteThread, needs [Put] => [
-        removes_every_checkpoint +[GetTuple, List] ["test_delete_thread_removes_checkpoints"],
-        removes_pending_writes +[PutWrites, GetTuple] ["test_delete_thread_removes_writes"],
-        removes_every_namespace +[GetTuple, List] ["test_delete_thread_removes_all_namespaces"],
-        other_threads_untouched +[PutWrites, GetTuple, List] ["test_delete_thread_preserves_other_threads"],
-        unknown_thread_is_noop +[PutWrites, List] ["test_delete_thread_nonexistent_noop"],
-        removes_channel_values +[GetTuple],
-        other_thread_with_the_same_ids_untouched +[GetTuple],
-        reput_after_delete_starts_clean +[PutWrites, GetTuple, List],
-        removes_writes_without_checkpoint +[PutWrites, GetTuple],
-        threads_sharing_a_prefix_untouched +[PutWrites, GetTuple, List],
-        thread_id_pattern_characters_match_literally +[PutWrites, GetTuple, List],
-        delete_twice_is_noop +[PutWrites, GetTuple, List],
+    crate::spec_cases!(Capability::DeleteThread, needs [Put, PutWrites, GetTuple, List] => [
+        removes_every_checkpoint -[PutWrites] ["test_delete_thread_removes_checkpoints"],
+        removes_pending_writes -[List] ["test_delete_thread_removes_writes"],
+        removes_every_namespace -[PutWrites] ["test_delete_thread_removes_all_namespaces"],
+        other_threads_untouched ["test_delete_thread_preserves_other_threads"],
+        unknown_thread_is_noop -[GetTuple] ["test_delete_thread_nonexistent_noop"],
+        removes_channel_values -[PutWrites, List],
+        other_thread_with_the_same_ids_untouched -[PutWrites, List],
+        reput_after_delete_starts_clean,
+        removes_writes_without_checkpoint -[List],
+        threads_sharing_a_prefix_untouched,
+        thread_id_pattern_characters_match_literally,
+        delete_twice_is_noop,
     ])
 }
 

@@ -73,3 +73,20 @@ fn every_case_declares_the_capabilities_it_calls() {
 fn declared(case: &SpecCase) -> BTreeSet<Capability> {
     case.needs.iter().copied().filter(|c| *c != case.capability).collect()
 }
+
+/// A saver without put_writes, list or namespaces is still judged on every capability's
+/// own rule: each capability keeps a case whose needs are at most put and get_tuple.
+#[test]
+fn every_capability_keeps_a_case_needing_only_put_and_get_tuple() {
+    let cases = conformance_spec::catalog();
+    let lacking: Vec<&str> = Capability::ALL
+        .iter()
+        .filter(|cap| {
+            !cases.iter().any(|c| {
+                c.capability == **cap && declared(c).iter().all(|n| matches!(n, Capability::Put | Capability::GetTuple))
+            })
+        })
+        .map(|c| c.name())
+        .collect();
+    assert!(lacking.is_empty(), "capabilities without a case needing only put and get_tuple: {lacking:?}");
+}
