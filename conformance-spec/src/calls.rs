@@ -518,7 +518,8 @@ impl Cx {
     pub async fn expect_ids(&self, thread_id: &str, options: &ListOptions, expected: &[&str]) -> Checked {
         let got = self.list(thread_id, options).await?;
         let want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
-        got.expect_eq("ids", &want, &got.ids())
+        let ids = got.ids();
+        got.expect_eq(order_field("ids", &want, &ids), &want, &ids)
     }
 
     /// Fails unless `list(thread_id, options)` returns exactly the checkpoints labelled
@@ -532,7 +533,8 @@ impl Cx {
         if labels == want {
             return Ok(());
         }
-        got.diffs().push("ids", format_args!("{want:?}"), format_args!("{labels:?} ({})", ids.legend())).finish()
+        let field = order_field("ids", want, &labels);
+        got.diffs().push(field, format_args!("{want:?}"), format_args!("{labels:?} ({})", ids.legend())).finish()
     }
 
     /// Like [`Cx::expect_list`], for results that span namespaces: `want` is a list of
@@ -556,6 +558,22 @@ impl Cx {
         if pairs == want_owned {
             return Ok(());
         }
-        got.diffs().push("(ns, id)", format_args!("{want:?}"), format_args!("{pairs:?} ({})", ids.legend())).finish()
+        let field = order_field("(ns, id)", &want_owned, &pairs);
+        got.diffs().push(field, format_args!("{want:?}"), format_args!("{pairs:?} ({})", ids.legend())).finish()
+    }
+}
+
+/// `field`, or, when `got` holds exactly the elements of `want` in another order,
+/// `"{field}: order (every element is there; this case checks the exact order)"`, so a
+/// wrong order is not read as a loss.
+fn order_field<A: Ord + PartialEq<B>, B: Ord>(field: &str, want: &[A], got: &[B]) -> String {
+    let (mut w, mut g): (Vec<&A>, Vec<&B>) = (want.iter().collect(), got.iter().collect());
+    w.sort_unstable();
+    g.sort_unstable();
+    let same = w.len() == g.len() && w.iter().zip(&g).all(|(a, b)| **a == **b);
+    if same {
+        format!("{field}: order (every element is there; this case checks the exact order)")
+    } else {
+        field.to_owned()
     }
 }

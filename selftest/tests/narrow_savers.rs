@@ -235,12 +235,30 @@ fn wrong_config_in_list_is_named_not_a_loss() {
     assert!(lost.is_empty(), "reported as a loss:\n{}", lost.join("\n"));
 }
 
+/// `list` returns the right tuples oldest first.
+struct ListReversed;
+
+impl Bug for ListReversed {
+    fn list_output(&self, _caller: &ListOptions, out: &mut Vec<CheckpointTuple>) {
+        out.reverse();
+    }
+}
+
+fn exact_order_check_says_every_element_is_there() {
+    let report = validate(&registration_of("list-reversed", Base::Memory, || Arc::new(ListReversed)));
+    let t = report.tests.iter().find(|t| t.id == "list::newest_id_first").expect("the case");
+    assert_eq!(t.outcome, Outcome::Failed);
+    let m = t.message.as_deref().unwrap_or("");
+    assert!(m.contains("order (every element is there; this case checks the exact order)"), "{m}");
+}
+
 fn main() -> ExitCode {
     if std::env::var_os(CHILD).is_some() {
         return conformance_spec::harness::run_main(no_put_writes());
     }
     let args = libtest_mimic::Arguments::from_args();
-    let checks: [(&str, fn()); 5] = [
+    let checks: [(&str, fn()); 6] = [
+        ("exact_order_check_says_every_element_is_there", exact_order_check_says_every_element_is_there),
         ("saver_without_put_writes_is_judged_on_its_own_rules", saver_without_put_writes_is_judged_on_its_own_rules),
         (
             "planted_delete_thread_bug_is_caught_without_put_writes",
