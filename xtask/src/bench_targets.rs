@@ -199,7 +199,7 @@ pub fn markdown(doc: &Value) -> String {
         s += &format!("\n\nDisk: small append + fdatasync {}/s.", fmt(f));
     }
     if let Some(p) = all.get("python").and_then(|p| p.get("versions")) {
-        s += &format!(" Python: {p}.");
+        s += &format!("\n\nPython and LangGraph versions (same run): {p}.");
     }
     s += "\n\n| target | measured | bound | |\n|---|---:|---|---|";
     for t in doc.get("targets").and_then(Value::as_array).into_iter().flatten() {
