@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::CapabilityKind;
 use crate::Capability;
+use crate::CapabilityKind;
 
 /// The version of the JSON report's schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -97,7 +97,7 @@ pub struct CaseResult {
     pub message: Option<String>,
     /// Wall time in milliseconds (factory and cleanup included); 0 when not run.
     pub duration_ms: f64,
-    /// Facts the case recorded with [`crate::TestContext::fact`], keyed
+    /// Facts the case recorded with [`crate::CaseEnv::fact`], keyed
     /// `{capability}.{key}` (`durability.kills`); merged into [`Report::facts`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub facts: BTreeMap<String, serde_json::Value>,
@@ -106,6 +106,12 @@ pub struct CaseResult {
     /// "nondeterministic: failed in F of N runs".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
+    /// How the case ended when its code gave no verdict of its own (a panic, a timeout, a
+    /// dead thread): what the runner decides on (a timeout ends `--repeat` early and prints
+    /// [`crate::run::timeout_hint`]). Not part of the JSON report; `None` in a report read
+    /// back from JSON.
+    #[serde(skip)]
+    pub abort: Option<crate::Abort>,
 }
 
 /// How often a repeated case ran and failed ([`CaseResult::repeats`]).

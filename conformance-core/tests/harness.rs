@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use conformance_core::run::{run, RunOptions};
 use conformance_core::{
-    async_trait, BoxError, Capability, CapabilityStatus, ChannelVersions, Checkpoint, CheckpointConfig,
+    async_trait, BoxError, Capability, CapabilityStatus, CaseEnv, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointError, CheckpointMetadata, CheckpointSaver, CheckpointTuple, Failure, Fixture, Level, ListOptions,
-    Outcome, Registration, SpecCase, TestContext,
+    Outcome, Registration, SpecCase,
 };
 
 /// How a [`Misbehaving`] saver breaks.
@@ -59,7 +59,7 @@ fn case(capability: Capability, name: &'static str, run: conformance_core::CaseF
     SpecCase { capability, name, upstream: &[], multi_thread: false, run }
 }
 
-fn put_case(ctx: TestContext) -> conformance_core::CaseFuture {
+fn put_case(ctx: CaseEnv) -> conformance_core::CaseFuture {
     Box::pin(async move {
         let cfg = CheckpointConfig::new(ctx.thread("t"));
         let cp = Checkpoint { id: "c1".into(), ..Checkpoint::default() };
@@ -71,14 +71,14 @@ fn put_case(ctx: TestContext) -> conformance_core::CaseFuture {
     })
 }
 
-fn get_case(ctx: TestContext) -> conformance_core::CaseFuture {
+fn get_case(ctx: CaseEnv) -> conformance_core::CaseFuture {
     Box::pin(async move {
         ctx.saver.get_tuple(&CheckpointConfig::new(ctx.thread("t"))).await.map_err(|e| Failure::new(e.to_string()))?;
         Ok(())
     })
 }
 
-fn list_case(ctx: TestContext) -> conformance_core::CaseFuture {
+fn list_case(ctx: CaseEnv) -> conformance_core::CaseFuture {
     Box::pin(async move {
         ctx.saver.list(&ctx.thread("t"), &ListOptions::all()).await.map_err(|e| Failure::new(e.to_string()))?;
         Ok(())
@@ -304,10 +304,10 @@ fn a_timeout_gets_a_hint_naming_both_timeouts() {
     let reg = quick(Registration::new("hangs", || async { Ok(Fixture::new(Misbehaving(Mode::AsyncHangInList))) }));
     let report = run(&reg, &[case(Capability::List, "list_works", list_case)], &RunOptions::default());
     let list = report.tests.iter().find(|t| t.id == "list::list_works").expect("the list case");
-    let hint = conformance_core::run::timeout_hint(list, Duration::from_millis(500)).expect("a hint");
+    let hint = conformance_core::run::timeout_hint(list).expect("a hint");
     assert!(!hint.contains('\n') && hint.contains("--timeout") && hint.contains("Registration::timeout"), "{hint}");
     let reg =
         quick(Registration::new("errors", || async { Ok(Fixture::new(Misbehaving(Mode::StorageErrorEverywhere))) }));
     let report = run(&reg, &[case(Capability::Put, "put_works", put_case)], &RunOptions::default());
-    assert_eq!(conformance_core::run::timeout_hint(&report.tests[0], Duration::from_millis(500)), None);
+    assert_eq!(conformance_core::run::timeout_hint(&report.tests[0]), None);
 }

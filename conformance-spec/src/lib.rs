@@ -44,11 +44,11 @@ pub mod prune;
 
 pub use calls::{Cx, Reply};
 pub use compare::Checked;
-pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
+pub use conformance_core::{Capability, Failure, Fixture, Registration, Report, RunOptions, SpecCase};
 pub use crash::{child_main_if_requested, child_main_if_requested_among};
 
 /// Builds a module's case list: `spec_cases!(Capability::Put => [roundtrip ["test_put_roundtrip"], other])`.
-/// Each entry is an `async fn(Cx) -> CaseResult` in scope, optionally followed by the
+/// Each entry is an `async fn(Cx) -> Checked` in scope, optionally followed by the
 /// upstream test names it is the counterpart of. An entry marked `#[multi_thread]`
 /// (`#[multi_thread] many_writers`) runs on a multi-thread runtime
 /// ([`SpecCase::multi_thread`]), for cases that need real parallelism.
@@ -79,8 +79,8 @@ macro_rules! __spec_case_multi_thread {
 }
 
 /// Writes the `main` of a conformance test binary: one libtest-mimic trial per spec case
-/// against the given [`Registration`] (see [`harness`] for trial names, skips, detection
-/// cost and reports).
+/// and registration against the given [`Registration`]s (see [`harness`] for trial names,
+/// skips, detection cost and reports).
 ///
 /// Put it in a `[[test]]` target with `harness = false`:
 ///
@@ -95,20 +95,24 @@ macro_rules! __spec_case_multi_thread {
 /// conformance_spec::checkpointer_test!(my_crate::registration());
 /// // or, the same:
 /// conformance_spec::checkpointer_test! { registration: my_crate::registration() }
+/// // several registrations (variants of one saver), each with its own name:
+/// conformance_spec::checkpointer_test!(my_crate::registration(), my_crate::registration_with_full_sync());
 /// ```
 ///
-/// The expression is evaluated once per process, at the start of `main`; keep it cheap
-/// (nextest starts the binary once per test). It expands to
-/// `fn main() -> std::process::ExitCode`, which returns libtest's exit code (101 when a
-/// trial failed) rather than calling `exit`, so destructors run.
+/// Each expression is evaluated once per process, at the start of `main`; keep them cheap
+/// (nextest starts the binary once per test). Every registration needs its own name: the
+/// trials are `{name}::{capability}::{case}`, and the durability crash child picks its
+/// registration by name. It expands to `fn main() -> std::process::ExitCode`, which hands
+/// over to the crash child when the process is one, then returns libtest's exit code (101
+/// when a trial failed) rather than calling `exit`, so destructors run.
 #[macro_export]
 macro_rules! checkpointer_test {
     (registration: $registration:expr $(,)?) => {
         $crate::checkpointer_test!($registration);
     };
-    ($registration:expr $(,)?) => {
+    ($($registration:expr),+ $(,)?) => {
         fn main() -> ::std::process::ExitCode {
-            $crate::harness::run_main($registration)
+            $crate::harness::run_main(::std::vec![$($registration),+])
         }
     };
 }

@@ -5,7 +5,7 @@
 //! acknowledgements), on a file in WAL mode through `rusqlite` with a bundled SQLite.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), conformance_core::CheckpointError> {
+//! # async fn demo() -> Result<(), checkpoint_contract::CheckpointError> {
 //! use checkpoint_sqlite::SqliteSaver;
 //! let saver = SqliteSaver::open("checkpoints.sqlite")?;
 //! # Ok(()) }
@@ -90,12 +90,15 @@
 //! Metadata is JSON text so that `list`'s filter runs in SQL (`json_each`, bound
 //! parameters only; no key or value is ever pasted into SQL text).
 //!
-//! ## Registration
+//! ## Registration (feature `kit`)
 //!
-//! [`registration`] gives each case a fresh file in a fresh temporary directory (removed
-//! by the cleanup) and can open a second instance on it ([`conformance_core::Fixture::with_reopen`]);
-//! [`registration_at`] puts each case's file beside a path the user chose. Both use
-//! [`kit_options`] (`synchronous = NORMAL`, see there why); [`registration_with`] takes any
+//! The conformance kit's wiring is behind the `kit` feature, so a normal build carries
+//! none of it (nor `tempfile`). `SqliteStorage` is the saver's one
+//! [`conformance_core::Storage`] impl (a database file per case, its path as the
+//! location); `Registration::persistent` derives the rest from it. `registration` gives
+//! each case a fresh file in a fresh temporary directory (removed by the cleanup);
+//! `registration_at` puts each case's file beside a path the user chose. Both use
+//! `kit_options` (`synchronous = NORMAL`, see there why); `registration_with` takes any
 //! options.
 
 #![warn(missing_docs)]
@@ -103,6 +106,7 @@
 mod cache;
 mod codec;
 mod reader;
+#[cfg(feature = "kit")]
 mod registration;
 mod schema;
 mod writer;
@@ -114,12 +118,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use conformance_core::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
+use checkpoint_contract::{
+    check_thread_id as check_thread, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
 };
 
-pub use registration::{kit_options, registration, registration_at, registration_with};
+#[cfg(feature = "kit")]
+pub use registration::{kit_options, registration, registration_at, registration_with, SqliteStorage};
 pub use schema::SCHEMA_VERSION;
 
 /// SQLite's `PRAGMA synchronous` level.
@@ -281,8 +286,6 @@ impl SqliteSaver {
     }
 }
 
-use conformance_core::check_thread_id as check_thread;
-
 #[async_trait]
 impl CheckpointSaver for SqliteSaver {
     async fn put(
@@ -440,7 +443,7 @@ mod perf {
     //! CPU cost of the read paths without the thread hand-off (run with
     //! `cargo test --release -p checkpoint-sqlite perf -- --ignored --nocapture`).
     use super::*;
-    use conformance_core::ChannelVersion;
+    use checkpoint_contract::ChannelVersion;
 
     /// This thread's CPU time (user + system) from /proc, in seconds (10 ms ticks).
     fn thread_cpu() -> f64 {

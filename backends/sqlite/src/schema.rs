@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use conformance_core::CheckpointError;
+use checkpoint_contract::CheckpointError;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::{SqliteOptions, Synchronous};

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use conformance_core::{
+use checkpoint_contract::{
     CheckpointConfig, CheckpointError, CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite, TypedValue,
 };
 use deadpool_postgres::Object;

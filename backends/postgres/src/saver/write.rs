@@ -2,7 +2,7 @@
 //! statements pipelined), `put_writes` (one statement), and the maintenance operations
 //! (`delete_thread`, `delete_for_runs`, `copy_thread`, `prune`), each one transaction.
 
-use conformance_core::{Checkpoint, CheckpointConfig};
+use checkpoint_contract::{Checkpoint, CheckpointConfig};
 use tokio_postgres::types::ToSql;
 
 use super::{OpResult, PostgresSaver};
