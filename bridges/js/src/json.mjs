@@ -27,6 +27,13 @@ const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
 /** Parses JSON text; numbers become `Num`. Throws SyntaxError with the offset. */
 export function parse(text) {
   let i = 0;
+  // The next backslash at or after some offset (-1: none left), so that strings without
+  // escapes before a long one cost no rescans of the rest of the text.
+  let bs = -2;
+  const nextBackslash = (from) => {
+    if (bs !== -1 && bs < from) bs = text.indexOf("\\", from);
+    return bs;
+  };
   const fail = (what) => {
     throw new SyntaxError(`JSON: ${what} at offset ${i}`);
   };
@@ -39,7 +46,7 @@ export function parse(text) {
     let start = i;
     for (;;) {
       const q = text.indexOf('"', i);
-      const b = text.indexOf("\\", i);
+      const b = nextBackslash(i);
       if (q < 0) fail("unterminated string");
       if (b < 0 || q < b) {
         out += text.slice(start, q);

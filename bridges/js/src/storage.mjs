@@ -4,6 +4,9 @@
 //
 // An initializer module (`--saver ./initializer.mjs`) exports (as `default`, or as
 // `storage` / `createSaver`):
+// - the official validation kit's CheckpointerTestInitializer (`createCheckpointer`,
+//   optional `beforeAll`, `afterAll`, `destroyCheckpointer`): the same file serves both
+//   kits; or
 // - a function returning a saver (or a promise of one): called once per case, the storage
 //   cannot be reopened, so the kit's durability cases are not implemented; or
 // - a storage object: `{ reopenable, setup?(), teardown?(), create?() -> location,
@@ -107,6 +110,20 @@ function factoryStorage(factory) {
   return { reopenable: false, open: () => (isClass ? new factory() : factory()) };
 }
 
+/** The official validation kit's CheckpointerTestInitializer
+ * (@langchain/langgraph-checkpoint-validation): `beforeAll`/`afterAll` are the lifespan,
+ * `createCheckpointer` opens a fresh saver per case, `destroyCheckpointer` closes it. It
+ * cannot reopen a storage, so the kit's durability cases are not implemented. */
+function validationKitStorage(init) {
+  return {
+    reopenable: false,
+    setup: () => init.beforeAll?.(),
+    teardown: () => init.afterAll?.(),
+    open: () => init.createCheckpointer(),
+    close: (saver) => init.destroyCheckpointer?.(saver),
+  };
+}
+
 /** The storage `spec` names: a short name, or the path of an initializer module
  * (relative to the current directory). Throws an Error with a one-line reason. */
 export async function resolve(spec, workdir) {
@@ -123,6 +140,7 @@ export async function resolve(spec, workdir) {
   }
   const exported = mod.default ?? mod.storage ?? mod.createSaver;
   if (typeof exported === "function") return factoryStorage(exported);
+  if (exported && typeof exported.createCheckpointer === "function") return validationKitStorage(exported);
   if (exported && typeof exported.open === "function") return exported;
   throw new Error(`saver ${spec}: the module exports neither a function (default or createSaver) nor a storage object with open()`);
 }
