@@ -214,6 +214,11 @@ impl Cx {
         Ok(self.through(self.reopen().await?, instance))
     }
 
+    /// The saver the calls go to (the case's, or the instance of [`Cx::through`]).
+    pub fn saver(&self) -> Arc<dyn CheckpointSaver> {
+        self.saver.clone()
+    }
+
     /// A thread id unique to this case (see [`CaseEnv::thread`]).
     pub fn thread(&self, label: &str) -> String {
         self.ctx.thread(label)

@@ -26,7 +26,9 @@ pub mod calls;
 pub mod compare;
 pub mod crash;
 pub mod data;
+pub mod fuzz;
 pub mod harness;
+pub mod model;
 pub mod outputs;
 
 pub mod concurrency;

@@ -18,6 +18,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 mod bench;
 mod bench_targets;
 mod conformance;
+mod fuzz;
 mod guard;
 mod interrupt;
 mod mutants;
@@ -42,6 +43,11 @@ enum Task {
     /// Measure the reference savers (release build) against the speed targets and print
     /// (and optionally write) the figures.
     Bench(bench::Args),
+    /// Model-based fuzzing: generated call sequences compared with the contract's model;
+    /// a divergence is shrunk and written as a replayable trace.
+    Fuzz(fuzz::Args),
+    /// Replay a trace file (docs/trace-format.md) against a backend or a mutant.
+    Replay(fuzz::ReplayArgs),
 }
 
 /// Exit code for usage errors.
@@ -60,6 +66,8 @@ fn main() -> ExitCode {
         Some(Task::Conformance(args)) => conformance::run(args),
         Some(Task::Mutants(args)) => mutants::run(args),
         Some(Task::Bench(args)) => bench::run(args),
+        Some(Task::Fuzz(args)) => fuzz::run(args),
+        Some(Task::Replay(args)) => fuzz::run_replay(args),
     }
 }
 

@@ -349,6 +349,11 @@ impl CheckpointSaver for MemorySaver {
         let dst = threads.entry(target.to_owned()).or_default();
         for (ns_name, ns) in src {
             let d = dst.entry(ns_name).or_default();
+            // CONTRACT §3 copy_thread: a copied checkpoint's writes replace the target
+            // checkpoint's writes (none in the source leaves none), found by the fuzzer.
+            for id in ns.checkpoints.keys() {
+                d.writes.remove(id);
+            }
             d.checkpoints.extend(ns.checkpoints);
             for (id, writes) in ns.writes {
                 d.writes.entry(id).or_default().extend(writes);

@@ -1,0 +1,149 @@
+//! The adversarial domains the generator draws from, and the small [`World`] of one
+//! sequence: a few threads, namespaces, checkpoint ids, tasks, channels, run ids and
+//! metadata keys picked from them, so that operations collide.
+//!
+//! Neighbours in each domain are confusable (`"a"`, `"a "`, `" a"`, `"A"`, `"a|b"`,
+//! `"ab"`): a world takes consecutive entries, so its identifiers differ only by a
+//! separator, whitespace, case, a prefix, a SQL/LIKE wildcard or a quote (CONTRACT §1
+//! "Identifiers are opaque"). Task paths include pairs whose byte order and length order
+//! differ (`"~10"` < `"~2"` by bytes, CONTRACT §2 get_tuple).
+
+use conformance_core::{ChannelVersion, TypedValue};
+use serde_json::{json, Value};
+
+/// Thread ids.
+pub const THREADS: &[&str] = &[
+    "a", "a ", " a", "A", "a|b", "ab", "a:b", "a/b", "a.b", "a%", "a_", "%", "_", "a'b", "a\"b", "é", "e\u{301}",
+    "日本", "a\\b", "a-1", "a-10", "a-2", "a\tb",
+];
+/// Namespaces (`""` is the root).
+pub const NAMESPACES: &[&str] =
+    &["", "child:1", "child:1|x", "child:10", "child", "child:1 ", "Child:1", "%", "_", "ns'1", "ünï", "a.b", " "];
+/// Checkpoint ids (ordered by bytes, so `"10"` < `"2"`).
+pub const IDS: &[&str] = &["1", "10", "2", "1 ", "A", "a", "aa", "é", "01", "1f", "~", "%_", "1%"];
+/// Task ids.
+pub const TASKS: &[&str] = &["t", "t ", "T", "t:1", "t|1", "t%", "tt", "t'"];
+/// Task paths.
+pub const PATHS: &[&str] = &["~0", "~10", "~2", "", "~0:1", "~1", "~0|1", "~0.5", "~ "];
+/// Channel names (regular ones; the special channels are added for writes).
+pub const CHANNELS: &[&str] = &["a", "a ", "A", "a:b", "a|b", "a.b", "ab", "%", "_", "é", "a'"];
+/// Run ids.
+pub const RUN_IDS: &[&str] = &["r1", "r1 ", "R1", "r%", "r_", "r10", "r'1"];
+/// Metadata keys (besides `run_id`).
+pub const META_KEYS: &[&str] = &["k", "k ", "K", "k.x", "k:x", "%", "_", "source", "step", "parents", "kk", "ké"];
+/// The special channels of CONTRACT §1.
+pub const SPECIAL: &[&str] = &["__error__", "__scheduled__", "__interrupt__", "__resume__"];
+
+/// Channel versions of both kinds, extremes included; `Int(1)` and `Str("1")` are
+/// different versions (CONTRACT §1 "Channel version").
+pub fn versions() -> Vec<ChannelVersion> {
+    vec![
+        ChannelVersion::Int(1),
+        ChannelVersion::Str("1".into()),
+        ChannelVersion::Int(2),
+        ChannelVersion::Int(0),
+        ChannelVersion::Int(-1),
+        ChannelVersion::Int(i64::MAX),
+        ChannelVersion::Int(i64::MIN),
+        ChannelVersion::Str(String::new()),
+        ChannelVersion::Str("00000000000000000000000000000001.0123".into()),
+        ChannelVersion::Str("00000000000000000000000000000002.5".into()),
+        ChannelVersion::Str("10".into()),
+        ChannelVersion::Str("2".into()),
+    ]
+}
+
+/// Typed values of edge sizes and contents: empty, NUL, non-UTF-8, odd tags, invalid JSON
+/// under the json tag, a 70 KB value.
+pub fn values() -> Vec<TypedValue> {
+    vec![
+        TypedValue::json(&json!(1)),
+        TypedValue::json(&json!("x")),
+        TypedValue::bytes(Vec::new()),
+        TypedValue::bytes(vec![0]),
+        TypedValue::bytes(vec![0xff, 0xfe, 0x00, 0x80]),
+        TypedValue::new("", b"x".to_vec()),
+        TypedValue::new("msgpack", vec![0x81, 0xa1, 0x61, 0x01]),
+        TypedValue::new("json", b"{not json".to_vec()),
+        TypedValue::json(&json!({"m": ["日本", null, 1.5]})),
+        TypedValue::new("json", b" 1".to_vec()),
+        TypedValue::new("null", Vec::new()),
+        TypedValue::bytes(vec![7; 70_000]),
+    ]
+}
+
+/// Metadata values of every JSON kind.
+pub fn json_values() -> Vec<Value> {
+    vec![
+        json!(1),
+        json!(1.0),
+        json!("x"),
+        Value::Null,
+        json!(true),
+        json!(false),
+        json!(0),
+        json!(-1),
+        json!(1.5),
+        json!(i64::MAX),
+        json!(u64::MAX),
+        json!(""),
+        json!(" x"),
+        json!("X"),
+        json!("日本\u{1F600}"),
+        json!("%_'\""),
+        json!([]),
+        json!([1, "a", null]),
+        json!({}),
+        json!({"a": {"b": null}, "": 1}),
+        json!(-2.5e-300),
+    ]
+}
+
+/// The identifiers of one sequence.
+#[derive(Clone, Debug)]
+pub struct World {
+    /// Three thread ids.
+    pub threads: Vec<String>,
+    /// Two namespaces.
+    pub namespaces: Vec<String>,
+    /// Four checkpoint ids, sorted by bytes.
+    pub ids: Vec<String>,
+    /// Two task ids.
+    pub tasks: Vec<String>,
+    /// Three task paths.
+    pub paths: Vec<String>,
+    /// Three channels.
+    pub channels: Vec<String>,
+    /// Two run ids.
+    pub run_ids: Vec<String>,
+    /// Three metadata keys.
+    pub meta_keys: Vec<String>,
+}
+
+fn window(domain: &[&str], start: u16, n: usize) -> Vec<String> {
+    let start = usize::from(start) % domain.len();
+    (0..n).map(|i| domain[(start + i) % domain.len()].to_owned()).collect()
+}
+
+impl World {
+    /// The world picked by `raw` (each entry the start of a window in one domain; zeros
+    /// give the simplest world, which is where shrinking goes).
+    pub fn new(raw: &[u16; 8]) -> Self {
+        let mut ids = window(IDS, raw[2], 4);
+        ids.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        let mut threads = window(THREADS, raw[0], 3);
+        if raw[0] % 7 == 6 {
+            threads[2] = "a".repeat(300);
+        }
+        Self {
+            threads,
+            namespaces: window(NAMESPACES, raw[1], 2),
+            ids,
+            tasks: window(TASKS, raw[3], 2),
+            paths: window(PATHS, raw[4], 3),
+            channels: window(CHANNELS, raw[5], 3),
+            run_ids: window(RUN_IDS, raw[6], 2),
+            meta_keys: window(META_KEYS, raw[7], 3),
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! Running one [`Op`] against a saver and against the [`Model`], and comparing the two
+//! outcomes field by field with the spec's comparator ([`Diffs`]).
+
+use std::sync::Arc;
+
+use conformance_core::{CheckpointSaver, ReopenFn};
+
+use super::trace::{describe, Op, Outcome};
+use crate::compare::Diffs;
+use crate::model::Model;
+
+/// The instances of one storage a trace talks to.
+pub struct Instances {
+    list: Vec<Arc<dyn CheckpointSaver>>,
+    current: usize,
+    reopen: Option<ReopenFn>,
+}
+
+impl Instances {
+    /// The first instance, and how to open more.
+    pub fn new(first: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>) -> Self {
+        Self { list: vec![first], current: 0, reopen }
+    }
+
+    async fn open(&self) -> Result<Arc<dyn CheckpointSaver>, String> {
+        let Some(reopen) = &self.reopen else { return Err("this registration cannot open another instance".into()) };
+        reopen().await.map_err(|e| format!("opening another instance failed: {e}"))
+    }
+
+    /// Runs `op` on the current instance (a marker reopens or switches instances).
+    ///
+    /// # Errors
+    /// A message when a marker needs an instance the registration cannot open.
+    pub async fn run(&mut self, op: &Op) -> Result<Option<Outcome>, String> {
+        let s = self.list[self.current].clone();
+        Ok(Some(match op.clone() {
+            Op::Put { config, checkpoint, metadata, new_versions } => {
+                Outcome::of(s.put(&config, checkpoint, metadata, new_versions).await, Outcome::Config)
+            }
+            Op::PutWrites { config, writes, task_id, task_path } => {
+                Outcome::of(s.put_writes(&config, writes, &task_id, &task_path).await, |()| Outcome::Done)
+            }
+            Op::GetTuple { config } => Outcome::of(s.get_tuple(&config).await, Outcome::Tuple),
+            Op::List { thread_id, options } => Outcome::of(s.list(&thread_id, &options).await, Outcome::Tuples),
+            Op::DeleteThread { thread_id } => Outcome::of(s.delete_thread(&thread_id).await, |()| Outcome::Done),
+            Op::DeleteForRuns { run_ids } => Outcome::of(s.delete_for_runs(&run_ids).await, |()| Outcome::Done),
+            Op::CopyThread { source, target } => Outcome::of(s.copy_thread(&source, &target).await, |()| Outcome::Done),
+            Op::Prune { thread_ids, strategy } => Outcome::of(s.prune(&thread_ids, strategy).await, |()| Outcome::Done),
+            Op::DeltaChannelHistory { config, channels } => {
+                Outcome::of(s.delta_channel_history(&config, &channels).await, Outcome::History)
+            }
+            Op::Reopen => {
+                let new = self.open().await?;
+                self.list[self.current] = new;
+                return Ok(None);
+            }
+            Op::Instance { index } => {
+                while self.list.len() <= index {
+                    let new = self.open().await?;
+                    self.list.push(new);
+                }
+                self.current = index;
+                return Ok(None);
+            }
+        }))
+    }
+}
+
+/// What the model says `op` returns (and the model's new state); `None` for a marker.
+pub fn expected(model: &mut Model, op: &Op) -> Option<Outcome> {
+    Some(match op {
+        Op::Put { config, checkpoint, metadata, new_versions } => {
+            Outcome::of(model.put(config, checkpoint, metadata, new_versions), Outcome::Config)
+        }
+        Op::PutWrites { config, writes, task_id, task_path } => {
+            Outcome::of(model.put_writes(config, writes, task_id, task_path), |()| Outcome::Done)
+        }
+        Op::GetTuple { config } => Outcome::of(model.get_tuple(config), Outcome::Tuple),
+        Op::List { thread_id, options } => Outcome::of(model.list(thread_id, options), Outcome::Tuples),
+        Op::DeleteThread { thread_id } => Outcome::of(model.delete_thread(thread_id), |()| Outcome::Done),
+        Op::DeleteForRuns { run_ids } => Outcome::of(model.delete_for_runs(run_ids), |()| Outcome::Done),
+        Op::CopyThread { source, target } => Outcome::of(model.copy_thread(source, target), |()| Outcome::Done),
+        Op::Prune { thread_ids, strategy } => Outcome::of(model.prune(thread_ids, *strategy), |()| Outcome::Done),
+        Op::DeltaChannelHistory { config, channels } => {
+            Outcome::of(model.delta_channel_history(config, channels), Outcome::History)
+        }
+        Op::Reopen | Op::Instance { .. } => return None,
+    })
+}
+
+/// Every difference between what `op` should have returned and what it returned, each
+/// naming the call, the checkpoint, the field, the expected and the actual value.
+pub fn compare(op: &Op, expected: &Outcome, got: &Outcome) -> Diffs {
+    let mut d = Diffs::new();
+    d.of(describe(op));
+    match (expected, got) {
+        (Outcome::Config(e), Outcome::Config(g)) => {
+            d.config(e, g);
+        }
+        (Outcome::Done, Outcome::Done) => {}
+        (Outcome::Tuple(Some(e)), Outcome::Tuple(Some(g))) => {
+            d.tuple(e, g);
+        }
+        (Outcome::Tuple(e), Outcome::Tuple(g)) => {
+            let name = |t: &Option<_>| match t {
+                Some(t) => format!("the tuple ({})", crate::fuzz::config_of(t)),
+                None => "none".to_owned(),
+            };
+            if e.is_some() != g.is_some() {
+                d.push("", name(e), name(g));
+            }
+        }
+        (Outcome::Tuples(e), Outcome::Tuples(g)) => {
+            d.tuples(e, g);
+        }
+        (Outcome::History(e), Outcome::History(g)) => {
+            d.eq("channels", &e.keys().collect::<Vec<_>>(), &g.keys().collect::<Vec<_>>());
+            for (ch, eh) in e {
+                if let Some(gh) = g.get(ch) {
+                    d.writes(format_args!("[{ch:?}].writes"), &eh.writes, &gh.writes).eq(
+                        format_args!("[{ch:?}].seed"),
+                        &eh.seed,
+                        &gh.seed,
+                    );
+                }
+            }
+        }
+        (e, g) => {
+            d.push("", short(e), short(g));
+        }
+    }
+    d
+}
+
+fn short(o: &Outcome) -> String {
+    match o {
+        Outcome::Error(kind) => format!("a {kind} error"),
+        Outcome::Done => "Ok".to_owned(),
+        other => format!("Ok({})", serde_json::to_string(other).unwrap_or_default()),
+    }
+}

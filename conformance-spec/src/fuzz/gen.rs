@@ -1,0 +1,242 @@
+//! The generator: turns a raw choice (a kind and six numbers, which proptest generates
+//! and shrinks towards zero) into an [`Op`] over the sequence's [`World`], reading the
+//! [`Model`] so that every op is one whose result the contract settles (see
+//! [`Model::settled_value`], [`Model::has_orphan_writes`]). An op of a capability the saver
+//! does not implement (detected `Unsupported`) becomes a `get_tuple`.
+
+use std::collections::BTreeSet;
+
+use conformance_core::{Capability, Checkpoint, CheckpointConfig, CheckpointMetadata, ListOptions, PruneStrategy};
+use serde_json::Value;
+
+use super::domain::{json_values, values, versions, World, SPECIAL};
+use super::trace::Op;
+use crate::model::Model;
+
+/// One raw choice.
+pub type Raw = (u8, [u16; 6]);
+
+/// The number of op kinds a raw choice picks from.
+pub const KINDS: u8 = 15;
+
+/// What the saver under test can do.
+#[derive(Clone, Debug)]
+pub struct Abilities {
+    /// The detected extended capabilities.
+    pub extended: BTreeSet<Capability>,
+    /// True when another instance can be opened on the same storage.
+    pub reopen: bool,
+}
+
+fn pick<T: Clone>(items: &[T], n: u16) -> T {
+    items[usize::from(n) % items.len()].clone()
+}
+
+/// The op `raw` stands for in `world` given the model's state.
+pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op {
+    let (kind, p) = raw;
+    let (mut thread, mut ns, mut id) =
+        (pick(&world.threads, p[0]), pick(&world.namespaces, p[1]), pick(&world.ids, p[2]));
+    // Mostly aim at a stored checkpoint, so that writes and reads collide with it.
+    if p[2] % 4 != 0 && !model.checkpoints.is_empty() && !matches!(kind % KINDS, 0..=3) {
+        let keys: Vec<_> = model.checkpoints.keys().collect();
+        (thread, ns, id) = pick(&keys, p[2] >> 2).clone();
+    }
+    let get_config =
+        CheckpointConfig::new(thread.clone()).with_ns(ns.clone()).with_id(id.clone()).without_id_if(p[3] % 3 == 0);
+    let get = move || Op::GetTuple { config: get_config };
+    let has = |c: Capability| can.extended.contains(&c);
+    match kind % KINDS {
+        0..=3 => put(world, model, &thread, &ns, &id, p),
+        4..=5 => {
+            let n = usize::from(p[5] % 4);
+            let channels: Vec<String> =
+                world.channels.iter().cloned().chain(SPECIAL.iter().map(|s| (*s).to_owned())).collect();
+            let vals = values();
+            let writes = (0..n)
+                .map(|i| {
+                    let c = pick(&channels, p[5] >> (2 + 3 * i as u16));
+                    (c, pick(&vals, p[4].wrapping_add(i as u16 * 5)))
+                })
+                .collect();
+            Op::PutWrites {
+                config: CheckpointConfig::new(thread).with_ns(ns).with_id(id),
+                writes,
+                task_id: pick(&world.tasks, p[3]),
+                task_path: pick(&world.paths, p[4] >> 4),
+            }
+        }
+        6 => get(),
+        7..=8 => {
+            let mut options = ListOptions::all();
+            if p[1] % 3 != 0 {
+                options.checkpoint_ns = Some(ns);
+            }
+            if p[2] % 7 == 6 {
+                options.checkpoint_id = Some(id.clone());
+            }
+            if p[3] % 3 == 1 {
+                options.before = Some(pick(&world.ids, p[3] >> 2));
+            }
+            if p[4] % 3 == 1 {
+                options.limit = Some(usize::from((p[4] >> 2) % 4));
+            }
+            if p[5] % 3 == 1 {
+                options.filter = filter(world, model, p[5] >> 2);
+            }
+            Op::List { thread_id: thread, options }
+        }
+        9 => Op::DeleteThread { thread_id: thread },
+        10 if has(Capability::DeleteForRuns) => {
+            let mut run_ids: Vec<String> =
+                world.run_ids.iter().enumerate().filter(|(i, _)| p[3] >> i & 1 == 1).map(|(_, r)| r.clone()).collect();
+            if p[3] & 4 != 0 {
+                run_ids.push("r-unknown".into());
+            }
+            Op::DeleteForRuns { run_ids }
+        }
+        11 if has(Capability::CopyThread) => {
+            let target = pick(&world.threads, p[0].wrapping_add(1 + p[3] % 2));
+            if copy_is_settled(model, &thread, &target) {
+                Op::CopyThread { source: thread, target }
+            } else {
+                get()
+            }
+        }
+        12 if has(Capability::Prune) => {
+            let mut thread_ids = vec![thread];
+            if p[3] % 2 == 1 {
+                thread_ids.push(pick(&world.threads, p[0].wrapping_add(1)));
+            }
+            let strategy = if p[4] % 3 == 0 { PruneStrategy::Delete } else { PruneStrategy::KeepLatest };
+            if strategy == PruneStrategy::KeepLatest && thread_ids.iter().any(|t| model.has_orphan_writes(t)) {
+                get()
+            } else {
+                Op::Prune { thread_ids, strategy }
+            }
+        }
+        13 if has(Capability::DeltaChannelHistory) => Op::DeltaChannelHistory {
+            config: CheckpointConfig::new(thread).with_ns(ns).with_id(id).without_id_if(p[3] % 3 == 0),
+            channels: world
+                .channels
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| p[4] >> i & 1 == 1)
+                .map(|(_, c)| c.clone())
+                .collect(),
+        },
+        14 if can.reopen => {
+            if p[0] % 2 == 0 {
+                Op::Reopen
+            } else {
+                Op::Instance { index: usize::from(p[1] % 2) }
+            }
+        }
+        _ => get(),
+    }
+}
+
+trait WithoutIdIf {
+    fn without_id_if(self, cond: bool) -> Self;
+}
+
+impl WithoutIdIf for CheckpointConfig {
+    fn without_id_if(self, cond: bool) -> Self {
+        if cond {
+            self.without_id()
+        } else {
+            self
+        }
+    }
+}
+
+/// True when copying `source` onto `target` has one right answer: no writes without a
+/// checkpoint on either side, and no channel version stored with different values on the
+/// two sides (CONTRACT §3 copy_thread does not say which would win).
+fn copy_is_settled(model: &Model, source: &str, target: &str) -> bool {
+    source != target
+        && !model.has_orphan_writes(source)
+        && !model.has_orphan_writes(target)
+        && model
+            .blobs
+            .iter()
+            .filter(|(k, _)| k.0 == source)
+            .all(|((_, ns, ch, v), val)| model.settled_value(target, ns, ch, v).is_none_or(|t| &t == val))
+}
+
+fn filter(world: &World, model: &Model, p: u16) -> CheckpointMetadata {
+    let mut f = CheckpointMetadata::new();
+    let key = pick(&world.meta_keys, p);
+    // Half the time a value some checkpoint has, so that filters also match.
+    let existing: Vec<Value> = model.checkpoints.values().filter_map(|s| s.metadata.get(&key).cloned()).collect();
+    let value =
+        if p >> 3 & 1 == 1 && !existing.is_empty() { pick(&existing, p >> 4) } else { pick(&json_values(), p >> 4) };
+    f.insert(key, value);
+    if p >> 9 & 1 == 1 {
+        f.insert("run_id".into(), Value::String(pick(&world.run_ids, p >> 10)));
+    }
+    f
+}
+
+fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16; 6]) -> Op {
+    let smaller: Vec<&String> = world.ids.iter().filter(|i| i.as_bytes() < id.as_bytes()).collect();
+    let parent = if p[3] % 3 == 0 || smaller.is_empty() { None } else { Some(pick(&smaller, p[3] >> 2).clone()) };
+    let mut config = CheckpointConfig::new(thread).with_ns(ns);
+    config.checkpoint_id = parent;
+    let vers = versions();
+    let vals = values();
+    let mut checkpoint = Checkpoint { v: pick(&[1, 2, 4, 0], p[2] >> 4), id: id.to_owned(), ..Checkpoint::default() };
+    checkpoint.ts = pick(&["", "2024-07-01T00:00:00+00:00", "ts é"], p[2] >> 6).to_owned();
+    let mut new_versions = conformance_core::ChannelVersions::new();
+    for (i, ch) in world.channels.iter().enumerate() {
+        let state = (p[4] >> (2 * i)) & 3;
+        let version = pick(&vers, p[5] >> (4 * i));
+        let settled = model.settled_value(thread, ns, ch, &version);
+        match state {
+            0 => continue,
+            3 => {
+                // Carry the channel without a value: only at a version a stored checkpoint
+                // of this thread and namespace reads, else leave it out.
+                if model.version_in_use(thread, ns, ch, &version) {
+                    checkpoint.channel_versions.insert(ch.clone(), version);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let value = match settled {
+            Some(v) => v,
+            None if state == 2 => None,
+            None => Some(pick(&vals, p[5].wrapping_add(i as u16 * 3) >> 1)),
+        };
+        checkpoint.channel_versions.insert(ch.clone(), version.clone());
+        new_versions.insert(ch.clone(), version);
+        if let Some(v) = value {
+            checkpoint.channel_values.insert(ch.clone(), v);
+        }
+    }
+    if p[1] >> 3 & 1 == 1 {
+        let node = pick(&world.channels, p[1] >> 4);
+        let inner = checkpoint.channel_versions.clone();
+        checkpoint.versions_seen.insert(format!("node:{node}"), inner);
+    }
+    checkpoint.updated_channels = match p[0] >> 4 & 3 {
+        0 => None,
+        1 => Some(Vec::new()),
+        _ => Some(new_versions.keys().cloned().collect()),
+    };
+    let mut metadata = CheckpointMetadata::new();
+    let jv = json_values();
+    for (i, key) in world.meta_keys.iter().enumerate() {
+        if p[3] >> (4 + i) & 1 == 1 {
+            metadata.insert(key.clone(), pick(&jv, p[1].wrapping_add(p[2]).wrapping_add(i as u16 * 7)));
+        }
+    }
+    match p[0] >> 7 & 3 {
+        0 => {}
+        n => {
+            metadata.insert("run_id".into(), Value::String(pick(&world.run_ids, n)));
+        }
+    }
+    Op::Put { config, checkpoint, metadata, new_versions }
+}

@@ -1,0 +1,287 @@
+//! Model-based fuzzing (issue 15): generated sequences of calls over a small adversarial
+//! world, run against a saver and against the reference [`crate::model::Model`]; the first
+//! divergence is shrunk (by proptest) to a minimal sequence and given back as a
+//! [`trace::Trace`] (docs/trace-format.md), printable three ways: readable, JSON (which
+//! [`replay`] replays) and a Rust regression case.
+//!
+//! Each sequence runs on a fresh fixture from the registration's factory (cleanup always
+//! run). After the generated calls, every thread of the world is listed in full, so a
+//! corrupted state shows even if no generated read looked at it. Calls are sequential;
+//! a `reopen` marker replaces the instance by a new one on the same storage and an
+//! `instance` marker switches to a second one, when the registration can reopen
+//! (CONTRACT §4). Concurrent batches are not generated yet.
+
+use std::time::{Duration, Instant};
+
+use conformance_core::run::{detect, lifespan_setup, lifespan_teardown};
+use conformance_core::{Capability, CheckpointTuple, Failure, Registration};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+
+pub mod domain;
+pub mod exec;
+pub mod gen;
+pub mod trace;
+
+use domain::World;
+use exec::{compare, expected, Instances};
+use gen::{interpret, Abilities, Raw, KINDS};
+use trace::{Op, Outcome, Step, Trace, FORMAT};
+
+/// How many sequences, from which seed, for how long.
+#[derive(Clone, Debug)]
+pub struct FuzzOptions {
+    /// The seed: the same seed gives the same sequences.
+    pub seed: u64,
+    /// Sequences to run (default 500).
+    pub cases: u32,
+    /// Stop after this long even if fewer sequences ran.
+    pub time: Option<Duration>,
+    /// Raw choices per sequence, at most (default 24).
+    pub max_len: usize,
+}
+
+impl Default for FuzzOptions {
+    fn default() -> Self {
+        Self { seed: 0, cases: 500, time: None, max_len: 24 }
+    }
+}
+
+/// The first divergence, shrunk.
+#[derive(Clone, Debug)]
+pub struct Divergence {
+    /// The minimal trace, ending with the diverging call; its `expect`s are the model's.
+    pub trace: Trace,
+    /// Every difference at the diverging call.
+    pub message: String,
+}
+
+/// What a fuzz run did.
+#[derive(Clone, Debug)]
+pub struct FuzzOutcome {
+    /// The seed.
+    pub seed: u64,
+    /// Sequences run (the shrinking runs not counted).
+    pub sequences: u64,
+    /// Calls made in those sequences.
+    pub ops: u64,
+    /// How long it took.
+    pub elapsed: Duration,
+    /// The first divergence, shrunk; `None` when every sequence agreed with the model.
+    pub divergence: Option<Divergence>,
+}
+
+/// The tuple's config, for messages.
+pub fn config_of(t: &CheckpointTuple) -> &conformance_core::CheckpointConfig {
+    &t.config
+}
+
+struct Run {
+    steps: Vec<Step>,
+    failure: Option<String>,
+}
+
+/// Runs one sequence against a fresh fixture.
+async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8], raws: &[Raw]) -> Run {
+    let world = World::new(world_raw);
+    let fixture = match reg.fixture().await {
+        Ok(f) => f,
+        Err(e) => return Run { steps: Vec::new(), failure: Some(format!("the factory failed: {e}")) },
+    };
+    let (saver, cleanup, reopen, _) = fixture.into_parts();
+    let mut instances = Instances::new(saver, reopen);
+    let mut model = crate::model::Model::new();
+    let mut ops: Vec<Op> = Vec::new();
+    let mut steps = Vec::new();
+    let mut failure = None;
+    let mut i = 0;
+    let sweep: Vec<Op> = world
+        .threads
+        .iter()
+        .map(|t| Op::List { thread_id: t.clone(), options: conformance_core::ListOptions::all() })
+        .collect();
+    loop {
+        let op = if i < raws.len() {
+            interpret(&raws[i], &world, &model, can)
+        } else if i < raws.len() + sweep.len() {
+            sweep[i - raws.len()].clone()
+        } else {
+            break;
+        };
+        i += 1;
+        let want = expected(&mut model, &op);
+        let got = instances.run(&op).await;
+        ops.push(op.clone());
+        steps.push(Step { op: op.clone(), expect: want.clone() });
+        match (want, got) {
+            (_, Err(e)) => failure = Some(e),
+            (Some(w), Ok(Some(g))) => {
+                if let Err(f) = compare(&op, &w, &g).finish() {
+                    failure = Some(f.message);
+                }
+            }
+            _ => {}
+        }
+        if failure.is_some() {
+            break;
+        }
+    }
+    drop(instances);
+    if let Some(c) = cleanup {
+        if let Err(e) = c().await {
+            failure.get_or_insert(format!("the cleanup failed: {e}"));
+        }
+    }
+    Run { steps, failure }
+}
+
+fn abilities(reg: &Registration) -> Abilities {
+    let detection = detect(reg);
+    let extended =
+        Capability::ALL.into_iter().filter(|c| detection.is_detected(*c) && !reg.skips().contains_key(c)).collect();
+    Abilities { extended, reopen: detection.is_detected(Capability::Durability) }
+}
+
+fn runtime(reg: &Registration) -> std::io::Result<tokio::runtime::Runtime> {
+    conformance_core::run::runtime(reg.is_multi_thread())
+}
+
+fn strategy(max_len: usize) -> impl Strategy<Value = ([u16; 8], Vec<Raw>)> {
+    (any::<[u16; 8]>(), prop::collection::vec((0..KINDS, any::<[u16; 6]>()), 1..=max_len.max(1)))
+}
+
+/// Runs generated sequences against `registration` and compares every result with the
+/// model; on the first divergence, shrinks it and returns the minimal trace.
+///
+/// # Errors
+/// A message when the runtime or the lifespan setup fails.
+pub fn fuzz(registration: &Registration, options: &FuzzOptions) -> Result<FuzzOutcome, String> {
+    let can = abilities(registration);
+    lifespan_setup(registration)?;
+    let result = fuzz_inner(registration, options, &can);
+    let teardown = lifespan_teardown(registration);
+    let outcome = result?;
+    teardown?;
+    Ok(outcome)
+}
+
+/// [`fuzz`] inside a lifespan a front end already set up (the `checkpointer_test!` trial).
+///
+/// # Errors
+/// A message when the runtime cannot start.
+pub fn fuzz_in_lifespan(registration: &Registration, options: &FuzzOptions) -> Result<FuzzOutcome, String> {
+    fuzz_inner(registration, options, &abilities(registration))
+}
+
+fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Result<FuzzOutcome, String> {
+    let rt = runtime(reg).map_err(|e| format!("cannot start a runtime: {e}"))?;
+    let start = Instant::now();
+    let counters = std::cell::Cell::new((0u64, 0u64));
+    let shrinking = std::cell::Cell::new(false);
+    let mut chunk = 0u64;
+    let mut left = options.cases;
+    while left > 0 && options.time.is_none_or(|t| start.elapsed() < t) {
+        let n = left.min(100);
+        left -= n;
+        let mut seed = [0u8; 32];
+        seed[..8].copy_from_slice(&options.seed.to_le_bytes());
+        seed[8..16].copy_from_slice(&chunk.to_le_bytes());
+        chunk += 1;
+        let config = Config { cases: n, failure_persistence: None, max_shrink_iters: 4096, ..Config::default() };
+        let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+        let result = runner.run(&strategy(options.max_len), |(world, raws)| {
+            let run = rt.block_on(run_sequence(reg, can, &world, &raws));
+            if !shrinking.get() {
+                let (s, o) = counters.get();
+                counters.set((s + 1, o + run.steps.len() as u64));
+            }
+            match run.failure {
+                Some(m) => {
+                    shrinking.set(true);
+                    Err(TestCaseError::fail(m))
+                }
+                None => Ok(()),
+            }
+        });
+        match result {
+            Ok(()) => {}
+            Err(TestError::Fail(_, (world, raws))) => {
+                let run = rt.block_on(run_sequence(reg, can, &world, &raws));
+                let (sequences, ops) = counters.get();
+                let source = format!("cargo xtask fuzz --backend {} --seed {}", reg.name(), options.seed);
+                let trace = Trace { format: FORMAT.to_owned(), source, steps: run.steps };
+                let message =
+                    run.failure.unwrap_or_else(|| "the divergence did not reproduce on the shrunk sequence".into());
+                return Ok(FuzzOutcome {
+                    seed: options.seed,
+                    sequences,
+                    ops,
+                    elapsed: start.elapsed(),
+                    divergence: Some(Divergence { trace, message }),
+                });
+            }
+            Err(TestError::Abort(reason)) => return Err(format!("the fuzzer stopped: {reason}")),
+        }
+    }
+    let (sequences, ops) = counters.get();
+    Ok(FuzzOutcome { seed: options.seed, sequences, ops, elapsed: start.elapsed(), divergence: None })
+}
+
+/// Replays `trace` on instances of one storage: every call must return what its `expect`
+/// says. `Err` names the first differing call (its number, 1-based) and every difference.
+async fn replay_steps(mut instances: Instances, trace: &Trace) -> Result<(), String> {
+    for (i, step) in trace.steps.iter().enumerate() {
+        let got = instances.run(&step.op).await.map_err(|e| format!("step {}: {e}", i + 1))?;
+        if let (Some(want), Some(got)) = (&step.expect, &got) {
+            if let Err(f) = compare(&step.op, want, got).finish() {
+                return Err(format!("step {}: {}", i + 1, f.message));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Replays a trace against a fresh fixture of `registration` (the `cargo xtask replay`
+/// front end).
+///
+/// # Errors
+/// The first differing call and every difference at it, or why the replay could not run.
+pub fn replay(registration: &Registration, trace: &Trace) -> Result<(), String> {
+    lifespan_setup(registration)?;
+    let rt = runtime(registration).map_err(|e| format!("cannot start a runtime: {e}"))?;
+    let result = rt.block_on(async {
+        let (saver, cleanup, reopen, _) =
+            registration.fixture().await.map_err(|e| format!("the factory failed: {e}"))?.into_parts();
+        let result = replay_steps(Instances::new(saver, reopen), trace).await;
+        if let Some(c) = cleanup {
+            c().await.map_err(|e| format!("the cleanup failed: {e}"))?;
+        }
+        result
+    });
+    drop(rt);
+    let teardown = lifespan_teardown(registration);
+    result?;
+    teardown
+}
+
+/// Replays the trace `json` in a spec case (the form of the fuzzer's Rust snippet).
+///
+/// # Errors
+/// A [`Failure`] naming the first differing call.
+pub async fn replay_in(cx: &crate::Cx, json: &str) -> Result<(), Failure> {
+    let trace = Trace::parse(json).map_err(Failure::new)?;
+    let reopen = cx.can_reopen().then(|| {
+        let c = cx.clone();
+        let f: conformance_core::ReopenFn = std::sync::Arc::new(move || {
+            let c = c.clone();
+            Box::pin(async move { c.reopen().await.map_err(|f| conformance_core::BoxError::from(f.message)) })
+        });
+        f
+    });
+    replay_steps(Instances::new(cx.saver(), reopen), &trace).await.map_err(Failure::new)
+}
+
+/// The outcome a trace step expects, for tools that build traces.
+pub fn expect_of(step: &Step) -> Option<&Outcome> {
+    step.expect.as_ref()
+}

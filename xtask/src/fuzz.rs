@@ -1,0 +1,215 @@
+//! `cargo xtask fuzz` and `cargo xtask replay`: the model-based fuzzer
+//! (`conformance_spec::fuzz`) against a reference backend or a mutant, and the replay of a
+//! trace file (docs/trace-format.md).
+//!
+//! Exit codes: 0 no divergence / the saver gave what the trace says; 1 a divergence (the
+//! repro is written) / the first differing call is named; 2 a usage error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use checkpoint_postgres::test_server::TestServer;
+use conformance_core::Registration;
+use conformance_spec::fuzz::trace::Trace;
+use conformance_spec::fuzz::{fuzz, replay, FuzzOptions};
+
+use crate::USAGE;
+
+/// The saver: a reference backend or a mutant of the self-test's catalog.
+#[derive(Debug, clap::Args)]
+pub struct Target {
+    /// memory, sqlite or postgres.
+    #[arg(long, value_name = "BACKEND", default_value = "memory", value_parser = ["memory", "sqlite", "postgres"])]
+    backend: String,
+
+    /// A mutant of the catalog (`cargo xtask mutants` lists them) instead of a backend.
+    #[arg(long, value_name = "NAME")]
+    mutant: Option<String>,
+}
+
+/// The options of `cargo xtask fuzz`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    target: Target,
+    /// The seed (the same seed gives the same sequences).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Sequences to run.
+    #[arg(long, default_value_t = 500)]
+    cases: u32,
+    /// Stop after SECONDS even if fewer sequences ran.
+    #[arg(long, value_name = "SECONDS")]
+    time: Option<u64>,
+    /// Where to write the repro trace on a divergence.
+    #[arg(long, value_name = "FILE", default_value = "fuzz-repro.json")]
+    out: PathBuf,
+}
+
+/// The options of `cargo xtask replay`.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// The trace file.
+    file: PathBuf,
+    #[command(flatten)]
+    target: Target,
+}
+
+/// The registration of the target, and the throwaway PostgreSQL server it may need.
+fn registration(target: &Target) -> Result<(Registration, Option<TestServer>), ExitCode> {
+    if let Some(name) = &target.mutant {
+        let Some(m) = conformance_selftest::mutant(name) else {
+            eprintln!("error: unknown mutant `{name}` (`cargo xtask mutants` lists the catalog)");
+            return Err(ExitCode::from(USAGE));
+        };
+        return Ok((conformance_selftest::registration(m), None));
+    }
+    match target.backend.as_str() {
+        "memory" => Ok((checkpoint_memory::registration(), None)),
+        "sqlite" => Ok((checkpoint_sqlite::registration(), None)),
+        _ => {
+            if let Some(url) = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty()) {
+                return Ok((checkpoint_postgres::registration(&url), None));
+            }
+            match TestServer::start() {
+                Ok(s) => Ok((checkpoint_postgres::registration(s.url()), Some(s))),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    Err(ExitCode::FAILURE)
+                }
+            }
+        }
+    }
+}
+
+/// Runs the fuzzer.
+pub fn run(args: Args) -> ExitCode {
+    let (reg, _server) = match registration(&args.target) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let options = FuzzOptions {
+        seed: args.seed,
+        cases: args.cases,
+        time: args.time.map(Duration::from_secs),
+        ..Default::default()
+    };
+    let outcome = match fuzz(&reg, &options) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let secs = outcome.elapsed.as_secs_f64();
+    println!(
+        "fuzz {}: seed {}, {} sequences, {} ops in {:.1} s ({:.0} ops/s)",
+        reg.name(),
+        outcome.seed,
+        outcome.sequences,
+        outcome.ops,
+        secs,
+        outcome.ops as f64 / secs.max(1e-9)
+    );
+    let Some(d) = outcome.divergence else {
+        println!("no divergence from the model");
+        return ExitCode::SUCCESS;
+    };
+    println!("DIVERGENCE (shrunk to {} steps):\n{}", d.trace.steps.len(), d.trace.readable());
+    println!("the last call differs from the model:\n  {}", d.message.replace('\n', "\n  "));
+    if let Err(e) = std::fs::write(&args.out, d.trace.to_json()) {
+        eprintln!("error: cannot write {}: {e}", args.out.display());
+        return ExitCode::FAILURE;
+    }
+    println!(
+        "\nrepro written to {} (replay: cargo xtask replay {} --backend X)",
+        args.out.display(),
+        args.out.display()
+    );
+    println!("\nas a regression case:\n{}", d.trace.rust_snippet(&format!("fuzz_seed_{}", outcome.seed)));
+    ExitCode::FAILURE
+}
+
+/// Replays a trace file.
+pub fn run_replay(args: ReplayArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", args.file.display());
+            return ExitCode::from(USAGE);
+        }
+    };
+    let trace = match Trace::parse(&text) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.file.display());
+            return ExitCode::from(USAGE);
+        }
+    };
+    let (reg, _server) = match registration(&args.target) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    match replay(&reg, &trace) {
+        Ok(()) => {
+            println!("replay {}: {} steps, the saver gave what the trace says", reg.name(), trace.steps.len());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("replay {}: {e}", reg.name());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The default budget of `cargo xtask mutants --fuzz` per mutant.
+pub const MUTANT_BUDGET: (u32, Duration) = (500, Duration::from_secs(30));
+
+/// `cargo xtask mutants --fuzz`: the fuzzer alone against every mutant of the catalog
+/// (those whose name contains `only`), with [`MUTANT_BUDGET`]; prints each verdict and the
+/// kill rate. Exit 0 always when the run completed (the rate is the result).
+pub fn mutants(only: Option<&str>) -> ExitCode {
+    let (cases, time) = MUTANT_BUDGET;
+    let options = FuzzOptions { seed: 0, cases, time: Some(time), ..Default::default() };
+    let mut killed = 0;
+    let mut total = 0;
+    let mut survivors = Vec::new();
+    println!(
+        "fuzzer alone vs the mutant catalog (budget per mutant: {cases} sequences or {} s, seed 0)",
+        time.as_secs()
+    );
+    for m in conformance_selftest::MUTANTS.iter().filter(|m| only.is_none_or(|o| m.name.contains(o))) {
+        total += 1;
+        let reg = conformance_selftest::registration(m);
+        match fuzz(&reg, &options) {
+            Ok(o) => match &o.divergence {
+                Some(d) => {
+                    killed += 1;
+                    let first = d.message.lines().next().unwrap_or("");
+                    let first: String = first.chars().take(110).collect();
+                    println!(
+                        "  KILLED   {:<45} after {:>4} sequences, {:>2} steps: {first}",
+                        m.name,
+                        o.sequences,
+                        d.trace.steps.len()
+                    );
+                }
+                None => {
+                    survivors.push(m.name);
+                    println!("  survived {:<45} {} sequences in {:.1} s", m.name, o.sequences, o.elapsed.as_secs_f64());
+                }
+            },
+            Err(e) => {
+                survivors.push(m.name);
+                println!("  error    {:<45} {e}", m.name);
+            }
+        }
+    }
+    let rate = if total == 0 { 0.0 } else { 100.0 * f64::from(killed) / f64::from(total) };
+    println!("fuzzer kill rate: {killed}/{total} ({rate:.1}%)");
+    if !survivors.is_empty() {
+        println!("survivors: {}", survivors.join(", "));
+    }
+    ExitCode::SUCCESS
+}
