@@ -122,6 +122,7 @@ mod tests {
             duration_ms: 0.0,
             facts: BTreeMap::new(),
             repeats: None,
+            abort: None,
         }
     }
 

@@ -3,11 +3,10 @@
 //! implemented").
 
 use std::collections::BTreeMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::isolation::{catch, panic_message, run_isolated, runtime};
+use crate::isolation::{await_isolated, catch, run_isolated, Abort};
 use crate::{
     Capability, Checkpoint, CheckpointConfig, CheckpointError, CheckpointSaver, ListOptions, PruneStrategy,
     Registration, TypedValue,
@@ -81,13 +80,18 @@ pub fn detect(registration: &Registration) -> Detection {
         detected.insert(Capability::Concurrency, put);
         drop(saver);
         if let Some(cleanup) = fixture.cleanup {
-            if let Ok(Err(e)) | Err(e) = catch(cleanup()).await.map(|r| r.map_err(|e| e.to_string())) {
+            let failed = match catch(cleanup()).await {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(abort) => Some(abort.to_string()),
+            };
+            if let Some(e) = failed {
                 warnings.push(format!("the cleanup after probing failed: {e}"));
             }
         }
         Ok(Detection { detected, warnings })
     });
-    match outcome {
+    match outcome.map_err(|abort| abort.to_string()) {
         Ok(Ok(d)) => d,
         Ok(Err(e)) | Err(e) => Detection {
             detected: Capability::ALL.iter().map(|c| (*c, true)).collect(),
@@ -104,20 +108,9 @@ async fn probe_on_own_thread(
     saver: Arc<dyn CheckpointSaver>,
     cap: Capability,
     multi_thread: bool,
-) -> Result<Result<(), CheckpointError>, String> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let spawned = std::thread::Builder::new().name(format!("conformance-probe-{cap}")).spawn(move || {
-        let out = match runtime(multi_thread) {
-            Ok(rt) => std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(probe(&*saver, cap))))
-                .map_err(|p| format!("panicked: {}", panic_message(&*p))),
-            Err(e) => Err(format!("could not build a tokio runtime: {e}")),
-        };
-        let _ = tx.send(out);
-    });
-    if let Err(e) = spawned {
-        return Err(format!("could not spawn a thread: {e}"));
-    }
-    rx.await.unwrap_or_else(|_| Err("the probe's thread died without an answer".to_owned()))
+) -> Result<Result<(), CheckpointError>, Abort> {
+    await_isolated(format!("conformance-probe-{cap}"), multi_thread, move || async move { probe(&*saver, cap).await })
+        .await
 }
 
 async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), CheckpointError> {

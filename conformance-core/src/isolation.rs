@@ -1,8 +1,10 @@
 //! Isolation of one piece of saver code: a fresh tokio runtime on a thread of its own, a
-//! time limit after which the thread is abandoned, and panics caught as messages. Every
-//! case, probe and lifespan hook runs through [`run_isolated`] (CONTRACT-independent
-//! harness rules).
+//! time limit after which the thread is abandoned, and panics caught. Every case, probe and
+//! lifespan hook runs through [`spawn_isolated`] (waited on by [`run_isolated`], or awaited
+//! by a probe), and every way it can end without a result is an [`Abort`]
+//! (CONTRACT-independent harness rules).
 
+use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
@@ -13,8 +15,69 @@ use futures::FutureExt;
 /// Grace time after a case's timeout for its thread to report before it is abandoned.
 const ABANDON_GRACE: Duration = Duration::from_secs(2);
 
+/// Why isolated saver code (a case, a probe, a hook, a factory, a cleanup) gave no result.
+/// Its [`Display`](fmt::Display) is the phrase a report splices after the name of what
+/// aborted ("the saver panicked: ...", "the case timed out after 2.0 s while in put(...)").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Abort {
+    /// It panicked, with this message ([`panic_message`]).
+    Panicked(String),
+    /// It did not finish within `limit`.
+    TimedOut {
+        /// The time limit it had.
+        limit: Duration,
+        /// The saver calls still in flight when the limit passed (" while in put(...)",
+        /// empty when none was, or when they are not known where the abort is made).
+        in_flight: String,
+        /// True when its thread did not even yield to the runtime's timer (a blocking call
+        /// in an async method) and was abandoned; false when the runtime cancelled it.
+        abandoned: bool,
+    },
+    /// Its thread ended without sending a result.
+    ThreadDied,
+    /// It never started: the thread or the tokio runtime could not be created (this text).
+    NotStarted(String),
+}
+
+impl Abort {
+    /// True for [`Abort::TimedOut`].
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Abort::TimedOut { .. })
+    }
+
+    /// The same abort with `in_flight` (a call log's description) when it is a timeout
+    /// that does not name its calls yet.
+    pub(crate) fn with_in_flight(self, calls: String) -> Self {
+        match self {
+            Abort::TimedOut { limit, in_flight, abandoned } if in_flight.is_empty() => {
+                Abort::TimedOut { limit, in_flight: calls, abandoned }
+            }
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for Abort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Abort::Panicked(m) => write!(f, "panicked: {m}"),
+            Abort::TimedOut { limit, in_flight, abandoned: false } => {
+                write!(f, "timed out after {:.1} s{in_flight}", limit.as_secs_f64())
+            }
+            Abort::TimedOut { limit, in_flight, abandoned: true } => write!(
+                f,
+                "timed out after {:.1} s and did not yield (a blocking call in an async method?); its thread was \
+                 abandoned{in_flight}",
+                limit.as_secs_f64()
+            ),
+            Abort::ThreadDied => f.write_str("died: its thread ended without a result"),
+            Abort::NotStarted(m) => write!(f, "could not start: {m}"),
+        }
+    }
+}
+
 /// A fresh tokio runtime with every driver: multi-thread (4 workers) or current-thread
-/// ([`Registration::multi_thread`]).
+/// ([`Registration::multi_thread`](crate::Registration::multi_thread)).
 pub fn runtime(multi_thread: bool) -> std::io::Result<tokio::runtime::Runtime> {
     if multi_thread {
         tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build()
@@ -23,48 +86,83 @@ pub fn runtime(multi_thread: bool) -> std::io::Result<tokio::runtime::Runtime> {
     }
 }
 
-/// Runs `fut` on a fresh runtime on its own thread and waits at most `limit` (plus a
-/// short grace) for it. A panic becomes `Err("panicked: ...")`; a hang becomes
-/// `Err("timed out ...")` and the thread is abandoned, so the run goes on even if the
-/// saver blocks its thread forever.
-pub(crate) fn run_isolated<T, F, Fut>(multi_thread: bool, limit: Duration, make: F) -> Result<T, String>
+/// The one isolation primitive: runs `make()` on a fresh runtime on a new thread named
+/// `name` and hands its result, or the panic as [`Abort::Panicked`], to `send` on that
+/// thread. A thread that cannot be spawned or a runtime that cannot be built gives
+/// [`Abort::NotStarted`] (the runtime's to `send`, the thread's as the `Err` here).
+fn spawn_isolated<T, F, Fut>(
+    name: String,
+    multi_thread: bool,
+    make: F,
+    send: impl FnOnce(Result<T, Abort>) + Send + 'static,
+) -> Result<(), Abort>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = T> + 'static,
+{
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            let out = match runtime(multi_thread) {
+                Ok(rt) => {
+                    let r = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
+                    // A runtime whose tasks are stuck in blocking code must not block this
+                    // thread on drop.
+                    rt.shutdown_timeout(Duration::from_millis(100));
+                    r.map_err(|p| Abort::Panicked(panic_message(&*p)))
+                }
+                Err(e) => Err(Abort::NotStarted(format!("could not build a tokio runtime: {e}"))),
+            };
+            send(out);
+        })
+        .map(drop)
+        .map_err(|e| Abort::NotStarted(format!("could not spawn a thread: {e}")))
+}
+
+/// Runs `fut` on a fresh runtime on its own thread and waits at most `limit` (plus a short
+/// grace) for it. A hang is [`Abort::TimedOut`] with `abandoned` and the thread is left
+/// behind, so the run goes on even if the saver blocks its thread forever.
+pub(crate) fn run_isolated<T, F, Fut>(multi_thread: bool, limit: Duration, make: F) -> Result<T, Abort>
 where
     T: Send + 'static,
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = T> + 'static,
 {
     let (tx, rx) = mpsc::channel();
-    let spawned = std::thread::Builder::new().name("conformance-case".into()).spawn(move || {
-        let out = match runtime(multi_thread) {
-            Ok(rt) => {
-                let r = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
-                // A runtime whose tasks are stuck in blocking code must not block this
-                // thread on drop.
-                rt.shutdown_timeout(Duration::from_millis(100));
-                r.map_err(|p| format!("panicked: {}", panic_message(&*p)))
-            }
-            Err(e) => Err(format!("could not build a tokio runtime: {e}")),
-        };
+    spawn_isolated("conformance-case".into(), multi_thread, make, move |out| {
         let _ = tx.send(out);
-    });
-    if let Err(e) = spawned {
-        return Err(format!("could not spawn a thread: {e}"));
-    }
+    })?;
     match rx.recv_timeout(limit + ABANDON_GRACE) {
         Ok(r) => r,
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
-            "timed out after {:.1} s and did not yield (a blocking call in an async method?); its thread was abandoned",
-            limit.as_secs_f64()
-        )),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err("the case's thread died without a result".into()),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            Err(Abort::TimedOut { limit, in_flight: String::new(), abandoned: true })
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(Abort::ThreadDied),
     }
+}
+
+/// [`run_isolated`] awaited from async code without blocking the caller's runtime and
+/// without a limit of its own (the caller wraps it in `tokio::time::timeout`): a probe
+/// that blocks its thread forever is abandoned alone.
+pub(crate) async fn await_isolated<T, F, Fut>(name: String, multi_thread: bool, make: F) -> Result<T, Abort>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = T> + 'static,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    spawn_isolated(name, multi_thread, make, move |out| {
+        let _ = tx.send(out);
+    })?;
+    rx.await.unwrap_or(Err(Abort::ThreadDied))
 }
 
 /// The text of a panic payload.
 ///
 /// tokio's panic on a current-thread runtime ("can call blocking only when running on the
 /// multi-threaded runtime", from `block_in_place`) gets a hint naming
-/// [`Registration::multi_thread`], the registration's fix.
+/// [`Registration::multi_thread`](crate::Registration::multi_thread), the registration's fix.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     let text = if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
@@ -80,7 +178,36 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Awaits `fut`, turning a panic into `Err`.
-pub(crate) async fn catch<T>(fut: impl Future<Output = T>) -> Result<T, String> {
-    AssertUnwindSafe(fut).catch_unwind().await.map_err(|p| format!("panicked: {}", panic_message(&*p)))
+/// Awaits `fut`, turning a panic into [`Abort::Panicked`].
+pub(crate) async fn catch<T>(fut: impl Future<Output = T>) -> Result<T, Abort> {
+    AssertUnwindSafe(fut).catch_unwind().await.map_err(|p| Abort::Panicked(panic_message(&*p)))
+}
+
+/// Awaits `fut` for at most `limit`, turning a panic into [`Abort::Panicked`] and the end of
+/// the limit into [`Abort::TimedOut`] (not abandoned: the runtime cancelled it).
+pub(crate) async fn catch_within<T>(limit: Duration, fut: impl Future<Output = T>) -> Result<T, Abort> {
+    match tokio::time::timeout(limit, catch(fut)).await {
+        Ok(r) => r,
+        Err(_) => Err(Abort::TimedOut { limit, in_flight: String::new(), abandoned: false }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_way_of_ending_without_a_result_is_its_own_abort() {
+        let panicked = run_isolated(false, Duration::from_secs(5), || async { panic!("boom") });
+        assert_eq!(panicked.err(), Some(Abort::Panicked("boom".into())));
+        let hung = run_isolated(false, Duration::from_millis(10), || async {
+            std::thread::sleep(Duration::from_secs(4));
+        });
+        assert!(matches!(hung, Err(Abort::TimedOut { abandoned: true, .. })), "{hung:?}");
+        let rt = runtime(false).unwrap();
+        let cancelled = rt.block_on(catch_within(Duration::from_millis(10), std::future::pending::<()>()));
+        let cancelled = cancelled.err().unwrap().with_in_flight(" while in put(x)".into());
+        assert_eq!(cancelled.to_string(), "timed out after 0.0 s while in put(x)");
+        assert!(cancelled.is_timeout() && !Abort::ThreadDied.is_timeout());
+    }
 }

@@ -23,6 +23,8 @@
 //! the registration says how to open a locator ([`Registration::open_at`]); the front end
 //! (the `checkpointer_test!` main, `cargo xtask conformance`, or a `main` that calls
 //! `validate`) calls `conformance_spec::child_main_if_requested` first thing in `main`.
+//! A [`Storage`] impl registered with [`Registration::persistent`] gives all three from
+//! one declaration (create a location, open it, destroy it).
 //! A persistent saver that gives all three gets the full `durability` capability; one that
 //! gives only `with_reopen` gets a failing crash case whose message says what is missing.
 //! An in-memory saver gives none of them and `durability` is reported as not implemented.
@@ -46,6 +48,8 @@ pub mod render;
 pub mod report;
 pub mod run;
 mod saver;
+pub mod session;
+mod storage;
 mod traced;
 pub mod types;
 
@@ -53,12 +57,15 @@ pub use call::Call;
 pub use capability::{Capability, CapabilityKind, UnknownCapability};
 pub use case::{CaseFn, CaseFuture, Failure, SpecCase, TestContext};
 pub use error::{BoxError, CheckpointError};
+pub use isolation::Abort;
 pub use json::CodecError;
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
 pub use report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Repeats, Report};
 pub use run::{Detection, Planned, RunOptions};
 pub use saver::CheckpointSaver;
+pub use session::{Knowledge, Session, Start};
+pub use storage::Storage;
 pub use types::*;
 
 /// Re-exported so savers can write `#[conformance_core::async_trait]`.

@@ -19,7 +19,7 @@ pub type CleanupFn = Box<dyn FnOnce() -> BoxFuture<'static, Result<(), BoxError>
 
 type FactoryFn = Arc<dyn Fn() -> BoxFuture<'static, Result<Fixture, BoxError>> + Send + Sync>;
 type OpenAtFn = Arc<dyn Fn(String) -> BoxFuture<'static, Result<Fixture, BoxError>> + Send + Sync>;
-type HookFn = Arc<dyn Fn() -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;
+pub(crate) type HookFn = Arc<dyn Fn() -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;
 
 /// What the factory gives for one case: the saver, and optionally a cleanup and a way to
 /// open a second instance on the same storage.
@@ -253,6 +253,14 @@ impl Registration {
     /// Whether [`Registration::multi_thread`] was asked for.
     pub fn is_multi_thread(&self) -> bool {
         self.multi_thread
+    }
+
+    /// The same registration under another name (a variant of a saver beside its main
+    /// registration in one `checkpointer_test!` binary: `sqlite-full`). The name is used in
+    /// reports and trial names, and the durability crash child finds its registration by it.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
     }
 
     /// The registration's name.

@@ -106,6 +106,12 @@ pub struct CaseResult {
     /// "nondeterministic: failed in F of N runs".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
+    /// How the case ended when its code gave no verdict of its own (a panic, a timeout, a
+    /// dead thread): what the runner decides on (a timeout ends `--repeat` early and prints
+    /// [`crate::run::timeout_hint`]). Not part of the JSON report; `None` in a report read
+    /// back from JSON.
+    #[serde(skip)]
+    pub abort: Option<crate::Abort>,
 }
 
 /// How often a repeated case ran and failed ([`CaseResult::repeats`]).

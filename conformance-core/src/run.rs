@@ -2,21 +2,23 @@
 //! (fresh fixture, timeout, panic caught, cleanup always) -> report.
 //!
 //! `validate()` in `conformance-spec`, the `checkpointer_test!` trials and
-//! `cargo xtask conformance` all call [`detect`], [`plan_case`], [`execute_case`] and
-//! [`build_report`]; [`run`] strings them together.
+//! `cargo xtask conformance` all go through a [`Session`] (setup, [`detect`], plan,
+//! teardown, [`build_report`]) and run each case with [`execute_case_repeated`]; [`run`]
+//! strings them together for the front ends that run every case themselves.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use crate::detect::{detect, Detection};
-use crate::isolation::{catch, run_isolated};
-pub use crate::isolation::{panic_message, runtime};
+use crate::isolation::{catch_within, run_isolated};
+pub use crate::isolation::{panic_message, runtime, Abort};
 use crate::progress::Progress;
 use crate::report::{
     conformance_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Repeats, Report, KIT_VERSION,
     SCHEMA_VERSION,
 };
+use crate::session::{Session, Start};
 use crate::traced::{CallLog, Traced};
 use crate::{Capability, CheckpointSaver, Registration, SpecCase, TestContext};
 
@@ -96,11 +98,13 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let calls = Arc::new(CallLog::default());
     let case_calls = calls.clone();
     let outcome = run_isolated(case.multi_thread || registration.multi_thread, limit, move || async move {
-        let fixture = match catch(tokio::time::timeout(limit, reg.make_fixture())).await {
-            Ok(Ok(Ok(f))) => f,
-            Ok(Ok(Err(e))) => return Err(format!("the factory failed: {e}")),
-            Ok(Err(_)) => return Err(format!("the factory did not finish within {:.1} s", limit.as_secs_f64())),
-            Err(p) => return Err(format!("the factory {p}")),
+        let fixture = match catch_within(limit, reg.make_fixture()).await {
+            Ok(Ok(f)) => f,
+            Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None)),
+            Err(a @ Abort::TimedOut { .. }) => {
+                return Err((format!("the factory did not finish within {:.1} s", limit.as_secs_f64()), Some(a)))
+            }
+            Err(a) => return Err((format!("the factory {a}"), Some(a))),
         };
         let traced: Arc<dyn CheckpointSaver> =
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
@@ -108,33 +112,43 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             .for_registration(reg.name.clone(), fixture.location.clone())
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
-        let result = match tokio::time::timeout(remaining, catch(run(ctx))).await {
-            Ok(Ok(Ok(()))) => Ok(()),
-            Ok(Ok(Err(f))) => Err(f.message),
-            Ok(Err(p)) => Err(format!("the saver {p}{}", case_calls.describe())),
-            Err(_) => Err(format!("timed out after {:.1} s{}", limit.as_secs_f64(), case_calls.describe())),
+        let result = match catch_within(remaining, run(ctx)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(f)) => Err((f.message, None)),
+            // The case's limit, not what was left of it after the factory.
+            Err(Abort::TimedOut { abandoned, .. }) => {
+                let a = Abort::TimedOut { limit, in_flight: case_calls.describe(), abandoned };
+                Err((a.to_string(), Some(a)))
+            }
+            Err(a) => Err((format!("the saver {a}{}", case_calls.describe()), Some(a))),
         };
         drop(fixture.saver);
         let cleanup = match fixture.cleanup {
             None => Ok(()),
-            Some(c) => match tokio::time::timeout(Duration::from_secs(10), catch(c())).await {
-                Ok(Ok(Ok(()))) => Ok(()),
-                Ok(Ok(Err(e))) => Err(format!("the cleanup failed: {e}")),
-                Ok(Err(p)) => Err(format!("the cleanup {p}")),
-                Err(_) => Err("the cleanup did not finish within 10 s".to_owned()),
+            Some(c) => match catch_within(CLEANUP_LIMIT, c()).await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(format!("the cleanup failed: {e}")),
+                Err(Abort::TimedOut { .. }) => {
+                    Err(format!("the cleanup did not finish within {:.0} s", CLEANUP_LIMIT.as_secs_f64()))
+                }
+                Err(a) => Err(format!("the cleanup {a}")),
             },
         };
         match (result, cleanup) {
             (Ok(()), Ok(())) => Ok(()),
             (Err(m), Ok(())) => Err(m),
-            (Ok(()), Err(c)) => Err(c),
-            (Err(m), Err(c)) => Err(format!("{m}; and {c}")),
+            (Ok(()), Err(c)) => Err((c, None)),
+            (Err((m, a)), Err(c)) => Err((format!("{m}; and {c}"), a)),
         }
     });
-    let (outcome, message) = match outcome {
-        Ok(Ok(())) => (Outcome::Passed, None),
-        Ok(Err(m)) => (Outcome::Failed, Some(m)),
-        Err(m) => (Outcome::Failed, Some(format!("the case {m}{}", calls.describe()))),
+    let (outcome, message, abort) = match outcome {
+        Ok(Ok(())) => (Outcome::Passed, None, None),
+        Ok(Err((m, a))) => (Outcome::Failed, Some(m), a),
+        Err(a @ Abort::TimedOut { .. }) => {
+            let a = a.with_in_flight(calls.describe());
+            (Outcome::Failed, Some(format!("the case {a}")), Some(a))
+        }
+        Err(a) => (Outcome::Failed, Some(format!("the case {a}{}", calls.describe())), Some(a)),
     };
     let facts = facts
         .lock()
@@ -151,8 +165,12 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         duration_ms: start.elapsed().as_secs_f64() * 1e3,
         facts,
         repeats: None,
+        abort,
     }
 }
+
+/// How long a fixture's cleanup may take after its case.
+const CLEANUP_LIMIT: Duration = Duration::from_secs(10);
 
 /// Runs one case `runs` times (at least once) with [`execute_case`] and gives one result:
 /// the same outcome every time gives that outcome (the first failure's message); mixed
@@ -170,7 +188,7 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
     let mut done = 1;
     // A run that timed out stops the repeats: a hanging saver must not cost N timeouts
     // (and N abandoned threads) per case.
-    let timed_out = |r: &CaseResult| r.message.as_deref().is_some_and(|m| m.contains("timed out"));
+    let timed_out = |r: &CaseResult| r.abort.as_ref().is_some_and(Abort::is_timeout);
     let mut stop = first.outcome == Outcome::Failed && timed_out(&first);
     while done < runs && !stop {
         let next = execute_case(registration, case);
@@ -182,6 +200,7 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
             if first.outcome != Outcome::Failed {
                 first.message = next.message;
                 first.facts = next.facts;
+                first.abort = next.abort;
             }
         }
     }
@@ -226,37 +245,33 @@ pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
         duration_ms: 0.0,
         facts: BTreeMap::new(),
         repeats: None,
+        abort: None,
     }
 }
 
 /// Runs the lifespan's setup hook, if any.
 ///
 /// # Errors
-/// The hook's error or panic, as a message.
+/// The hook's error, panic or timeout, as a message.
 pub fn lifespan_setup(registration: &Registration) -> Result<(), String> {
-    let Some(setup) = registration.setup.clone() else { return Ok(()) };
-    match run_isolated(registration.multi_thread, registration.timeout * 4, move || async move { catch(setup()).await })
-    {
-        Ok(Ok(Ok(()))) => Ok(()),
-        Ok(Ok(Err(e))) => Err(format!("the lifespan setup failed: {e}")),
-        Ok(Err(p)) | Err(p) => Err(format!("the lifespan setup {p}")),
-    }
+    run_hook(registration, "setup", registration.setup.clone())
 }
 
 /// Runs the lifespan's teardown hook, if any.
 ///
 /// # Errors
-/// The hook's error or panic, as a message.
+/// The hook's error, panic or timeout, as a message.
 pub fn lifespan_teardown(registration: &Registration) -> Result<(), String> {
-    let Some(teardown) = registration.teardown.clone() else { return Ok(()) };
-    match run_isolated(
-        registration.multi_thread,
-        registration.timeout * 4,
-        move || async move { catch(teardown()).await },
-    ) {
-        Ok(Ok(Ok(()))) => Ok(()),
-        Ok(Ok(Err(e))) => Err(format!("the lifespan teardown failed: {e}")),
-        Ok(Err(p)) | Err(p) => Err(format!("the lifespan teardown {p}")),
+    run_hook(registration, "teardown", registration.teardown.clone())
+}
+
+/// Runs a lifespan hook isolated, with four times the case timeout.
+fn run_hook(registration: &Registration, which: &str, hook: Option<crate::registration::HookFn>) -> Result<(), String> {
+    let Some(hook) = hook else { return Ok(()) };
+    match run_isolated(registration.multi_thread, registration.timeout * 4, move || hook()) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("the lifespan {which} failed: {e}")),
+        Err(a) => Err(format!("the lifespan {which} {a}")),
     }
 }
 
@@ -336,21 +351,15 @@ pub fn build_report(
     }
 }
 
-/// Runs `cases` against `registration`: lifespan setup, detection, every planned case
-/// (capability by capability, `options.jobs` at once), lifespan teardown, report.
+/// Runs `cases` against `registration` through a [`Session`]: lifespan setup, detection,
+/// every planned case (capability by capability, `options.jobs` at once), lifespan
+/// teardown, report. After a failed setup no case runs.
 pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions) -> Report {
-    let start = Instant::now();
     let selection = options.capabilities.as_ref();
-    if let Err(e) = lifespan_setup(registration) {
-        let teardown = lifespan_teardown(registration).err();
-        let detection = Detection::default();
-        let tests = cases.iter().map(|c| not_run(c, &Planned::Skipped(format!("not run: {e}")))).collect();
-        let mut report = build_report(registration, &detection, selection, tests, start.elapsed());
-        report.setup_error = Some(e);
-        report.warnings.extend(teardown);
-        return report;
+    let session = Session::start(registration, Start::Detect);
+    if session.setup_error().is_some() {
+        return session.report(cases, selection, Vec::new());
     }
-    let detection = detect(registration);
     let mut tests = Vec::with_capacity(cases.len());
     let stop = Stop::default();
     for cap in Capability::ALL {
@@ -358,7 +367,7 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
         if caps.is_empty() {
             continue;
         }
-        let planned: Vec<Planned> = caps.iter().map(|c| plan_case(c, registration, &detection, selection)).collect();
+        let planned: Vec<Planned> = caps.iter().map(|c| session.plan(c, selection)).collect();
         let to_run: Vec<&SpecCase> =
             caps.iter().zip(&planned).filter(|(_, p)| **p == Planned::Run).map(|(c, _)| *c).collect();
         options.progress.capability_start(cap, &planned[0]);
@@ -367,21 +376,21 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
         for (case, p) in caps.iter().zip(&planned) {
             if *p == Planned::Run {
                 match ran.next().flatten() {
-                    Some(r) => tests.push(r),
-                    None => tests.push(not_run(case, &Planned::Skipped(stop.reason()))),
+                    Some(r) => tests.push(Some(r)),
+                    None => tests.push(Some(not_run(case, &Planned::Skipped(stop.reason())))),
                 }
             } else {
-                tests.push(not_run(case, p));
+                tests.push(Some(not_run(case, p)));
             }
         }
         if planned.contains(&Planned::Run) {
             options.progress.capability_end(cap);
         }
     }
-    let teardown = lifespan_teardown(registration).err();
-    let mut report = build_report(registration, &detection, selection, tests, start.elapsed());
-    report.warnings.extend(teardown);
-    report
+    // The report lists the cases in run order (capability order), as they ran.
+    let ordered: Vec<SpecCase> =
+        Capability::ALL.iter().flat_map(|cap| cases.iter().filter(move |c| c.capability == *cap).copied()).collect();
+    session.report(&ordered, selection, tests)
 }
 
 /// What the cases of a run share: whether `--fail-fast` stopped it (and after which
@@ -404,14 +413,14 @@ impl Stop {
 
     /// Records a finished case: stops the run on a failure under `fail_fast`, and prints
     /// the timeout hint on stderr after the first timeout.
-    fn record(&self, r: &CaseResult, registration: &Registration, fail_fast: bool) {
+    fn record(&self, r: &CaseResult, fail_fast: bool) {
         if r.outcome != Outcome::Failed {
             return;
         }
         if fail_fast {
             self.failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| r.id.clone());
         }
-        if let Some(hint) = timeout_hint(r, registration.timeout) {
+        if let Some(hint) = timeout_hint(r) {
             if !self.hinted.swap(true, std::sync::atomic::Ordering::SeqCst) {
                 eprintln!("{hint}");
             }
@@ -421,10 +430,11 @@ impl Stop {
 
 /// The one line printed after the first case that timed out: how to give cases more time
 /// (`--timeout` of `cargo xtask conformance`, `Registration::timeout`) and to stop early
-/// (`--fail-fast`). `None` when `r` did not time out.
-pub fn timeout_hint(r: &CaseResult, limit: Duration) -> Option<String> {
-    let timed_out = r.outcome == Outcome::Failed && r.message.as_deref().is_some_and(|m| m.contains("timed out after"));
-    timed_out.then(|| {
+/// (`--fail-fast`), with the limit the case had. `None` unless `r` ended on
+/// [`Abort::TimedOut`] ([`CaseResult::abort`]).
+pub fn timeout_hint(r: &CaseResult) -> Option<String> {
+    let Some(Abort::TimedOut { limit, .. }) = &r.abort else { return None };
+    (r.outcome == Outcome::Failed).then(|| {
         format!(
             "hint: {} timed out after {:.1} s; a slow saver needs a longer limit (--timeout SECONDS of cargo xtask \
              conformance, or Registration::timeout), a blocking one --fail-fast to stop at the first failure",
@@ -466,7 +476,7 @@ fn run_parallel(
                 let Some(case) = owned.get(i) else { break };
                 let r = execute_case_repeated(registration, case, repeat);
                 progress.case_done(&r);
-                stop.record(&r, registration, options.fail_fast);
+                stop.record(&r, options.fail_fast);
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }

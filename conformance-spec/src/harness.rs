@@ -1,6 +1,7 @@
 //! The libtest-mimic front end behind [`checkpointer_test!`](crate::checkpointer_test): one
-//! trial per spec case, so the catalog runs under `cargo test` and `cargo nextest` like
-//! ordinary tests, through the same plan and case execution as [`validate`](crate::validate)
+//! trial per spec case and registration, each registration through its own
+//! [`Session`] (setup -> detection -> plan -> teardown -> report), so the catalog runs
+//! under `cargo test` and `cargo nextest` like ordinary tests, through the same plan and case execution as [`validate`](crate::validate)
 //! and `cargo xtask conformance` (`conformance_core::run`).
 //!
 //! - Trials are named `{registration}::{capability}::{case}` and sorted by name; filters,
@@ -34,13 +35,15 @@
 //!
 //! When the binary runs the whole suite (no filter or `--skip` that leaves a trial out, no
 //! `--list`, `--ignored`, `--include-ignored`, not one nextest process per test), it
-//! builds the [`Report`] from the trials' results and
+//! builds the [`Report`] of each registration from its trials' results and
 //! - writes the JSON report to `$CHECKPOINT_CONFORMANCE_REPORT` when set,
 //! - writes JUnit XML to `--junit PATH` when given,
 //! - appends the markdown summary to `$GITHUB_STEP_SUMMARY` when set,
 //! - prints the terminal report after libtest's output.
 //!
-//! A partial run writes none of them and says so on stderr when one was asked for. Every
+//! With several registrations each report goes to its own file, named by [`report_path`]
+//! (`report.json` -> `report.sqlite-full.json`). A partial run writes none of them and says
+//! so on stderr when one was asked for. Every
 //! conformance binary reads the same variable, so `cargo test --workspace` with
 //! `CHECKPOINT_CONFORMANCE_REPORT` set leaves the report of the last binary that ran; give
 //! each binary its own path (`cargo test -p my-saver --test conformance`).
@@ -50,14 +53,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use conformance_core::render::{append_step_summary, render_junit, render_terminal};
-use conformance_core::run::{
-    build_report, detect, execute_case_repeated, lifespan_setup, lifespan_teardown, not_run, plan_case, Detection,
-    Planned,
-};
-use conformance_core::{Capability, CaseResult, Outcome, Registration, Report, SpecCase};
+use conformance_core::run::{execute_case_repeated, not_run, Planned};
+use conformance_core::{Capability, CaseResult, Knowledge, Outcome, Registration, Report, Session, SpecCase, Start};
 use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
 
 /// The environment variable naming the file the JSON report is written to.
@@ -84,26 +83,35 @@ pub fn parse_repeat(s: &str) -> Result<u32, String> {
 const USAGE_ERROR: u8 = 2;
 
 /// The `main` of a `checkpointer_test!` binary: the whole [`catalog`](crate::catalog)
-/// against `registration`, with the process's arguments.
-pub fn run_main(registration: Registration) -> ExitCode {
-    run_with_args(registration, crate::catalog(), std::env::args_os())
+/// against each of `registrations`, with the process's arguments.
+///
+/// It is the binary's entry point, so it first hands over to the durability crash child
+/// when the process is one ([`crate::child_main_if_requested_among`]: the child opens the
+/// registration whose name the parent sent) and returns the child's exit code.
+pub fn run_main(registrations: Vec<Registration>) -> ExitCode {
+    if let Some(code) = crate::child_main_if_requested_among(&registrations) {
+        return code;
+    }
+    run_with_args(registrations, crate::catalog(), std::env::args_os())
 }
 
-/// [`run_main`] with explicit cases and arguments (the first argument is the program
-/// name, as in `std::env::args_os`).
+/// The harness with explicit registrations, cases and arguments (the first argument is
+/// the program name, as in `std::env::args_os`): one trial per case and registration, all
+/// in one libtest run. Does not call the crash-child hook ([`run_main`] does).
 ///
 /// Returns [`libtest_mimic::Conclusion::exit_code`] (101 when a trial failed), 2 for a bad
-/// `--junit` flag, and 1 when the run passed but a requested report could not be written.
-///
-/// In a durability crash child (the binary re-executed by the crash test, see
-/// [`crate::crash`]) it runs the child's workload instead and returns its exit code.
+/// `--junit` flag or two registrations with the same name (their trials and crash children
+/// could not be told apart), and 1 when the run passed but a requested report could not be
+/// written.
 pub fn run_with_args(
-    registration: Registration,
+    registrations: Vec<Registration>,
     cases: Vec<SpecCase>,
     args: impl IntoIterator<Item = OsString>,
 ) -> ExitCode {
-    if let Some(code) = crate::child_main_if_requested(&registration) {
-        return code;
+    let mut names = BTreeSet::new();
+    if let Some(twice) = registrations.iter().map(Registration::name).find(|n| !names.insert(*n)) {
+        eprintln!("error: two registrations are named {twice:?}; give each its own name");
+        return ExitCode::from(USAGE_ERROR);
     }
     let (junit, rest) = match take_junit_flag(args.into_iter().collect()) {
         Ok(v) => v,
@@ -119,7 +127,7 @@ pub fn run_with_args(
         }
     }
     let args = Arguments::from_iter(rest);
-    Harness::new(registration, cases, args, junit).run()
+    Harness::new(registrations, cases, args, junit).run()
 }
 
 /// Removes `--junit PATH` / `--junit=PATH` from `args`.
@@ -232,18 +240,22 @@ pub fn write_reports(report: &Report, outputs: &ReportOutputs) -> Result<(), Vec
     }
 }
 
+/// One registration's part of a harness run: its session, the plan of every case (in
+/// catalog order) and the results of the trials that ran, by case index.
+struct Part {
+    session: Session,
+    plans: Vec<Planned>,
+    results: Arc<Mutex<BTreeMap<usize, CaseResult>>>,
+}
+
 /// What [`Harness::prepare`] gives.
 struct Prepared {
-    start: Instant,
-    knowledge: Knowledge,
-    plans: Vec<Planned>,
+    parts: Vec<Part>,
     trials: Vec<Trial>,
-    results: Arc<Mutex<BTreeMap<usize, CaseResult>>>,
-    lifespan_ran: bool,
 }
 
 struct Harness {
-    registration: Registration,
+    registrations: Vec<Registration>,
     cases: Vec<SpecCase>,
     args: Arguments,
     junit: Option<PathBuf>,
@@ -251,47 +263,47 @@ struct Harness {
     under_nextest: bool,
 }
 
-/// What the harness knows about the capabilities before building the trials.
-enum Knowledge {
-    /// Detection ran.
-    Detected(Detection),
-    /// The lifespan setup failed: every trial that would run fails with this message.
-    SetupFailed(String),
-    /// Detection was not needed (see the module docs): trials not skipped by the
-    /// registration get the ignored flag `--ignored` asks for.
-    Unprobed,
-}
-
 impl Harness {
-    fn new(registration: Registration, mut cases: Vec<SpecCase>, args: Arguments, junit: Option<PathBuf>) -> Self {
+    fn new(
+        registrations: Vec<Registration>,
+        mut cases: Vec<SpecCase>,
+        args: Arguments,
+        junit: Option<PathBuf>,
+    ) -> Self {
         // Catalog order (capability, then module order) is the report's order; trials are
         // sorted by name separately.
         cases.sort_by_key(|c| c.capability);
         let under_nextest = std::env::var("NEXTEST_EXECUTION_MODE").is_ok_and(|m| m == "process-per-test");
-        Self { registration, cases, args, junit, under_nextest }
+        Self { registrations, cases, args, junit, under_nextest }
     }
 
-    fn trial_name(&self, case: &SpecCase) -> String {
-        format!("{}::{}::{}", self.registration.name(), case.capability, case.name)
+    fn trial_name(reg: &Registration, case: &SpecCase) -> String {
+        format!("{}::{}::{}", reg.name(), case.capability, case.name)
     }
 
-    /// True when the filters (ignoring `--ignored`) leave `case`'s trial in.
-    fn selected(&self, case: &SpecCase) -> bool {
+    /// True when the filters (ignoring `--ignored`) leave `case`'s trial of `reg` in.
+    fn selected(&self, reg: &Registration, case: &SpecCase) -> bool {
         let mut a = self.args.clone();
         a.ignored = false;
-        !a.is_filtered_out(&Trial::test(self.trial_name(case), || Ok(())))
+        !a.is_filtered_out(&Trial::test(Self::trial_name(reg, case), || Ok(())))
     }
 
     fn nextest_process_per_test(&self) -> bool {
         self.under_nextest && self.args.exact && !self.args.list
     }
 
-    fn needs_detection(&self) -> bool {
-        let any = self.cases.iter().any(|c| !self.registration.skips().contains_key(&c.capability) && self.selected(c));
-        if !any || self.args.include_ignored || self.nextest_process_per_test() {
-            return false;
+    /// How much of a session `reg` needs (see the module docs: when detection runs).
+    fn start(&self, reg: &Registration) -> Start {
+        let any = self.cases.iter().any(|c| !reg.skips().contains_key(&c.capability) && self.selected(reg, c));
+        let detect = any && !self.args.include_ignored && !self.nextest_process_per_test();
+        if detect && (!self.args.list || self.args.ignored) {
+            Start::Detect
+        } else if any && !self.args.list {
+            // Trials will run without detection: the lifespan still wraps them.
+            Start::Lifespan
+        } else {
+            Start::Nothing
         }
-        !self.args.list || self.args.ignored
     }
 
     fn whole_suite(&self, filtered_out: u64) -> bool {
@@ -303,102 +315,78 @@ impl Harness {
             && !self.nextest_process_per_test()
     }
 
-    /// Lifespan setup and detection when needed, the plan, and the trials (sorted by name).
+    /// A session per registration (lifespan setup and detection when needed), the plan,
+    /// and the trials of every registration (sorted by name).
     fn prepare(&self) -> Prepared {
-        let start = Instant::now();
-        let needs_detection = self.needs_detection();
-        let mut lifespan_ran = false;
-        let knowledge = if needs_detection {
-            lifespan_ran = true;
-            match lifespan_setup(&self.registration) {
-                Ok(()) => Knowledge::Detected(detect(&self.registration)),
-                Err(e) => Knowledge::SetupFailed(e),
-            }
-        } else if !self.args.list
-            && self.cases.iter().any(|c| !self.registration.skips().contains_key(&c.capability) && self.selected(c))
-        {
-            // Trials will run without detection: the lifespan still wraps them.
-            lifespan_ran = true;
-            match lifespan_setup(&self.registration) {
-                Ok(()) => Knowledge::Unprobed,
-                Err(e) => Knowledge::SetupFailed(e),
-            }
-        } else {
-            Knowledge::Unprobed
-        };
-
-        let plans: Vec<Planned> = self
-            .cases
-            .iter()
-            .map(|c| match &knowledge {
-                Knowledge::Detected(d) => plan_case(c, &self.registration, d, None),
-                Knowledge::SetupFailed(_) | Knowledge::Unprobed => match self.registration.skips().get(&c.capability) {
-                    Some(r) => Planned::Skipped(r.clone()),
-                    None => Planned::Run,
-                },
-            })
-            .collect();
-
-        if !self.args.list {
-            self.print_preamble(&knowledge, &plans);
-        }
-
-        let results: Arc<Mutex<BTreeMap<usize, CaseResult>>> = Arc::default();
         let repeat = match std::env::var(REPEAT_ENV) {
             Ok(v) if !v.is_empty() => parse_repeat(&v),
             _ => Ok(1),
         };
-        let mut trials: Vec<Trial> = self
-            .cases
-            .iter()
-            .zip(&plans)
-            .enumerate()
-            .map(|(i, (case, planned))| {
-                // A base capability that is not implemented is a conformance failure
-                // (CONTRACT §5: the level drops), so its trials fail rather than hide among
-                // the ignored ones; a missing extended capability is optional and ignored.
-                let missing_base = *planned == Planned::NotImplemented && case.capability.is_base();
-                let ignored = match (planned, &knowledge) {
-                    (Planned::Run, Knowledge::Unprobed) => self.args.ignored,
-                    (Planned::Run, _) => false,
-                    _ => !missing_base,
-                };
-                let reg = self.registration.clone();
-                let case = *case;
-                let results = results.clone();
-                let repeat = repeat.clone();
-                let setup_error = match &knowledge {
-                    Knowledge::SetupFailed(e) => Some(e.clone()),
-                    _ => None,
-                };
-                Trial::test(self.trial_name(&case), move || {
-                    if let Some(e) = setup_error {
-                        return Err(Failed::from(format!("not run: {e}")));
-                    }
-                    if missing_base {
-                        return Err(Failed::from(format!(
-                            "{}; every base capability is required for a conformance level above NONE/BASE \
-                             (CONTRACT §5)",
-                            conformance_core::run::not_implemented_reason(case.capability)
-                        )));
-                    }
-                    let runs = match &repeat {
-                        Ok(n) => *n,
-                        Err(e) => return Err(Failed::from(format!("not run: {REPEAT_ENV}: {e}"))),
-                    };
-                    let r = execute_case_repeated(&reg, &case, runs);
-                    let outcome = match (r.outcome, &r.message) {
-                        (Outcome::Failed, m) => Err(Failed::from(m.as_deref().unwrap_or("failed"))),
-                        _ => Ok(()),
-                    };
-                    results.lock().unwrap_or_else(|e| e.into_inner()).insert(i, r);
-                    outcome
-                })
-                .with_ignored_flag(ignored)
-            })
-            .collect();
+        let mut parts = Vec::with_capacity(self.registrations.len());
+        let mut trials = Vec::new();
+        for reg in &self.registrations {
+            let session = Session::start(reg, self.start(reg));
+            let plans: Vec<Planned> = self.cases.iter().map(|c| session.plan(c, None)).collect();
+            if !self.args.list {
+                self.print_preamble(&session, &plans);
+            }
+            let results: Arc<Mutex<BTreeMap<usize, CaseResult>>> = Arc::default();
+            for (i, (case, planned)) in self.cases.iter().zip(&plans).enumerate() {
+                trials.push(self.trial(&session, i, case, planned, &results, &repeat));
+            }
+            parts.push(Part { session, plans, results });
+        }
         trials.sort_by(|a, b| a.name().cmp(b.name()));
-        Prepared { start, knowledge, plans, trials, results, lifespan_ran }
+        Prepared { parts, trials }
+    }
+
+    /// The trial of case `i` of the session's registration.
+    fn trial(
+        &self,
+        session: &Session,
+        i: usize,
+        case: &SpecCase,
+        planned: &Planned,
+        results: &Arc<Mutex<BTreeMap<usize, CaseResult>>>,
+        repeat: &Result<u32, String>,
+    ) -> Trial {
+        // A base capability that is not implemented is a conformance failure (CONTRACT §5:
+        // the level drops), so its trials fail rather than hide among the ignored ones; a
+        // missing extended capability is optional and ignored.
+        let missing_base = *planned == Planned::NotImplemented && case.capability.is_base();
+        let ignored = match (planned, session.knowledge()) {
+            (Planned::Run, Knowledge::Unprobed) => self.args.ignored,
+            (Planned::Run, _) => false,
+            _ => !missing_base,
+        };
+        let reg = session.registration().clone();
+        let case = *case;
+        let results = results.clone();
+        let repeat = repeat.clone();
+        let setup_error = session.setup_error().map(str::to_owned);
+        Trial::test(Self::trial_name(&reg, &case), move || {
+            if let Some(e) = setup_error {
+                return Err(Failed::from(format!("not run: {e}")));
+            }
+            if missing_base {
+                return Err(Failed::from(format!(
+                    "{}; every base capability is required for a conformance level above NONE/BASE (CONTRACT §5)",
+                    conformance_core::run::not_implemented_reason(case.capability)
+                )));
+            }
+            let runs = match &repeat {
+                Ok(n) => *n,
+                Err(e) => return Err(Failed::from(format!("not run: {REPEAT_ENV}: {e}"))),
+            };
+            let r = execute_case_repeated(&reg, &case, runs);
+            let outcome = match (r.outcome, &r.message) {
+                (Outcome::Failed, m) => Err(Failed::from(m.as_deref().unwrap_or("failed"))),
+                _ => Ok(()),
+            };
+            results.lock().unwrap_or_else(|e| e.into_inner()).insert(i, r);
+            outcome
+        })
+        .with_ignored_flag(ignored)
     }
 
     fn run(self) -> ExitCode {
@@ -409,21 +397,18 @@ impl Harness {
                 return ExitCode::from(2);
             }
         }
-        let Prepared { start, knowledge, plans, trials, results, lifespan_ran } = self.prepare();
+        let Prepared { mut parts, trials } = self.prepare();
         let conclusion = libtest_mimic::run(&self.args, trials);
-
-        let teardown = if lifespan_ran { lifespan_teardown(&self.registration).err() } else { None };
-        if let Some(e) = &teardown {
-            eprintln!("warning: {e}");
+        for part in &mut parts {
+            if let Some(e) = part.session.teardown() {
+                eprintln!("warning: {e}");
+            }
         }
 
-        let outputs = ReportOutputs {
-            json: std::env::var_os(REPORT_ENV).filter(|p| !p.is_empty()).map(PathBuf::from),
-            junit: self.junit.clone(),
-            step_summary: true,
-        };
+        let several = self.registrations.len() > 1;
+        let json = std::env::var_os(REPORT_ENV).filter(|p| !p.is_empty()).map(PathBuf::from);
         if !self.whole_suite(conclusion.num_filtered_out) {
-            if !self.args.list && (outputs.json.is_some() || outputs.junit.is_some()) {
+            if !self.args.list && (json.is_some() || self.junit.is_some()) {
                 eprintln!(
                     "note: no conformance report written: this run did not run the whole suite \
                      (a filter, --skip, --ignored, --include-ignored or one nextest process per test)"
@@ -432,70 +417,55 @@ impl Harness {
             return conclusion.exit_code();
         }
 
-        let results = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
-        let (detection, tests) = match &knowledge {
-            Knowledge::SetupFailed(e) => (
-                Detection::default(),
-                self.cases.iter().map(|c| not_run(c, &Planned::Skipped(format!("not run: {e}")))).collect(),
-            ),
-            Knowledge::Detected(d) => (d.clone(), self.collect_results(&plans, results)),
-            // A whole-suite run always detects; this arm is only reached if it did not.
-            Knowledge::Unprobed => (Detection::default(), self.collect_results(&plans, results)),
-        };
-        let mut report = build_report(&self.registration, &detection, None, tests, start.elapsed());
-        if let Knowledge::SetupFailed(e) = &knowledge {
-            report.setup_error = Some(e.clone());
-        }
-        report.warnings.extend(teardown);
-
-        let terminal = render_terminal(&report);
-        if self.args.format == Some(FormatSetting::Json) {
-            eprint!("{terminal}");
-        } else {
-            print!("{terminal}");
-        }
-        match write_reports(&report, &outputs) {
-            Ok(()) => conclusion.exit_code(),
-            Err(errors) => {
+        let mut write_failed = false;
+        for part in parts {
+            let results = std::mem::take(&mut *part.results.lock().unwrap_or_else(|e| e.into_inner()));
+            let tests = (0..self.cases.len())
+                .map(|i| results.get(&i).cloned().or_else(|| Some(not_run(&self.cases[i], &part.plans[i]))))
+                .collect();
+            let report = part.session.report(&self.cases, None, tests);
+            let terminal = render_terminal(&report);
+            if self.args.format == Some(FormatSetting::Json) {
+                eprint!("{terminal}");
+            } else {
+                print!("{terminal}");
+            }
+            let name = report.checkpointer_name.clone();
+            let outputs = ReportOutputs {
+                json: json.as_deref().map(|p| report_path(p, several.then_some(name.as_str()))),
+                junit: self.junit.as_deref().map(|p| report_path(p, several.then_some(name.as_str()))),
+                step_summary: true,
+            };
+            if let Err(errors) = write_reports(&report, &outputs) {
+                write_failed = true;
                 for e in errors {
                     eprintln!("error: {e}");
                 }
-                if conclusion.has_failed() {
-                    conclusion.exit_code()
-                } else {
-                    ExitCode::FAILURE
-                }
             }
         }
-    }
-
-    fn collect_results(&self, plans: &[Planned], mut results: BTreeMap<usize, CaseResult>) -> Vec<CaseResult> {
-        self.cases
-            .iter()
-            .zip(plans)
-            .enumerate()
-            .map(|(i, (case, planned))| match results.remove(&i) {
-                Some(r) => r,
-                None => not_run(case, planned),
-            })
-            .collect()
+        if write_failed && !conclusion.has_failed() {
+            ExitCode::FAILURE
+        } else {
+            conclusion.exit_code()
+        }
     }
 
     /// One stderr line per capability whose selected trials are ignored, with the reason;
     /// detection warnings; the setup error.
-    fn print_preamble(&self, knowledge: &Knowledge, plans: &[Planned]) {
-        let reg = self.registration.name();
-        if let Knowledge::Detected(d) = knowledge {
+    fn print_preamble(&self, session: &Session, plans: &[Planned]) {
+        let reg = session.registration();
+        let name = reg.name();
+        if let Knowledge::Detected(d) = session.knowledge() {
             for w in &d.warnings {
-                eprintln!("warning: {reg}: {w}");
+                eprintln!("warning: {name}: {w}");
             }
         }
-        if let Knowledge::SetupFailed(e) = knowledge {
-            eprintln!("error: {reg}: {e}; every trial fails");
+        if let Some(e) = session.setup_error() {
+            eprintln!("error: {name}: {e}; every trial fails");
         }
         let mut seen = BTreeSet::<Capability>::new();
         for (case, planned) in self.cases.iter().zip(plans) {
-            if !self.selected(case) || !seen.insert(case.capability) {
+            if !self.selected(reg, case) || !seen.insert(case.capability) {
                 continue;
             }
             let why = match planned {
@@ -503,10 +473,24 @@ impl Harness {
                 Planned::NotImplemented => conformance_core::run::not_implemented_reason(case.capability),
                 Planned::Run | Planned::NotSelected => continue,
             };
-            let n = self.cases.iter().filter(|c| c.capability == case.capability && self.selected(c)).count();
-            eprintln!("ignored: {reg}::{} ({n} trial{}): {why}", case.capability, if n == 1 { "" } else { "s" });
+            let n = self.cases.iter().filter(|c| c.capability == case.capability && self.selected(reg, c)).count();
+            eprintln!("ignored: {name}::{} ({n} trial{}): {why}", case.capability, if n == 1 { "" } else { "s" });
         }
     }
+}
+
+/// The path a report of registration `name` is written to: `path` itself for the only
+/// registration of a binary (`name` is `None`), else `path` with `.{name}` before its
+/// extension (`report.json` -> `report.sqlite-full.json`), so several registrations'
+/// reports do not overwrite each other.
+pub fn report_path(path: &Path, name: Option<&str>) -> PathBuf {
+    let Some(name) = name else { return path.to_path_buf() };
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = match path.extension() {
+        Some(ext) => format!("{stem}.{name}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{name}"),
+    };
+    path.with_file_name(file)
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ fn json_args(args: &[&str]) -> Arguments {
 }
 
 fn harness(calls: &Arc<AtomicUsize>, args: &[&str], under_nextest: bool) -> Harness {
-    let mut h = Harness::new(registration(calls), cases(), json_args(args), None);
+    let mut h = Harness::new(vec![registration(calls)], cases(), json_args(args), None);
     h.under_nextest = under_nextest;
     h
 }
@@ -86,7 +86,7 @@ fn trials_are_sorted_named_and_statically_ignored() {
     let c = libtest_mimic::run(&h.args, p.trials);
     assert_eq!((c.num_passed, c.num_failed, c.num_ignored), (1, 1, 2));
     assert_eq!(calls.load(Ordering::SeqCst), 3, "one fresh saver per case that ran");
-    let results = p.results.lock().unwrap();
+    let results = p.parts[0].results.lock().unwrap();
     assert_eq!(results.len(), 2);
     assert!(results.values().any(|r| r.message.as_deref() == Some("put(t): expected 1, got 2")));
 }
@@ -96,7 +96,7 @@ fn a_missing_base_capability_fails_its_trials_instead_of_hiding_them() {
     let calls = Arc::new(AtomicUsize::new(0));
     let mut with_list = cases();
     with_list.push(case(Capability::List, "e_list", |_| Box::pin(async { Ok(()) })));
-    let mut h = Harness::new(registration(&calls), with_list, json_args(&["bin", "--test-threads", "1"]), None);
+    let mut h = Harness::new(vec![registration(&calls)], with_list, json_args(&["bin", "--test-threads", "1"]), None);
     h.under_nextest = false;
     let p = h.prepare();
     assert!(flags(&p).contains(&("t::list::e_list".into(), false)), "list is base: not ignored");
@@ -160,9 +160,9 @@ fn only_an_unfiltered_plain_run_is_the_whole_suite() {
 fn a_failed_lifespan_setup_fails_every_trial_that_would_run() {
     let calls = Arc::new(AtomicUsize::new(0));
     let reg = registration(&calls).lifespan(|| async { Err("no server on :5432".into()) }, || async { Ok(()) });
-    let h = Harness::new(reg, cases(), json_args(&["bin", "--test-threads", "1"]), None);
+    let h = Harness::new(vec![reg], cases(), json_args(&["bin", "--test-threads", "1"]), None);
     let p = h.prepare();
-    assert!(matches!(&p.knowledge, Knowledge::SetupFailed(e) if e.contains("no server")));
+    assert!(matches!(p.parts[0].session.knowledge(), Knowledge::SetupFailed(e) if e.contains("no server")));
     let c = libtest_mimic::run(&h.args, p.trials);
     assert_eq!((c.num_passed, c.num_failed, c.num_ignored), (0, 3, 1), "only the registration's skip stays ignored");
     assert_eq!(calls.load(Ordering::SeqCst), 0, "no saver is made when the setup failed");
@@ -196,4 +196,30 @@ fn check_writable_rejects_missing_dirs_and_directories() {
     let fresh = dir.join(format!("conformance-check-{}.xml", std::process::id()));
     check_writable(&fresh).unwrap();
     assert!(!fresh.exists(), "the check leaves no file behind");
+}
+
+#[test]
+fn several_registrations_get_their_own_trials_sessions_and_report_files() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let regs = vec![registration(&calls), registration(&calls).named("u")];
+    let h = Harness::new(regs, cases(), json_args(&["bin", "--test-threads", "1"]), None);
+    let p = h.prepare();
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "one probe per registration");
+    let names: Vec<String> = flags(&p).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names.len(), 8);
+    assert!(names.contains(&"t::put::a_passes".into()) && names.contains(&"u::put::a_passes".into()));
+    let c = libtest_mimic::run(&h.args, p.trials);
+    assert_eq!((c.num_passed, c.num_failed, c.num_ignored), (2, 2, 4));
+    assert!(p.parts.iter().all(|part| part.results.lock().unwrap().len() == 2), "each part keeps its results");
+    let path = std::path::Path::new("/tmp/report.json");
+    assert_eq!(report_path(path, None), path);
+    assert_eq!(report_path(path, Some("u")), std::path::Path::new("/tmp/report.u.json"));
+}
+
+#[test]
+fn two_registrations_with_one_name_are_a_usage_error() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let code = run_with_args(vec![registration(&calls), registration(&calls)], cases(), os(&["bin"]));
+    assert_eq!(code, ExitCode::from(2));
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "nothing ran");
 }

@@ -81,8 +81,8 @@ macro_rules! __spec_case_multi_thread {
 }
 
 /// Writes the `main` of a conformance test binary: one libtest-mimic trial per spec case
-/// against the given [`Registration`] (see [`harness`] for trial names, skips, detection
-/// cost and reports).
+/// and registration against the given [`Registration`]s (see [`harness`] for trial names,
+/// skips, detection cost and reports).
 ///
 /// Put it in a `[[test]]` target with `harness = false`:
 ///
@@ -97,20 +97,24 @@ macro_rules! __spec_case_multi_thread {
 /// conformance_spec::checkpointer_test!(my_crate::registration());
 /// // or, the same:
 /// conformance_spec::checkpointer_test! { registration: my_crate::registration() }
+/// // several registrations (variants of one saver), each with its own name:
+/// conformance_spec::checkpointer_test!(my_crate::registration(), my_crate::registration_with_full_sync());
 /// ```
 ///
-/// The expression is evaluated once per process, at the start of `main`; keep it cheap
-/// (nextest starts the binary once per test). It expands to
-/// `fn main() -> std::process::ExitCode`, which returns libtest's exit code (101 when a
-/// trial failed) rather than calling `exit`, so destructors run.
+/// Each expression is evaluated once per process, at the start of `main`; keep them cheap
+/// (nextest starts the binary once per test). Every registration needs its own name: the
+/// trials are `{name}::{capability}::{case}`, and the durability crash child picks its
+/// registration by name. It expands to `fn main() -> std::process::ExitCode`, which hands
+/// over to the crash child when the process is one, then returns libtest's exit code (101
+/// when a trial failed) rather than calling `exit`, so destructors run.
 #[macro_export]
 macro_rules! checkpointer_test {
     (registration: $registration:expr $(,)?) => {
         $crate::checkpointer_test!($registration);
     };
-    ($registration:expr $(,)?) => {
+    ($($registration:expr),+ $(,)?) => {
         fn main() -> ::std::process::ExitCode {
-            $crate::harness::run_main($registration)
+            $crate::harness::run_main(::std::vec![$($registration),+])
         }
     };
 }

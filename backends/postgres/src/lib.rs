@@ -96,8 +96,10 @@
 //!
 //! ## Testing
 //!
-//! [`registration`] gives the kit a fresh schema per case on one server (its location, for
-//! the durability crash test, is the schema name). The tests read the server's URL from
+//! The kit's wiring is behind the `kit` feature (a normal build has none of it):
+//! `PostgresStorage` is the saver's one [`conformance_core::Storage`] impl (a schema per
+//! case, its name the location), and `registration` gives the kit a fresh schema per case
+//! on one server from it. The tests read the server's URL from
 //! `CHECKPOINT_POSTGRES_URL`; `scripts/pg-test-server.sh start` starts a throwaway server
 //! and prints one, and the `test-server` feature offers the same as
 //! `test_server::TestServer` (which `cargo xtask conformance --backend postgres` uses when no
@@ -111,7 +113,6 @@
 //! ```
 //!
 //! - `tests/conformance.rs`: the catalog as trials (`checkpointer_test!`);
-//! - `tests/validate.rs`: the catalog through `validate()`, and no schema left behind;
 //! - `tests/differential.rs`: random call sequences agree with the in-memory reference saver,
 //!   and no stored value outlives the last checkpoint that reads it;
 //! - `tests/postgres.rs`: NUL refusal, exact JSON, SQL-looking filter keys, setup by many
@@ -120,6 +121,7 @@
 #![warn(missing_docs)]
 
 mod encode;
+#[cfg(feature = "kit")]
 mod registration;
 mod saver;
 mod schema;
@@ -127,9 +129,10 @@ mod sql;
 #[cfg(feature = "test-server")]
 pub mod test_server;
 
+#[cfg(feature = "kit")]
 pub use registration::{
     drop_schema, drop_schemas_with_prefix, registration, registration_from_env, registration_with_schema_prefix,
-    NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
+    PostgresStorage, NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
 };
 pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
 

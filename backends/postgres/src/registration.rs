@@ -1,8 +1,10 @@
-//! The kit's registration of [`PostgresSaver`]: a fresh schema per case on one server.
+//! The kit's registration of [`PostgresSaver`]: a fresh schema per case on one server, from
+//! one [`Storage`] impl ([`PostgresStorage`]). Behind the `kit` feature.
 
 use std::time::Duration;
 
-use conformance_core::{BoxError, Capability, Fixture, Registration};
+use async_trait::async_trait;
+use conformance_core::{BoxError, Capability, Fixture, Registration, Storage};
 use tokio_postgres::NoTls;
 
 use crate::schema::valid_schema_name;
@@ -81,12 +83,13 @@ pub async fn drop_schemas_with_prefix(url: &str, prefix: &str) -> Result<usize, 
 ///
 /// Each case gets its own schema (`checkpoint_test_<run>_<case>`, created by the saver's
 /// setup) and a saver whose connections use it, so cases run in parallel against one server
-/// without seeing each other. [`Fixture::with_reopen`] opens a second instance (its own
-/// pool, its own setup) on the same schema, which enables the durability and two-instance
-/// cases; the fixture's location is the schema name, which [`Registration::open_at`] opens
-/// in another process for the crash test (that process needs the same URL, so a front end
-/// passes it through the environment). The cleanup drops the schema; the lifespan checks the server answers before any
-/// case runs and, at the end, drops any schema of this run a timed-out case left behind.
+/// without seeing each other: [`PostgresStorage`], from which [`Registration::persistent`]
+/// derives the second instance on the same schema (its own pool, its own setup; it enables
+/// the durability and two-instance cases), the location (the schema name, which the crash
+/// test's child process opens; it needs the same URL, so a front end passes it through the
+/// environment) and the cleanup (dropping the schema). The lifespan checks the server
+/// answers before any case runs and, at the end, drops any schema of this run a timed-out
+/// case left behind.
 pub fn registration(url: &str) -> Registration {
     registration_with_schema_prefix(url, &format!("{TEST_SCHEMA_PREFIX}{}_", short_token(8)))
 }
@@ -96,46 +99,10 @@ pub fn registration(url: &str) -> Registration {
 /// A prefix that is not a valid schema name (see [`crate::PostgresOptions::schema`]) makes
 /// every case fail with the factory's `InvalidConfig`.
 pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registration {
-    let run_prefix = run_prefix.to_owned();
-    let factory_url = url.to_owned();
-    let factory_prefix = run_prefix.clone();
     let setup_url = url.to_owned();
-    let open_url = url.to_owned();
     let teardown_url = url.to_owned();
-    Registration::new("postgres", move || {
-        let url = factory_url.clone();
-        let schema = format!("{factory_prefix}{}", short_token(12));
-        async move {
-            let options = PostgresOptions::new().schema(schema.clone()).max_connections(FIXTURE_CONNECTIONS);
-            let saver = match PostgresSaver::connect_with(&url, options.clone()).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = drop_schema(&url, &schema).await;
-                    return Err(Box::new(e) as BoxError);
-                }
-            };
-            let reopen_url = url.clone();
-            Ok(Fixture::new(saver)
-                .with_reopen(move || {
-                    let url = reopen_url.clone();
-                    let options = options.clone();
-                    async move { PostgresSaver::connect_with(&url, options).await.map_err(|e| Box::new(e) as BoxError) }
-                })
-                .with_location(schema.clone())
-                .with_cleanup(move || async move { drop_schema(&url, &schema).await }))
-        }
-    })
-    .open_at(move |schema| {
-        // Another instance on a case's schema, in this or another process (the durability
-        // crash test's child); the case's cleanup drops the schema.
-        let url = open_url.clone();
-        async move {
-            let options = PostgresOptions::new().schema(schema).max_connections(FIXTURE_CONNECTIONS);
-            let saver = PostgresSaver::connect_with(&url, options).await.map_err(|e| Box::new(e) as BoxError)?;
-            Ok(Fixture::new(saver))
-        }
-    })
-    .lifespan(
+    let run_prefix = run_prefix.to_owned();
+    Registration::persistent("postgres", PostgresStorage::new(url, &run_prefix)).lifespan(
         move || {
             let url = setup_url.clone();
             async move {
@@ -155,6 +122,41 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
             }
         },
     )
+}
+
+/// The PostgreSQL saver's storage for the kit ([`Storage`]): a schema per case on one
+/// server; a location is the schema's name, `<run_prefix><12 hex digits>`.
+#[derive(Clone, Debug)]
+pub struct PostgresStorage {
+    url: String,
+    run_prefix: String,
+}
+
+impl PostgresStorage {
+    /// Schemas named `<run_prefix>...` on the server at `url`. Each saver opened on one has
+    /// its own pool of [`FIXTURE_CONNECTIONS`] connections and runs the saver's setup.
+    pub fn new(url: &str, run_prefix: &str) -> Self {
+        Self { url: url.to_owned(), run_prefix: run_prefix.to_owned() }
+    }
+}
+
+#[async_trait]
+impl Storage for PostgresStorage {
+    type Saver = PostgresSaver;
+
+    async fn create(&self) -> Result<String, BoxError> {
+        // The saver's setup (on open) creates the schema.
+        Ok(format!("{}{}", self.run_prefix, short_token(12)))
+    }
+
+    async fn open(&self, location: &str) -> Result<PostgresSaver, BoxError> {
+        let options = PostgresOptions::new().schema(location).max_connections(FIXTURE_CONNECTIONS);
+        Ok(PostgresSaver::connect_with(&self.url, options).await?)
+    }
+
+    async fn destroy(&self, location: &str) -> Result<(), BoxError> {
+        drop_schema(&self.url, location).await
+    }
 }
 
 /// Why the cases do not run when [`URL_ENV`] is not set.

@@ -451,3 +451,36 @@ async fn long_thread_reads_stay_fast() {
     );
     s.finish().await;
 }
+
+/// Each case's cleanup drops its schema: a [`checkpoint_postgres::PostgresStorage`]
+/// registration without the lifespan (whose teardown would drop leftovers by prefix) leaves
+/// no schema of its prefix after the cases that open one and two instances (put,
+/// concurrency, durability without the crash test, which needs a binary that re-executes
+/// itself: `tests/conformance.rs` runs it).
+#[test]
+fn every_case_drops_its_schema() {
+    use conformance_core::{Capability, Registration, RunOptions};
+    let Some(url) = url() else { return };
+    let prefix = format!("checkpoint_clean_{}_", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let registration = Registration::persistent("postgres", checkpoint_postgres::PostgresStorage::new(&url, &prefix));
+    let cases: Vec<_> = conformance_spec::catalog()
+        .into_iter()
+        .filter(|c| matches!(c.capability, Capability::Put | Capability::Concurrency | Capability::Durability))
+        .filter(|c| c.name != "acknowledged_writes_survive_kill")
+        .collect();
+    let report = conformance_core::run::run(&registration, &cases, &RunOptions { jobs: 4, ..RunOptions::default() });
+    let failures = report.failed_cases();
+    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(report.case_counts().0 > 20, "too few cases ran: {:?}", report.case_counts());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let left = rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.expect("connect");
+        tokio::spawn(connection);
+        let rows = client
+            .query("SELECT nspname::text FROM pg_namespace WHERE starts_with(nspname::text, $1)", &[&prefix])
+            .await
+            .expect("query");
+        rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>()
+    });
+    assert_eq!(left, Vec::<String>::new(), "schemas left behind after the run");
+}

@@ -90,12 +90,15 @@
 //! Metadata is JSON text so that `list`'s filter runs in SQL (`json_each`, bound
 //! parameters only; no key or value is ever pasted into SQL text).
 //!
-//! ## Registration
+//! ## Registration (feature `kit`)
 //!
-//! [`registration`] gives each case a fresh file in a fresh temporary directory (removed
-//! by the cleanup) and can open a second instance on it ([`conformance_core::Fixture::with_reopen`]);
-//! [`registration_at`] puts each case's file beside a path the user chose. Both use
-//! [`kit_options`] (`synchronous = NORMAL`, see there why); [`registration_with`] takes any
+//! The conformance kit's wiring is behind the `kit` feature, so a normal build carries
+//! none of it (nor `tempfile`). `SqliteStorage` is the saver's one
+//! [`conformance_core::Storage`] impl (a database file per case, its path as the
+//! location); `Registration::persistent` derives the rest from it. `registration` gives
+//! each case a fresh file in a fresh temporary directory (removed by the cleanup);
+//! `registration_at` puts each case's file beside a path the user chose. Both use
+//! `kit_options` (`synchronous = NORMAL`, see there why); `registration_with` takes any
 //! options.
 
 #![warn(missing_docs)]
@@ -103,6 +106,7 @@
 mod cache;
 mod codec;
 mod reader;
+#[cfg(feature = "kit")]
 mod registration;
 mod schema;
 mod writer;
@@ -119,7 +123,8 @@ use conformance_core::{
     CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
 };
 
-pub use registration::{kit_options, registration, registration_at, registration_with};
+#[cfg(feature = "kit")]
+pub use registration::{kit_options, registration, registration_at, registration_with, SqliteStorage};
 pub use schema::SCHEMA_VERSION;
 
 /// SQLite's `PRAGMA synchronous` level.

@@ -1,11 +1,13 @@
-//! The kit's registrations of this saver.
+//! The kit's registrations of this saver: one [`Storage`] impl ([`SqliteStorage`]) from
+//! which [`Registration::persistent`] derives the factory, reopen, location, crash-child
+//! opening and cleanup. Behind the `kit` feature, so a normal build has none of it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
-use conformance_core::{BoxError, CheckpointError, Fixture, Registration};
+use async_trait::async_trait;
+use conformance_core::{BoxError, CheckpointError, Registration, Storage};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::{SqliteOptions, SqliteSaver};
@@ -21,75 +23,126 @@ pub fn kit_options() -> SqliteOptions {
     SqliteOptions::default().synchronous(crate::Synchronous::Normal)
 }
 
-/// The registration named `sqlite`: each case gets a fresh database file
-/// (`checkpoints.sqlite`) in a fresh temporary directory, which its cleanup removes; the
-/// fixture can open a second instance on the same file ([`Fixture::with_reopen`]), which
-/// enables the two-instance and durability cases (CONTRACT §4), and names the file
-/// ([`Fixture::with_location`]) so that the durability crash test's child process can
-/// open it ([`Registration::open_at`]). Uses [`kit_options`].
+/// The name of the database file in each case's temporary directory.
+const DB_FILE: &str = "checkpoints.sqlite";
+
+/// The prefix of each case's temporary directory.
+const DIR_PREFIX: &str = "checkpoint-sqlite-";
+
+/// The registration named `sqlite` on [`SqliteStorage::temp`] with [`kit_options`]: each
+/// case gets a fresh database file in a fresh temporary directory, which its cleanup
+/// removes; a second instance can be opened on the same file, which enables the
+/// two-instance and durability cases (CONTRACT §4), and the durability crash test's child
+/// process opens the file from its path (see [`Registration::persistent`]).
 pub fn registration() -> Registration {
     registration_with(kit_options())
 }
 
 /// [`registration`] with the given options (a synchronous level, reader count, ...).
 pub fn registration_with(options: SqliteOptions) -> Registration {
-    let open_options = options.clone();
-    Registration::new("sqlite", move || {
-        let options = options.clone();
-        async move {
-            let dir = tempfile::Builder::new().prefix("checkpoint-sqlite-").tempdir()?;
-            let path = dir.path().join("checkpoints.sqlite");
-            let fixture = fixture(path, options).await?;
-            Ok(fixture.with_cleanup(move || async move { dir.close().map_err(BoxError::from) }))
-        }
-    })
-    .open_at(open_at(open_options))
+    Registration::persistent("sqlite", SqliteStorage::temp(options))
 }
 
-/// The registration named `sqlite` with each case's file beside `base`: the n-th case of
-/// this process uses `<base>.case-<pid>-<n>` (plus SQLite's `-wal` and `-shm` files next to
-/// it). A leftover file of that name is removed before the case and the case's files are
-/// removed after it. `base` itself is never created, written or removed; this is for
-/// running the suite on a chosen filesystem (`cargo xtask conformance --sqlite-path FILE`).
-/// Uses [`kit_options`].
+/// The registration named `sqlite` on [`SqliteStorage::beside`] `base` with
+/// [`kit_options`], for running the suite on a chosen filesystem
+/// (`cargo xtask conformance --sqlite-path FILE`).
 ///
 /// # Errors
 /// `Storage` when the directory of `base` does not exist, `base` is a directory, or `base`
 /// exists and is not an SQLite database.
 pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, CheckpointError> {
-    let base = base.as_ref().to_path_buf();
-    crate::schema::check_path(&base)?;
-    if base.exists() {
-        check_is_database(&base)?;
-    }
-    let options = kit_options();
-    let counter = Arc::new(AtomicU64::new(0));
-    let open_options = options.clone();
-    Ok(Registration::new("sqlite", move || {
-        let n = counter.fetch_add(1, Ordering::Relaxed);
-        let path = case_path(&base, n);
-        let options = options.clone();
-        async move {
-            remove_database(&path)?;
-            let fixture = fixture(path.clone(), options).await?;
-            Ok(fixture.with_cleanup(move || async move { remove_database(&path).map_err(BoxError::from) }))
-        }
-    })
-    .open_at(open_at(open_options)))
+    Ok(Registration::persistent("sqlite", SqliteStorage::beside(base, kit_options())?))
 }
 
-/// The [`Registration::open_at`] function: opens the database file named by a fixture's
-/// location (its path) with `options`, in this or another process.
-fn open_at(
+/// Where [`SqliteStorage`] puts each case's database file.
+#[derive(Debug)]
+enum Place {
+    /// `checkpoints.sqlite` in a fresh temporary directory per case.
+    TempDirs,
+    /// `<base>.case-<pid>-<n>` for the n-th case of the process.
+    Beside { base: PathBuf, counter: AtomicU64 },
+}
+
+/// The SQLite saver's storage for the kit ([`Storage`]): a database file per case, opened
+/// with the storage's options; a location is the file's path (UTF-8).
+#[derive(Debug)]
+pub struct SqliteStorage {
     options: SqliteOptions,
-) -> impl Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Fixture, BoxError>> + Send>>
-       + Send
-       + Sync
-       + 'static {
-    move |location| {
-        let options = options.clone();
-        Box::pin(async move { Ok(Fixture::new(SqliteSaver::open_async(PathBuf::from(location), options).await?)) })
+    place: Place,
+}
+
+impl SqliteStorage {
+    /// Each case's file is `checkpoints.sqlite` in a fresh temporary directory
+    /// (`checkpoint-sqlite-*` under the system's temporary directory); destroying the
+    /// location removes the directory.
+    pub fn temp(options: SqliteOptions) -> Self {
+        Self { options, place: Place::TempDirs }
     }
+
+    /// Each case's file is beside `base`: the n-th case of this process uses
+    /// `<base>.case-<pid>-<n>` (plus SQLite's `-wal` and `-shm` files next to it). A leftover
+    /// file of that name is removed before the case and the case's files are removed after
+    /// it. `base` itself is never created, written or removed.
+    ///
+    /// # Errors
+    /// `Storage` when the directory of `base` does not exist, `base` is a directory, or
+    /// `base` exists and is not an SQLite database.
+    pub fn beside(base: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, CheckpointError> {
+        let base = base.as_ref().to_path_buf();
+        crate::schema::check_path(&base)?;
+        if base.exists() {
+            check_is_database(&base)?;
+        }
+        Ok(Self { options, place: Place::Beside { base, counter: AtomicU64::new(0) } })
+    }
+}
+
+#[async_trait]
+impl Storage for SqliteStorage {
+    type Saver = SqliteSaver;
+
+    async fn create(&self) -> Result<String, BoxError> {
+        match &self.place {
+            Place::TempDirs => {
+                let dir = tempfile::Builder::new().prefix(DIR_PREFIX).tempdir()?;
+                let location = utf8(&dir.path().join(DB_FILE))?;
+                // Kept until `destroy`; a failed conversion above drops (removes) it.
+                let _ = dir.keep();
+                Ok(location)
+            }
+            Place::Beside { base, counter } => {
+                let path = case_path(base, counter.fetch_add(1, Ordering::Relaxed));
+                remove_database(&path)?;
+                utf8(&path)
+            }
+        }
+    }
+
+    async fn open(&self, location: &str) -> Result<SqliteSaver, BoxError> {
+        Ok(SqliteSaver::open_async(PathBuf::from(location), self.options.clone()).await?)
+    }
+
+    async fn destroy(&self, location: &str) -> Result<(), BoxError> {
+        let path = Path::new(location);
+        remove_database(path)?;
+        if let Place::TempDirs = self.place {
+            // The case's own directory, made by `create`; nothing else is removed.
+            let dir = path.parent().filter(|d| {
+                d.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(DIR_PREFIX))
+                    && path.file_name().is_some_and(|f| f == DB_FILE)
+            });
+            match dir {
+                Some(dir) => std::fs::remove_dir_all(dir)?,
+                None => return Err(format!("{location:?} is not a location this storage created").into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The path as a location.
+fn utf8(path: &Path) -> Result<String, BoxError> {
+    Ok(path.to_str().ok_or_else(|| format!("{} is not valid UTF-8", path.display()))?.to_owned())
 }
 
 /// `<base>.case-<pid>-<n>`.
@@ -120,14 +173,4 @@ fn check_is_database(path: &Path) -> Result<(), CheckpointError> {
     conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
         .map(|_| ())
         .map_err(|e| CheckpointError::storage(format!("{} exists but is not an SQLite database", path.display()), e))
-}
-
-/// A fixture on `path` that can reopen the same file, with the path as its location.
-async fn fixture(path: PathBuf, options: SqliteOptions) -> Result<Fixture, BoxError> {
-    let saver = SqliteSaver::open_async(path.clone(), options.clone()).await?;
-    let location = path.to_str().ok_or_else(|| format!("{} is not valid UTF-8", path.display()))?.to_owned();
-    Ok(Fixture::new(saver).with_location(location).with_reopen(move || {
-        let (path, options) = (path.clone(), options.clone());
-        async move { SqliteSaver::open_async(path, options).await.map_err(BoxError::from) }
-    }))
 }

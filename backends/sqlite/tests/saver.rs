@@ -307,3 +307,28 @@ fn the_writer_checkpoints_the_wal_after_answering() {
     assert_eq!(busy, 0);
     assert!(log < 2500, "the WAL was checkpointed and restarted on the way ({log} frames, {done} checkpointed)");
 }
+
+/// `registration_at` never creates its base path and removes every case's files (the
+/// database, `-wal`, `-shm`) after the case: the cases that open one and two instances
+/// (put, concurrency, durability without the crash test, which needs a binary that
+/// re-executes itself: `tests/conformance.rs` runs it, registration `sqlite-beside`).
+#[test]
+fn a_registration_beside_a_path_creates_nothing_there_and_leaves_nothing_behind() {
+    use conformance_core::{Capability, RunOptions};
+    let dir = tempfile::tempdir().expect("dir");
+    let base = dir.path().join("kit.sqlite");
+    let registration = registration_at(&base).expect("a registration beside the path");
+    let cases: Vec<_> = conformance_spec::catalog()
+        .into_iter()
+        .filter(|c| matches!(c.capability, Capability::Put | Capability::Concurrency | Capability::Durability))
+        .filter(|c| c.name != "acknowledged_writes_survive_kill")
+        .collect();
+    let report = conformance_core::run::run(&registration, &cases, &RunOptions::default());
+    let failures = report.failed_cases();
+    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(report.case_counts().0 > 20, "too few cases ran: {:?}", report.case_counts());
+    assert!(!base.exists(), "the base path itself must not be created");
+    let left: Vec<_> =
+        std::fs::read_dir(dir.path()).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    assert!(left.is_empty(), "case files left behind: {left:?}");
+}

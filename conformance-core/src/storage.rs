@@ -1,0 +1,178 @@
+//! One declaration of a saver's persistent storage: [`Storage`] says how to create a fresh
+//! location, open a saver on a location and destroy it, and
+//! [`Registration::persistent`](crate::Registration::persistent) derives everything else a
+//! registration needs from it (the per-case factory, the reopen of a second instance, the
+//! location the durability crash test hands to its child process, the child's opening and
+//! the cleanup; CONTRACT §4 Durability). A registration built this way cannot be half
+//! configured (a reopen without a location, a location nobody can open).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::registration::Registration;
+use crate::{BoxError, CheckpointSaver, Fixture};
+
+/// A kind of persistent storage a saver lives on: a file per case, a schema per case on
+/// one server, ...
+///
+/// A location is an opaque string (a file path, a schema name) that [`Storage::open`] can
+/// open again, in this process or in another one (the crash test's child, which has not
+/// run the registration's lifespan setup, so `open` must work from the location and the
+/// storage value alone).
+///
+/// ```
+/// # use conformance_core::{async_trait, BoxError, CheckpointSaver, Registration, Storage};
+/// struct FileSaver;
+/// impl CheckpointSaver for FileSaver {}
+/// struct Files;
+/// #[async_trait]
+/// impl Storage for Files {
+///     type Saver = FileSaver;
+///     async fn create(&self) -> Result<String, BoxError> { Ok("/tmp/case.db".into()) }
+///     async fn open(&self, _location: &str) -> Result<FileSaver, BoxError> { Ok(FileSaver) }
+///     async fn destroy(&self, _location: &str) -> Result<(), BoxError> { Ok(()) }
+/// }
+/// let reg = Registration::persistent("files", Files);
+/// assert!(reg.can_open_at());
+/// ```
+#[async_trait]
+pub trait Storage: Send + Sync + 'static {
+    /// The saver opened on a location.
+    type Saver: CheckpointSaver + 'static;
+
+    /// Creates a fresh, empty location for one case and returns its name. Whatever it
+    /// leaves behind is removed by [`Storage::destroy`] with that name.
+    ///
+    /// # Errors
+    /// The storage's error (no space, no server, ...); the case then fails with it.
+    async fn create(&self) -> Result<String, BoxError>;
+
+    /// Opens a saver on `location` (one [`Storage::create`] gave). Called once for the
+    /// case's saver, again for every second instance and in the crash child; every call
+    /// must see the same data.
+    ///
+    /// # Errors
+    /// The saver's open error.
+    async fn open(&self, location: &str) -> Result<Self::Saver, BoxError>;
+
+    /// Removes `location` and everything in it; run once after the case whatever its
+    /// outcome, and when opening the case's saver failed.
+    ///
+    /// # Errors
+    /// The storage's error; it is reported with the case.
+    async fn destroy(&self, location: &str) -> Result<(), BoxError>;
+}
+
+/// A fresh fixture on a fresh location of `storage`: the saver, a reopen on the same
+/// location, the location, and a cleanup that destroys it. A failed open destroys the
+/// location before the error is returned.
+pub(crate) async fn fixture<S: Storage>(storage: Arc<S>) -> Result<Fixture, BoxError> {
+    let location = storage.create().await?;
+    let saver = match storage.open(&location).await {
+        Ok(s) => s,
+        Err(e) => {
+            // The open error is the one to report; a failing destroy adds nothing to it.
+            let _ = storage.destroy(&location).await;
+            return Err(e);
+        }
+    };
+    let (reopen, at) = (storage.clone(), location.clone());
+    let cleanup_at = location.clone();
+    Ok(Fixture::new(saver)
+        .with_location(location)
+        .with_reopen(move || {
+            let (storage, at) = (reopen.clone(), at.clone());
+            async move { storage.open(&at).await }
+        })
+        .with_cleanup(move || async move { storage.destroy(&cleanup_at).await }))
+}
+
+/// A fixture on the existing `location` of `storage` (the crash child's opening): the
+/// saver only, no cleanup.
+pub(crate) async fn open_fixture<S: Storage>(storage: Arc<S>, location: String) -> Result<Fixture, BoxError> {
+    Ok(Fixture::new(storage.open(&location).await?))
+}
+
+impl Registration {
+    /// A registration named `name` on persistent `storage`: each case gets a saver on a
+    /// fresh location ([`Storage::create`], then [`Storage::open`]), a second instance on
+    /// the same location when a case asks for one (which enables the `durability`
+    /// capability and the two-instance cases, CONTRACT §4), the location for the crash
+    /// test's child (opened there with [`Storage::open`]), and a cleanup that destroys the
+    /// location ([`Storage::destroy`]). Lifespan, skips, timeout and runtime are added as
+    /// on any registration.
+    pub fn persistent(name: impl Into<String>, storage: impl Storage) -> Self {
+        let storage = Arc::new(storage);
+        let opener = storage.clone();
+        Registration::new(name, move || fixture(storage.clone()))
+            .open_at(move |location| open_fixture(opener.clone(), location))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+
+    use super::*;
+
+    struct Nothing;
+    impl CheckpointSaver for Nothing {}
+
+    /// A storage that records its locations and can be told to fail opening.
+    #[derive(Default)]
+    struct Recorded {
+        live: Mutex<BTreeSet<String>>,
+        opened: Mutex<Vec<String>>,
+        fail_open: bool,
+    }
+
+    #[async_trait]
+    impl Storage for Arc<Recorded> {
+        type Saver = Nothing;
+        async fn create(&self) -> Result<String, BoxError> {
+            let mut live = self.live.lock().unwrap();
+            let name = format!("loc-{}", live.len());
+            live.insert(name.clone());
+            Ok(name)
+        }
+        async fn open(&self, location: &str) -> Result<Nothing, BoxError> {
+            self.opened.lock().unwrap().push(location.to_owned());
+            if self.fail_open {
+                Err("cannot open".into())
+            } else {
+                Ok(Nothing)
+            }
+        }
+        async fn destroy(&self, location: &str) -> Result<(), BoxError> {
+            self.live.lock().unwrap().remove(location);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_persistent_registration_reopens_locates_opens_and_destroys_its_location() {
+        let storage = Arc::new(Recorded::default());
+        let reg = Registration::persistent("rec", storage.clone());
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let fixture = rt.block_on(reg.fixture()).unwrap();
+        let (_saver, cleanup, reopen, location) = fixture.into_parts();
+        assert_eq!(location.as_deref(), Some("loc-0"));
+        rt.block_on(reopen.expect("a reopen")()).unwrap();
+        rt.block_on(reg.open_location("loc-0")).unwrap();
+        assert_eq!(*storage.opened.lock().unwrap(), ["loc-0", "loc-0", "loc-0"]);
+        rt.block_on(cleanup.expect("a cleanup")()).unwrap();
+        assert!(storage.live.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failed_open_destroys_the_fresh_location() {
+        let storage = Arc::new(Recorded { fail_open: true, ..Recorded::default() });
+        let reg = Registration::persistent("rec", storage.clone());
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let err = rt.block_on(reg.fixture()).err().expect("the open error");
+        assert_eq!(err.to_string(), "cannot open");
+        assert!(storage.live.lock().unwrap().is_empty(), "left: {:?}", storage.live.lock().unwrap());
+    }
+}
