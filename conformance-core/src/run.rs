@@ -225,7 +225,9 @@ pub fn not_implemented_reason(capability: Capability) -> String {
              instance can be opened on its storage"
                 .to_owned()
         }
-        Capability::Concurrency | Capability::Traces => format!("{capability} is not implemented: put is not implemented"),
+        Capability::Concurrency | Capability::Traces => {
+            format!("{capability} is not implemented: put is not implemented")
+        }
         cap => format!("{cap} is not implemented: its probe answered Unsupported"),
     }
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 use checkpoint_postgres::test_server::TestServer;
 use conformance_core::Registration;
 use conformance_spec::fuzz::trace::{Op, Trace};
-use conformance_spec::traces::for_saver;
 use conformance_spec::fuzz::{fuzz, replay, FuzzOptions};
+use conformance_spec::traces::for_saver;
 
 use crate::USAGE;
 
