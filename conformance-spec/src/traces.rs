@@ -85,3 +85,41 @@ async fn replays_send_fan_out_with_failed_task_retried(cx: Cx) -> Checked {
 async fn replays_run_killed_halfway_and_resumed(cx: Cx) -> Checked {
     shipped(&cx, "killed-resumed").await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every file of traces/ is shipped (none forgotten), parses, and is of a size the
+    /// issue allows (a few hundred calls at most).
+    #[test]
+    fn every_trace_file_is_shipped_and_parses() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+            .collect();
+        files.sort();
+        let mut shipped: Vec<String> = SHIPPED.iter().map(|(n, _)| (*n).to_owned()).collect();
+        shipped.sort();
+        assert_eq!(files, shipped, "traces/*.json and SHIPPED differ");
+        for (name, json) in SHIPPED {
+            let t = Trace::parse(json).unwrap_or_else(|e| panic!("traces/{name}.json: {e}"));
+            assert!((10..=400).contains(&t.steps.len()), "traces/{name}.json has {} steps", t.steps.len());
+            assert!(t.steps.iter().all(|s| s.expect.is_some() || matches!(s.op, Op::Reopen)), "{name}");
+        }
+        assert_eq!(cases().len(), SHIPPED.len(), "one case per shipped trace");
+    }
+
+    /// Without reopening, only the `reopen` markers go.
+    #[test]
+    fn for_saver_drops_reopen_only_when_the_saver_cannot_reopen() {
+        let t = Trace::parse(SHIPPED[4].1).expect("killed-resumed parses");
+        let reopens = |t: &Trace| t.steps.iter().filter(|s| s.op == Op::Reopen).count();
+        assert_eq!(reopens(&t), 1);
+        assert_eq!(for_saver(&t, true), t);
+        let kept = for_saver(&t, false);
+        assert_eq!((reopens(&kept), kept.steps.len()), (0, t.steps.len() - 1));
+    }
+}
