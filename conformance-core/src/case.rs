@@ -1,5 +1,5 @@
 //! A spec case as the runner sees it: a capability, a name, and an async function over a
-//! [`TestContext`]. The catalog of cases lives in `conformance-spec`; core knows none.
+//! [`CaseEnv`]. The catalog of cases lives in `conformance-spec`; core knows none.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,7 +15,7 @@ use crate::{BoxError, Capability, CheckpointSaver};
 pub type CaseFuture = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'static>>;
 
 /// The function behind a case: gets a fresh context, returns `Ok(())` or a [`Failure`].
-pub type CaseFn = fn(TestContext) -> CaseFuture;
+pub type CaseFn = fn(CaseEnv) -> CaseFuture;
 
 /// One spec test.
 #[derive(Clone, Copy)]
@@ -73,13 +73,18 @@ impl std::error::Error for Failure {}
 
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
-/// Facts a case reports, shared between its [`TestContext`] clones and the runner.
+/// Facts a case reports, shared between its [`CaseEnv`] clones and the runner.
 pub(crate) type Facts = Arc<Mutex<BTreeMap<String, serde_json::Value>>>;
 
-/// What a case gets: a fresh saver from the registration's factory and helpers for
-/// unique ids.
+/// The environment the runner gives a case: a fresh saver from the registration's
+/// factory, the reopen function and storage location of its fixture, the facts it records
+/// and its unique thread ids.
+///
+/// Spec cases do not use it directly: `conformance_spec::Cx` (the case's context, with
+/// the calls and comparisons) wraps it. Named apart from `Cx` so that "context" means one
+/// thing.
 #[derive(Clone)]
-pub struct TestContext {
+pub struct CaseEnv {
     /// The saver under test, fresh for this case.
     pub saver: Arc<dyn CheckpointSaver>,
     reopen: Option<ReopenFn>,
@@ -89,7 +94,7 @@ pub struct TestContext {
     facts: Facts,
 }
 
-impl TestContext {
+impl CaseEnv {
     /// A context over `saver`. `reopen`, when given, opens another instance on the same
     /// storage (used by the durability and two-instance cases).
     pub fn new(saver: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>) -> Self {
@@ -148,7 +153,7 @@ impl TestContext {
         self.reopen.is_some()
     }
 
-    /// Opens another instance on the same storage as [`TestContext::saver`].
+    /// Opens another instance on the same storage as [`CaseEnv::saver`].
     ///
     /// # Errors
     /// A [`Failure`] when the registration has no reopen function or it failed.

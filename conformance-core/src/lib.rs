@@ -1,9 +1,13 @@
 //! # conformance-core
 //!
-//! The contract of a LangGraph-style checkpointer as Rust types and an async trait, and the
-//! machinery that checks a saver against it: registration, capability detection, the
-//! runner and the reports. The tests themselves live in `conformance-spec`; this crate
-//! knows no test and no backend, and depends on no native crate.
+//! The machinery that checks a LangGraph-style checkpointer against its contract:
+//! registration, capability detection, the runner and the reports. The contract itself
+//! (the types, [`CheckpointSaver`], [`CheckpointError`], [`Capability`], the JSON codec)
+//! lives in the `checkpoint-contract` crate and is re-exported here under the same paths
+//! (`conformance_core::CheckpointSaver`, `conformance_core::types::Checkpoint`,
+//! `conformance_core::json::to_json`, ...). The tests themselves live in
+//! `conformance-spec`; this crate knows no test and no backend, and depends on no native
+//! crate (libc's bindings only, for `kill(pid, 0)` in [`leftovers`]).
 //!
 //! - [`types`]: `CheckpointConfig`, `Checkpoint`, `TypedValue`, `ChannelVersion`,
 //!   `PendingWrite`, `CheckpointTuple`, `ListOptions`, ... (docs/contract.md §1).
@@ -29,44 +33,42 @@
 //! gives only `with_reopen` gets a failing crash case whose message says what is missing.
 //! An in-memory saver gives none of them and `durability` is reported as not implemented.
 //!
-//! Cases can report facts (the number of kills, the seed) with [`TestContext::fact`];
+//! Cases can report facts (the number of kills, the seed) with [`CaseEnv::fact`];
 //! they appear in [`CaseResult::facts`] and [`Report::facts`] as `capability.key`.
 
 #![warn(missing_docs)]
 
 mod call;
-mod capability;
 mod case;
 pub mod clusters;
 mod detect;
-mod error;
 mod isolation;
-pub mod json;
+pub mod leftovers;
 pub mod progress;
 mod registration;
 pub mod render;
 pub mod report;
 pub mod run;
-mod saver;
 pub mod session;
 mod storage;
 mod traced;
-pub mod types;
+
+/// The contract, re-exported whole: the modules [`types`] and [`json`] and every item at
+/// the crate root, so each `conformance_core::…` path of a contract item keeps working.
+pub use checkpoint_contract::{
+    json, types, BoxError, Capability, CapabilityKind, CheckpointError, CheckpointSaver, CodecError, UnknownCapability,
+};
 
 pub use call::Call;
-pub use capability::{Capability, CapabilityKind, UnknownCapability};
-pub use case::{CaseFn, CaseFuture, Failure, SpecCase, TestContext};
-pub use error::{BoxError, CheckpointError};
+pub use case::{CaseEnv, CaseFn, CaseFuture, Failure, SpecCase};
 pub use isolation::Abort;
-pub use json::CodecError;
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
 pub use report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Repeats, Report};
 pub use run::{Detection, Planned, RunOptions};
-pub use saver::CheckpointSaver;
 pub use session::{Knowledge, Session, Start};
 pub use storage::Storage;
 pub use types::*;
 
 /// Re-exported so savers can write `#[conformance_core::async_trait]`.
-pub use async_trait::async_trait;
+pub use checkpoint_contract::async_trait;

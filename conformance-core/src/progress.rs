@@ -1,5 +1,5 @@
 //! Progress while a run goes: dots (the upstream default), verbose lines, or nothing.
-//! Written to stdout, coloured only when stdout supports it and `NO_COLOR` is unset.
+//! Written to stdout, coloured only when stdout supports it and `NO_COLOR` is unset or empty.
 
 use std::io::Write;
 
@@ -61,6 +61,7 @@ impl Progress {
     }
 
     pub(crate) fn case_done(&self, r: &CaseResult) {
+        crate::render::colour::init();
         let mut out = std::io::stdout().lock();
         let ok = r.outcome == Outcome::Passed;
         match self {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use crate::capability::UnknownCapability;
+use crate::UnknownCapability;
 use crate::{BoxError, Capability, CheckpointSaver};
 
 /// Opens another saver instance on the same storage as the fixture's saver.

@@ -10,6 +10,7 @@ use owo_colors::{OwoColorize, Stream};
 use crate::report::{CapabilityResult, CapabilityStatus, Level, Outcome, Report};
 use crate::Capability;
 
+pub(crate) mod colour;
 mod junit;
 mod markdown;
 
@@ -19,8 +20,9 @@ pub use markdown::{append_step_summary, render_markdown, STEP_SUMMARY_ENV};
 const BORDER: &str = "====================================================";
 
 /// Renders `report` for a terminal. Colour is used only when stdout supports it and
-/// `NO_COLOR` is unset (owo-colors' `supports-colors`).
+/// `NO_COLOR` is unset or empty (no-color.org; owo-colors' `supports-colors` otherwise).
 pub fn render_terminal(report: &Report) -> String {
+    colour::init();
     let mut s = String::new();
     let _ = writeln!(s, "\n  {BORDER}");
     let _ = writeln!(s, "    Checkpointer Validation: {}", report.checkpointer_name);

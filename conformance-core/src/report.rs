@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::CapabilityKind;
 use crate::Capability;
+use crate::CapabilityKind;
 
 /// The version of the JSON report's schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -73,7 +73,8 @@ pub enum CapabilityStatus {
     Failed,
     /// The probe answered `Unsupported`.
     NotImplemented,
-    /// Skipped by the registration, with a reason.
+    /// Skipped by the registration, with a reason, or not run at all because `--fail-fast`
+    /// stopped the run first.
     Skipped,
     /// Left out of the run by a capability selection (`--capabilities`).
     NotSelected,
@@ -97,7 +98,7 @@ pub struct CaseResult {
     pub message: Option<String>,
     /// Wall time in milliseconds (factory and cleanup included); 0 when not run.
     pub duration_ms: f64,
-    /// Facts the case recorded with [`crate::TestContext::fact`], keyed
+    /// Facts the case recorded with [`crate::CaseEnv::fact`], keyed
     /// `{capability}.{key}` (`durability.kills`); merged into [`Report::facts`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub facts: BTreeMap<String, serde_json::Value>,

@@ -20,7 +20,7 @@ use crate::report::{
 };
 use crate::session::{Session, Start};
 use crate::traced::{CallLog, Traced};
-use crate::{Capability, CheckpointSaver, Registration, SpecCase, TestContext};
+use crate::{Capability, CaseEnv, CheckpointSaver, Registration, SpecCase};
 
 /// What the plan says about a case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,7 +108,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         };
         let traced: Arc<dyn CheckpointSaver> =
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
-        let ctx = TestContext::new(traced, fixture.reopen.clone())
+        let ctx = CaseEnv::new(traced, fixture.reopen.clone())
             .for_registration(reg.name.clone(), fixture.location.clone())
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
@@ -278,8 +278,17 @@ fn run_hook(registration: &Registration, which: &str, hook: Option<crate::regist
     }
 }
 
+/// Whether every case is one that `--fail-fast` did not start ([`FAIL_FAST_SKIP`]).
+fn fail_fast_skipped(cases: &[&CaseResult]) -> bool {
+    !cases.is_empty()
+        && cases.iter().all(|t| {
+            t.outcome == Outcome::Skipped && t.message.as_deref().is_some_and(|m| m.starts_with(FAIL_FAST_SKIP))
+        })
+}
+
 /// Builds the report from case results (in run order) and what happened to each
-/// capability.
+/// capability. A capability whose every case `--fail-fast` left unstarted is `skipped`
+/// with that reason (not `failed` with no failure).
 pub fn build_report(
     registration: &Registration,
     detection: &Detection,
@@ -292,7 +301,9 @@ pub fn build_report(
         let cases: Vec<&CaseResult> = tests.iter().filter(|t| t.capability == cap).collect();
         let passed = cases.iter().filter(|t| t.outcome == Outcome::Passed).count();
         let failed = cases.iter().filter(|t| t.outcome == Outcome::Failed).count();
-        let skip_reason = registration.skips.get(&cap).cloned();
+        let skip_reason = registration.skips.get(&cap).cloned().or_else(|| {
+            fail_fast_skipped(&cases).then(|| cases[0].message.clone().unwrap_or_else(|| FAIL_FAST_SKIP.to_owned()))
+        });
         let status = if selection.is_some_and(|s| !s.contains(&cap)) {
             CapabilityStatus::NotSelected
         } else if skip_reason.is_some() {
@@ -301,6 +312,9 @@ pub fn build_report(
             CapabilityStatus::NotImplemented
         } else if cases.is_empty() {
             CapabilityStatus::NoCases
+        } else if fail_fast_skipped(&cases) {
+            // --fail-fast stopped the run before any of its cases: not run, not failed.
+            CapabilityStatus::Skipped
         } else if failed > 0 || passed == 0 {
             CapabilityStatus::Failed
         } else {
@@ -496,7 +510,7 @@ mod tests {
     struct Nothing;
     impl CheckpointSaver for Nothing {}
 
-    fn records_facts(ctx: TestContext) -> CaseFuture {
+    fn records_facts(ctx: CaseEnv) -> CaseFuture {
         Box::pin(async move {
             ctx.fact("kills", 20);
             ctx.fact("seed", "42");

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use conformance_core::run::{run, RunOptions};
 use conformance_core::{
-    async_trait, BoxError, Capability, CapabilityStatus, ChannelVersions, Checkpoint, CheckpointConfig,
+    async_trait, BoxError, Capability, CapabilityStatus, CaseEnv, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointError, CheckpointMetadata, CheckpointSaver, CheckpointTuple, Failure, Fixture, Level, ListOptions,
-    Outcome, Registration, SpecCase, TestContext,
+    Outcome, Registration, SpecCase,
 };
 
 /// How a [`Misbehaving`] saver breaks.
@@ -59,7 +59,7 @@ fn case(capability: Capability, name: &'static str, run: conformance_core::CaseF
     SpecCase { capability, name, upstream: &[], multi_thread: false, run }
 }
 
-fn put_case(ctx: TestContext) -> conformance_core::CaseFuture {
+fn put_case(ctx: CaseEnv) -> conformance_core::CaseFuture {
     Box::pin(async move {
         let cfg = CheckpointConfig::new(ctx.thread("t"));
         let cp = Checkpoint { id: "c1".into(), ..Checkpoint::default() };
@@ -71,14 +71,14 @@ fn put_case(ctx: TestContext) -> conformance_core::CaseFuture {
     })
 }
 
-fn get_case(ctx: TestContext) -> conformance_core::CaseFuture {
+fn get_case(ctx: CaseEnv) -> conformance_core::CaseFuture {
     Box::pin(async move {
         ctx.saver.get_tuple(&CheckpointConfig::new(ctx.thread("t"))).await.map_err(|e| Failure::new(e.to_string()))?;
         Ok(())
     })
 }
 
-fn list_case(ctx: TestContext) -> conformance_core::CaseFuture {
+fn list_case(ctx: CaseEnv) -> conformance_core::CaseFuture {
     Box::pin(async move {
         ctx.saver.list(&ctx.thread("t"), &ListOptions::all()).await.map_err(|e| Failure::new(e.to_string()))?;
         Ok(())
@@ -293,6 +293,12 @@ fn fail_fast_stops_at_the_first_failed_case() {
         assert_eq!(o, Outcome::Skipped, "{id}: {m}");
         assert!(m.starts_with(conformance_core::run::FAIL_FAST_SKIP) && m.contains("put::put_works"), "{id}: {m}");
     }
+    // A capability none of whose cases ran is skipped with the reason, not "failed" with
+    // an empty failures list.
+    let list = &report.results[&Capability::List];
+    assert_eq!((list.status, list.passed, list.failures.len()), (CapabilityStatus::Skipped, None, 0), "{list:?}");
+    assert!(list.skip_reason.as_deref().is_some_and(|r| r.starts_with(conformance_core::run::FAIL_FAST_SKIP)));
+    assert_eq!(report.results[&Capability::Put].status, CapabilityStatus::Failed);
     let without = run(&reg, &catalog(), &RunOptions { jobs: 1, ..RunOptions::default() });
     assert_eq!(outcome(&without, "list::list_works").0, Outcome::Passed, "without --fail-fast the run goes on");
 }

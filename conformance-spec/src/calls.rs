@@ -12,8 +12,8 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use conformance_core::{
-    Call, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple, DeltaChannelHistory,
-    Failure, ListOptions, PendingWrite, PruneStrategy, TestContext, TypedValue,
+    Call, CaseEnv, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple,
+    DeltaChannelHistory, Failure, ListOptions, PendingWrite, PruneStrategy, TypedValue,
 };
 use serde_json::json;
 
@@ -144,7 +144,7 @@ impl Reply<Vec<CheckpointTuple>> {
 }
 
 /// A case's handle on the saver under test: a fresh saver from the registration (through
-/// core's [`TestContext`], which stays behind this type), the case's unique thread ids, and
+/// core's [`CaseEnv`], which stays behind this type), the case's unique thread ids, and
 /// every saver call described by a [`Call`].
 ///
 /// A `Cx` can carry a note that goes in front of every call it describes: [`Cx::after`]
@@ -152,14 +152,14 @@ impl Reply<Vec<CheckpointTuple>> {
 /// storage"`).
 #[derive(Clone)]
 pub struct Cx {
-    ctx: TestContext,
+    ctx: CaseEnv,
     saver: Arc<dyn CheckpointSaver>,
     note: Option<Arc<str>>,
 }
 
 impl Cx {
     /// Wraps a core context (what [`crate::spec_cases!`] does for each case).
-    pub fn new(ctx: TestContext) -> Self {
+    pub fn new(ctx: CaseEnv) -> Self {
         let saver = ctx.saver.clone();
         Self { ctx, saver, note: None }
     }
@@ -197,7 +197,7 @@ impl Cx {
         self.saver.clone()
     }
 
-    /// A thread id unique to this case (see [`TestContext::thread`]).
+    /// A thread id unique to this case (see [`CaseEnv::thread`]).
     pub fn thread(&self, label: &str) -> String {
         self.ctx.thread(label)
     }
@@ -212,7 +212,7 @@ impl Cx {
         self.ctx.can_reopen()
     }
 
-    /// Opens another instance on the same storage (see [`TestContext::reopen`]).
+    /// Opens another instance on the same storage (see [`CaseEnv::reopen`]).
     ///
     /// # Errors
     /// When the registration cannot reopen its storage or opening failed.
@@ -220,7 +220,7 @@ impl Cx {
         self.ctx.reopen().await
     }
 
-    /// The fixture's storage location, if it names one (see [`TestContext::location`]).
+    /// The fixture's storage location, if it names one (see [`CaseEnv::location`]).
     pub fn location(&self) -> Option<&str> {
         self.ctx.location()
     }
@@ -230,7 +230,7 @@ impl Cx {
         self.ctx.registration_name()
     }
 
-    /// Records a fact about the run (see [`TestContext::fact`]).
+    /// Records a fact about the run (see [`CaseEnv::fact`]).
     pub fn fact(&self, key: impl Into<String>, value: impl Into<serde_json::Value>) {
         self.ctx.fact(key, value);
     }

@@ -432,17 +432,42 @@ async fn verify_thread(cx: &Cx, thread: &str, acks: &[Ack]) -> Result<usize, Fai
 
 /// Reads the seed and kill count from the environment.
 fn settings() -> Result<(u64, usize), Failure> {
-    let seed = match std::env::var(SEED_ENV) {
-        Ok(s) => s.trim().parse::<u64>().map_err(|e| Failure::new(format!("{SEED_ENV}={s:?} is not a u64: {e}")))?,
-        Err(_) => fastrand::u64(..),
+    let (seed, kills) = env_settings().map_err(Failure::new)?;
+    Ok((seed.unwrap_or_else(|| fastrand::u64(..)), kills))
+}
+
+/// The seed ([`SEED_ENV`], `None` when unset or empty: random) and the number of kills
+/// ([`KILLS_ENV`], [`DEFAULT_KILLS`] when unset or empty) from the environment.
+///
+/// # Errors
+/// A one-line message naming the variable, its value and what is valid. The front ends
+/// call [`check_env_settings`] before a run, so a bad value is a usage error (exit 2).
+pub fn env_settings() -> Result<(Option<u64>, usize), String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let seed = match var(SEED_ENV) {
+        Some(s) => Some(
+            s.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("{SEED_ENV}={s:?}: expected a whole number from 0 to {}", u64::MAX))?,
+        ),
+        None => None,
     };
-    let kills = match std::env::var(KILLS_ENV) {
-        Ok(s) => {
-            s.trim().parse::<usize>().map_err(|e| Failure::new(format!("{KILLS_ENV}={s:?} is not a count: {e}")))?
-        }
-        Err(_) => DEFAULT_KILLS,
-    };
+    let kills =
+        match var(KILLS_ENV) {
+            Some(s) => s.trim().parse::<usize>().ok().filter(|_| !s.trim().starts_with('+')).ok_or_else(|| {
+                format!("{KILLS_ENV}={s:?}: expected a whole number of kills (default {DEFAULT_KILLS})")
+            })?,
+            None => DEFAULT_KILLS,
+        };
     Ok((seed, kills))
+}
+
+/// Checks [`KILLS_ENV`] and [`SEED_ENV`] before a run (a usage error, not a verdict).
+///
+/// # Errors
+/// The message of [`env_settings`].
+pub fn check_env_settings() -> Result<(), String> {
+    env_settings().map(drop)
 }
 
 /// The crash test (see the module docs): `kills` times, start a child on the storage, kill

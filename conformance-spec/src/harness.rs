@@ -126,6 +126,10 @@ pub fn run_with_args(
             return ExitCode::from(USAGE_ERROR);
         }
     }
+    if let Err(e) = crate::outputs::check_before_run(junit.as_deref()) {
+        eprintln!("error: {e}");
+        return ExitCode::from(USAGE_ERROR);
+    }
     let args = Arguments::from_iter(rest);
     Harness::new(registrations, cases, args, junit).run()
 }
@@ -169,6 +173,14 @@ pub fn take_junit_flag(args: Vec<OsString>) -> Result<(Option<PathBuf>, Vec<OsSt
 pub fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!("{} is a directory, not a file", path.display()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        // Opening a FIFO for writing blocks until a reader comes: refused unopened.
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            return Err(format!("{} is a FIFO, not a file", path.display()));
+        }
     }
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,

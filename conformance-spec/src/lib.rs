@@ -29,6 +29,7 @@ pub mod data;
 pub mod fuzz;
 pub mod harness;
 pub mod model;
+pub mod outputs;
 
 pub mod concurrency;
 pub mod delete_thread;
@@ -47,11 +48,11 @@ pub mod traces;
 
 pub use calls::{Cx, Reply};
 pub use compare::Checked;
-pub use conformance_core::{Capability, Failure, Registration, Report, RunOptions, SpecCase};
+pub use conformance_core::{Capability, Failure, Fixture, Registration, Report, RunOptions, SpecCase};
 pub use crash::{child_main_if_requested, child_main_if_requested_among};
 
 /// Builds a module's case list: `spec_cases!(Capability::Put => [roundtrip ["test_put_roundtrip"], other])`.
-/// Each entry is an `async fn(Cx) -> CaseResult` in scope, optionally followed by the
+/// Each entry is an `async fn(Cx) -> Checked` in scope, optionally followed by the
 /// upstream test names it is the counterpart of. An entry marked `#[multi_thread]`
 /// (`#[multi_thread] many_writers`) runs on a multi-thread runtime
 /// ([`SpecCase::multi_thread`]), for cases that need real parallelism.

@@ -9,7 +9,6 @@
 //! a usage error (checked before anything runs).
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -20,9 +19,6 @@ use conformance_core::{Capability, Progress, RunOptions};
 use conformance_spec::harness::{check_writable, write_reports, ReportOutputs};
 
 use crate::USAGE;
-
-/// The first bytes of every SQLite 3 database file.
-const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
 /// The saver under test: a reference backend, or a saver of another language through the
 /// bridge (docs/bridge-protocol.md).
@@ -78,7 +74,8 @@ pub struct Args {
 
     /// Run the sqlite cases on this filesystem: each case uses its own database file next
     /// to FILE (FILE.case-<pid>-<n>, removed after the case); FILE itself is never written.
-    /// Its directory must exist, and FILE, if it exists, must be an SQLite database.
+    /// Its directory must exist, and FILE, if it exists, must be a regular file: empty or an
+    /// SQLite database that no other process holds locked. No report may be written over it.
     /// Default: a fresh temporary file per case.
     #[arg(long, value_name = "FILE")]
     sqlite_path: Option<PathBuf>,
@@ -172,11 +169,25 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
     }
 }
 
-/// Checks `--sqlite-path`: not a directory, in an existing directory, and either missing,
-/// empty, or starting with the SQLite header.
+/// Checks `--sqlite-path`: not a directory or another non-regular file (a FIFO would block
+/// in open(2): it is never opened), in an existing directory where files can be made. Whether
+/// an existing file is an SQLite database is the registration's check
+/// (`checkpoint_sqlite::registration_at`), its error a usage error too.
 fn check_sqlite_path(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!("--sqlite-path {} is a directory; give a database file", path.display()));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(format!(
+                "--sqlite-path {} is not a regular file (a FIFO, socket or device); give a database file",
+                path.display()
+            ))
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("--sqlite-path {}: {e}", path.display()));
+        }
+        _ => {}
     }
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -190,30 +201,44 @@ fn check_sqlite_path(path: &Path) -> Result<(), String> {
     match std::fs::File::create(&probe) {
         Ok(_) => {
             let _ = std::fs::remove_file(&probe);
+            Ok(())
         }
-        Err(e) => {
-            return Err(format!(
-                "--sqlite-path {}: cannot create files in {} ({e}); the case databases are created beside the path",
-                path.display(),
-                parent.display()
-            ))
-        }
+        Err(e) => Err(format!(
+            "--sqlite-path {}: cannot create files in {} ({e}); the case databases are created beside the path",
+            path.display(),
+            parent.display()
+        )),
     }
-    if !path.exists() {
+}
+
+/// The PostgreSQL URL the run would use without starting a server (`--postgres-url`, else a
+/// non-empty `$CHECKPOINT_POSTGRES_URL`), checked for its form.
+fn check_postgres_url(args: &Args) -> Result<(), String> {
+    if !args.backend.needs_postgres(args.saver.as_deref()) {
         return Ok(());
     }
-    let mut header = Vec::with_capacity(SQLITE_HEADER.len());
-    std::fs::File::open(path)
-        .and_then(|f| f.take(SQLITE_HEADER.len() as u64).read_to_end(&mut header))
-        .map_err(|e| format!("--sqlite-path {}: cannot read it: {e}", path.display()))?;
-    if header.is_empty() || header == SQLITE_HEADER {
-        Ok(())
-    } else {
-        Err(format!(
-            "--sqlite-path {} is not an SQLite database (give a new file, an empty file or an SQLite 3 database)",
-            path.display()
-        ))
+    if let Some(url) = &args.postgres_url {
+        return checkpoint_postgres::check_url(url).map_err(|e| format!("--postgres-url: {e}"));
     }
+    match std::env::var(checkpoint_postgres::URL_ENV) {
+        Ok(url) if !url.is_empty() => {
+            checkpoint_postgres::check_url(&url).map_err(|e| format!("${}: {e}", checkpoint_postgres::URL_ENV))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The report outputs (flag, path): `--json`, `--junit`, `$GITHUB_STEP_SUMMARY`.
+fn outputs(args: &Args) -> Vec<(&'static str, PathBuf)> {
+    let summary = std::env::var_os(conformance_core::render::STEP_SUMMARY_ENV).filter(|p| !p.is_empty());
+    [
+        ("--json", args.json.clone()),
+        ("--junit", args.junit.clone()),
+        ("$GITHUB_STEP_SUMMARY", summary.map(PathBuf::from)),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.map(|p| (flag, p)))
+    .collect()
 }
 
 /// Everything checked before the run; a message is a usage error.
@@ -235,12 +260,18 @@ fn prepare(args: &Args) -> Result<(), String> {
         _ if args.python.is_some() => return Err("--python applies only to --backend python:*".into()),
         _ => {}
     }
+    // Before anything opens an output: none is the database or another output.
+    let outputs = outputs(args);
+    let outputs: Vec<(&str, &Path)> = outputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+    crate::guard::check_outputs(args.sqlite_path.as_deref(), &outputs)?;
     if let Some(p) = &args.json {
         check_writable(p).map_err(|e| format!("--json: {e}"))?;
     }
     if let Some(p) = &args.junit {
         check_writable(p).map_err(|e| format!("--junit: {e}"))?;
     }
+    check_postgres_url(args)?;
+    conformance_spec::crash::check_env_settings()?;
     Ok(())
 }
 
@@ -250,6 +281,8 @@ pub fn run(args: Args) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(USAGE);
     }
+    // From here on an interrupt removes what the run made (server, case files, temp dirs).
+    crate::interrupt::install();
     // Kept alive until the reports are written; dropping it stops and removes the server.
     let mut server: Option<TestServer> = None;
     // A bridged saver: kept for the report's annotation (the side judged, its versions).
@@ -323,6 +356,7 @@ pub fn run(args: Args) -> ExitCode {
     }
 
     let mut report = conformance_spec::validate(&registration, &options);
+    crate::interrupt::stop_if_interrupted();
     if let Some(b) = &bridged {
         b.annotate(&mut report);
     }
@@ -340,6 +374,9 @@ pub fn run(args: Args) -> ExitCode {
             eprintln!("warning: {e}");
         }
     }
+    // Everything the run made is gone: its lock file goes too (conformance_core::leftovers).
+    drop(registration);
+    conformance_core::leftovers::release();
     // With --capabilities, success is "no selected capability failed" (the level, which
     // needs every base capability, is still reported as it is).
     let success = match &args.capabilities {
@@ -371,6 +408,7 @@ fn postgres_url(args: &Args, server: &mut Option<TestServer>) -> Result<String, 
             // The durability crash test re-executes this binary: its child must use this
             // server, not start its own. Still single-threaded here.
             std::env::set_var(checkpoint_postgres::URL_ENV, s.url());
+            eprintln!("throwaway PostgreSQL server in {} ({})", s.dir().display(), s.url());
             let url = s.url().to_owned();
             *server = Some(s);
             Ok(url)

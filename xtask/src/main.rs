@@ -18,6 +18,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 mod bench;
 mod conformance;
 mod fuzz;
+mod guard;
+mod interrupt;
 mod mutants;
 
 /// The command line: `cargo xtask <TASK>`.

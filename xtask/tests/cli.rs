@@ -146,6 +146,29 @@ fn a_selection_that_passes_exits_zero_and_reports_the_honest_level() {
     assert_eq!(report["conformance_level"], "BASE");
 }
 
+/// A selection none of whose capabilities passed (here: all skipped) exits 1, as README.md
+/// and docs/report-schema.md say ("no selected capability failed and at least one passed").
+#[test]
+fn a_selection_where_nothing_passed_exits_one() {
+    let out = xtask(&[
+        "conformance",
+        "--backend",
+        "memory",
+        "--capabilities",
+        "prune",
+        "--skip",
+        "prune=x",
+        "--progress",
+        "quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", text(&out.stdout));
+    for doc in ["README.md", "docs/report-schema.md"] {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(doc)).unwrap();
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("at least one passed") || flat.contains("at least one has `passed: true`"), "{doc}");
+    }
+}
+
 /// The whole catalog on the memory saver: exit 0 exactly when the report is a success.
 #[test]
 fn memory_full_run_exit_code_is_the_report_verdict() {

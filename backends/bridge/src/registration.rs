@@ -151,20 +151,12 @@ impl Supervisor {
 }
 
 /// Removes the run directories (`run-<pid>-*`) of processes that are gone: a host killed
-/// with SIGKILL (the crash test's children, an interrupted run) cannot remove its own.
+/// with SIGKILL (the crash test's children, an interrupted run) cannot remove its own. The
+/// kit's one sweep (`conformance_core::leftovers::sweep`).
 fn sweep_stale_runs(dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("run-")).and_then(|r| r.split('-').next()) else {
-            continue;
-        };
-        let Ok(pid) = pid.parse::<i32>() else { continue };
-        // SAFETY: kill(2) with signal 0 only checks whether the process exists.
-        let gone =
-            unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
-            let _ = std::fs::remove_dir_all(entry.path());
+    for s in conformance_core::leftovers::sweep(dir, "run-", conformance_core::leftovers::remove_dir) {
+        if s.result.is_err() {
+            eprintln!("warning: {}", s.describe());
         }
     }
 }

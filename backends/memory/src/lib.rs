@@ -18,11 +18,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
-use conformance_core::{
-    metadata_matches, write_index, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, Fixture, ListOptions, PendingWrite,
-    PruneStrategy, Registration, TypedValue,
+use checkpoint_contract::{
+    check_thread_id as check_thread, metadata_matches, write_index, ChannelVersion, ChannelVersions, Checkpoint,
+    CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory,
+    ListOptions, PendingWrite, PruneStrategy, TypedValue,
 };
+use conformance_core::{Fixture, Registration};
 
 /// One stored checkpoint.
 #[derive(Clone, Debug)]
@@ -62,8 +63,6 @@ type Thread = BTreeMap<String, Namespace>;
 pub struct MemorySaver {
     threads: RwLock<HashMap<String, Thread>>,
 }
-
-use conformance_core::check_thread_id as check_thread;
 
 fn sorted_writes(writes: Option<&WriteMap>) -> Vec<PendingWrite> {
     let Some(writes) = writes else { return Vec::new() };

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use conformance_core::{ChannelVersion, ChannelVersions, Checkpoint, CheckpointError, CheckpointMetadata};
+use checkpoint_contract::{ChannelVersion, ChannelVersions, Checkpoint, CheckpointError, CheckpointMetadata};
 use serde::{Deserialize, Serialize};
 
 /// The part of a checkpoint stored in `checkpoints.checkpoint`: everything but the id (a key

@@ -5,7 +5,7 @@
 //! deadpool-postgres pool.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), conformance_core::CheckpointError> {
+//! # async fn demo() -> Result<(), checkpoint_contract::CheckpointError> {
 //! use checkpoint_postgres::{PostgresOptions, PostgresSaver};
 //! let saver = PostgresSaver::connect_with(
 //!     "postgresql://postgres@127.0.0.1:5432/postgres",
@@ -128,6 +128,7 @@ mod schema;
 mod sql;
 #[cfg(feature = "test-server")]
 pub mod test_server;
+mod url;
 
 #[cfg(feature = "kit")]
 pub use registration::{
@@ -135,9 +136,10 @@ pub use registration::{
     PostgresStorage, NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
 };
 pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
+pub use url::check_url;
 
 /// The pool type [`PostgresSaver::from_pool`] takes (deadpool-postgres).
 pub use deadpool_postgres::Pool;
 
 #[doc(no_inline)]
-pub use conformance_core::CheckpointError;
+pub use checkpoint_contract::CheckpointError;

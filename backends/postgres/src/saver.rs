@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use conformance_core::{
-    write_index, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite, PruneStrategy, TypedValue,
+use checkpoint_contract::{
+    check_thread_id as check_thread, write_index, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite,
+    PruneStrategy, TypedValue,
 };
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
 use tokio_postgres::error::SqlState;
@@ -155,8 +156,6 @@ where
         }
     }
 }
-
-use conformance_core::check_thread_id as check_thread;
 
 fn config_of(thread_id: &str, ns: &str, id: String) -> CheckpointConfig {
     CheckpointConfig { thread_id: thread_id.to_owned(), checkpoint_ns: ns.to_owned(), checkpoint_id: Some(id) }
@@ -620,7 +619,7 @@ impl CheckpointSaver for PostgresSaver {
         let mut uncarried = Uncarried::default();
         for (channel, version) in &checkpoint.channel_versions {
             refuse_nul(|| format!("channel name {channel:?}"), channel)?;
-            if let conformance_core::ChannelVersion::Str(s) = version {
+            if let checkpoint_contract::ChannelVersion::Str(s) = version {
                 refuse_nul(|| format!("the version of channel {channel:?}"), s)?;
             }
             if let Some(value) = checkpoint.channel_values.get(channel) {

@@ -6,10 +6,20 @@
 //! binaries (`/usr/lib/postgresql/*/bin`, installing the `postgresql` package first when
 //! they are missing and we are root), listening on 127.0.0.1 only on a free port; dropping
 //! the server (or [`TestServer::stop`]) stops it and removes the directory.
+//!
+//! Nothing outlives the process: the directory is `/tmp/checkpoint-pg-<pid>-<n>`, named after
+//! the process that owns it (`conformance_core::leftovers`: a pid file and a lock in
+//! `<temp dir>/checkpoint-conformance/`), and [`TestServer::start`] first stops and removes the
+//! servers of processes that are gone (a run killed with SIGKILL), naming each on stderr.
+//! While a server lives it is registered with `conformance_core::leftovers::on_interrupt`, so
+//! a front end's SIGINT / SIGTERM handler stops it too (the server runs in a session of its
+//! own, so a terminal's Ctrl-C does not reach it).
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+use conformance_core::leftovers::{self, InterruptGuard};
 
 /// The server script, embedded so the helper works from any working directory.
 const SCRIPT: &str = include_str!("../../../scripts/pg-test-server.sh");
@@ -20,6 +30,27 @@ pub struct TestServer {
     dir: PathBuf,
     url: String,
     running: bool,
+    _interrupt: InterruptGuard,
+}
+
+/// The prefix of the servers' directories in `/tmp`.
+const DIR_PREFIX: &str = "checkpoint-pg-";
+
+/// Stops the server in `dir` (if any) and removes the directory.
+fn stop_dir(dir: &Path) -> io::Result<()> {
+    let out = run_script(&["stop", &dir.to_string_lossy()])?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(String::from_utf8_lossy(&out.stderr).trim_end().to_owned()))
+    }
+}
+
+/// Stops and removes the servers whose process is gone, naming each on stderr.
+fn sweep_orphans() {
+    for s in leftovers::sweep(Path::new("/tmp"), DIR_PREFIX, stop_dir) {
+        eprintln!("note: {} (a throwaway PostgreSQL server, stopped)", s.describe());
+    }
 }
 
 fn run_script(args: &[&str]) -> io::Result<Output> {
@@ -41,12 +72,20 @@ impl TestServer {
     /// An `io::Error` whose message carries the script's own explanation (no binaries, initdb
     /// failed, not ready in time, ...).
     pub fn start() -> io::Result<Self> {
+        sweep_orphans();
         let dir = Path::new("/tmp").join(format!(
-            "checkpoint-pg-{}-{}",
+            "{DIR_PREFIX}{}-{}",
             std::process::id(),
             &uuid::Uuid::new_v4().simple().to_string()[..8]
         ));
         let dir_text = dir.to_string_lossy().into_owned();
+        // Registered before the script runs: an interrupt during initdb removes it too.
+        let stop_on_interrupt = dir.clone();
+        let interrupt = leftovers::on_interrupt(move || {
+            if let Err(e) = stop_dir(&stop_on_interrupt) {
+                eprintln!("stopping the PostgreSQL test server in {} failed: {e}", stop_on_interrupt.display());
+            }
+        });
         let out = run_script(&["start", &dir_text])?;
         if !out.status.success() {
             // Whatever was made is removed; the script's explanation is the error.
@@ -61,7 +100,7 @@ impl TestServer {
             let _ = run_script(&["stop", &dir_text]);
             return Err(io::Error::other("the PostgreSQL test server script printed no URL"));
         }
-        Ok(Self { dir, url, running: true })
+        Ok(Self { dir, url, running: true, _interrupt: interrupt })
     }
 
     /// The connection URL, `postgresql://postgres@127.0.0.1:PORT/postgres`.

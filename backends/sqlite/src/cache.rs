@@ -23,7 +23,7 @@ use std::path::Path;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use conformance_core::{CheckpointConfig, CheckpointError, CheckpointTuple, ListOptions};
+use checkpoint_contract::{CheckpointConfig, CheckpointError, CheckpointTuple, ListOptions};
 use rusqlite::{ffi, Connection};
 
 use crate::SqliteOptions;

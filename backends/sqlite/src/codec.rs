@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use conformance_core::{ChannelVersion, ChannelVersions, Checkpoint, CheckpointError, CheckpointMetadata, TypedValue};
+use checkpoint_contract::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointError, CheckpointMetadata, TypedValue,
+};
 use rusqlite::types::{ToSqlOutput, Value as SqlValue};
 use serde::{Deserialize, Serialize};
 

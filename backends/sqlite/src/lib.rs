@@ -5,7 +5,7 @@
 //! acknowledgements), on a file in WAL mode through `rusqlite` with a bundled SQLite.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), conformance_core::CheckpointError> {
+//! # async fn demo() -> Result<(), checkpoint_contract::CheckpointError> {
 //! use checkpoint_sqlite::SqliteSaver;
 //! let saver = SqliteSaver::open("checkpoints.sqlite")?;
 //! # Ok(()) }
@@ -105,6 +105,8 @@
 
 mod cache;
 mod codec;
+#[cfg(feature = "kit")]
+mod leftovers;
 mod reader;
 #[cfg(feature = "kit")]
 mod registration;
@@ -118,9 +120,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use conformance_core::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
+use checkpoint_contract::{
+    check_thread_id as check_thread, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
 };
 
 #[cfg(feature = "kit")]
@@ -286,8 +288,6 @@ impl SqliteSaver {
     }
 }
 
-use conformance_core::check_thread_id as check_thread;
-
 #[async_trait]
 impl CheckpointSaver for SqliteSaver {
     async fn put(
@@ -445,7 +445,7 @@ mod perf {
     //! CPU cost of the read paths without the thread hand-off (run with
     //! `cargo test --release -p checkpoint-sqlite perf -- --ignored --nocapture`).
     use super::*;
-    use conformance_core::ChannelVersion;
+    use checkpoint_contract::ChannelVersion;
 
     /// This thread's CPU time (user + system) from /proc, in seconds (10 ms ticks).
     fn thread_cpu() -> f64 {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use conformance_core::{
+use checkpoint_contract::{
     metadata_matches, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, DeltaChannelHistory,
     ListOptions, PendingWrite, TypedValue,
 };

@@ -4,11 +4,13 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use async_trait::async_trait;
+use conformance_core::leftovers::{InterruptGuard, ScratchDir};
 use conformance_core::{BoxError, CheckpointError, Registration, Storage};
-use rusqlite::{Connection, OpenFlags};
 
 use crate::{SqliteOptions, SqliteSaver};
 
@@ -25,9 +27,6 @@ pub fn kit_options() -> SqliteOptions {
 
 /// The name of the database file in each case's temporary directory.
 const DB_FILE: &str = "checkpoints.sqlite";
-
-/// The prefix of each case's temporary directory.
-const DIR_PREFIX: &str = "checkpoint-sqlite-";
 
 /// The registration named `sqlite` on [`SqliteStorage::temp`] with [`kit_options`]: each
 /// case gets a fresh database file in a fresh temporary directory, which its cleanup
@@ -48,8 +47,10 @@ pub fn registration_with(options: SqliteOptions) -> Registration {
 /// (`cargo xtask conformance --sqlite-path FILE`).
 ///
 /// # Errors
-/// `Storage` when the directory of `base` does not exist, `base` is a directory, or `base`
-/// exists and is not an SQLite database.
+/// `Storage` when the directory of `base` does not exist, `base` is a directory or another
+/// file that is not a regular one (a FIFO: refused without opening it), `base` exists and
+/// is not an SQLite database or is locked by another process, or the case files' names
+/// would be too long for the filesystem.
 pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, CheckpointError> {
     Ok(Registration::persistent("sqlite", SqliteStorage::beside(base, kit_options())?))
 }
@@ -69,14 +70,28 @@ enum Place {
 pub struct SqliteStorage {
     options: SqliteOptions,
     place: Place,
+    /// What each live location holds until `destroy`: its temporary directory, or the
+    /// interrupt cleanup of a case file beside a path (both remove the files on SIGINT /
+    /// SIGTERM through `conformance_core::leftovers`).
+    live: Mutex<HashMap<String, Held>>,
+}
+
+/// What [`SqliteStorage`] keeps for a live location.
+#[derive(Debug)]
+enum Held {
+    /// The case's temporary directory (removed on drop or interrupt).
+    Dir(ScratchDir),
+    /// The interrupt cleanup of a case file beside a path.
+    Guard(#[allow(dead_code)] InterruptGuard),
 }
 
 impl SqliteStorage {
     /// Each case's file is `checkpoints.sqlite` in a fresh temporary directory
-    /// (`checkpoint-sqlite-*` under the system's temporary directory); destroying the
-    /// location removes the directory.
+    /// (`checkpoint-sqlite-<pid>-<n>` under the system's temporary directory); destroying
+    /// the location removes the directory, and the first case of a process removes the
+    /// directories of runs whose process is gone.
     pub fn temp(options: SqliteOptions) -> Self {
-        Self { options, place: Place::TempDirs }
+        Self { options, place: Place::TempDirs, live: Mutex::default() }
     }
 
     /// Each case's file is beside `base`: the n-th case of this process uses
@@ -84,16 +99,25 @@ impl SqliteStorage {
     /// file of that name is removed before the case and the case's files are removed after
     /// it. `base` itself is never created, written or removed.
     ///
+    /// Case files that runs whose process is gone left beside `base` are removed (and named
+    /// on stderr).
+    ///
     /// # Errors
-    /// `Storage` when the directory of `base` does not exist, `base` is a directory, or
-    /// `base` exists and is not an SQLite database.
+    /// As [`registration_at`].
     pub fn beside(base: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, CheckpointError> {
         let base = base.as_ref().to_path_buf();
         crate::schema::check_path(&base)?;
         if base.exists() {
-            check_is_database(&base)?;
+            crate::leftovers::check_is_database(&base)?;
         }
-        Ok(Self { options, place: Place::Beside { base, counter: AtomicU64::new(0) } })
+        crate::leftovers::check_case_names(&base, &case_path(&base, u64::MAX))?;
+        crate::leftovers::sweep_case_files(&base);
+        Ok(Self { options, place: Place::Beside { base, counter: AtomicU64::new(0) }, live: Mutex::default() })
+    }
+
+    /// Keeps `held` for `location` until [`Storage::destroy`].
+    fn hold(&self, location: &str, held: Held) {
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(location.to_owned(), held);
     }
 }
 
@@ -104,16 +128,21 @@ impl Storage for SqliteStorage {
     async fn create(&self) -> Result<String, BoxError> {
         match &self.place {
             Place::TempDirs => {
-                let dir = tempfile::Builder::new().prefix(DIR_PREFIX).tempdir()?;
+                let dir = crate::leftovers::temp_case_dir()?;
+                // A failed conversion drops (removes) the directory.
                 let location = utf8(&dir.path().join(DB_FILE))?;
-                // Kept until `destroy`; a failed conversion above drops (removes) it.
-                let _ = dir.keep();
+                self.hold(&location, Held::Dir(dir));
                 Ok(location)
             }
             Place::Beside { base, counter } => {
                 let path = case_path(base, counter.fetch_add(1, Ordering::Relaxed));
                 remove_database(&path)?;
-                utf8(&path)
+                let location = utf8(&path)?;
+                let guard = conformance_core::leftovers::on_interrupt(move || {
+                    let _ = remove_database(&path);
+                });
+                self.hold(&location, Held::Guard(guard));
+                Ok(location)
             }
         }
     }
@@ -123,18 +152,14 @@ impl Storage for SqliteStorage {
     }
 
     async fn destroy(&self, location: &str) -> Result<(), BoxError> {
-        let path = Path::new(location);
-        remove_database(path)?;
-        if let Place::TempDirs = self.place {
-            // The case's own directory, made by `create`; nothing else is removed.
-            let dir = path.parent().filter(|d| {
-                d.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(DIR_PREFIX))
-                    && path.file_name().is_some_and(|f| f == DB_FILE)
-            });
-            match dir {
-                Some(dir) => std::fs::remove_dir_all(dir)?,
-                None => return Err(format!("{location:?} is not a location this storage created").into()),
-            }
+        let held = self.live.lock().unwrap_or_else(|e| e.into_inner()).remove(location);
+        remove_database(Path::new(location))?;
+        match (&self.place, held) {
+            // The case's own directory, made by `create`; nothing else is removed (unlink
+            // and rmdir only: a run out of file descriptors still cleans up).
+            (_, Some(Held::Dir(dir))) => dir.close()?,
+            (Place::TempDirs, _) => return Err(format!("{location:?} is not a location this storage created").into()),
+            (Place::Beside { .. }, _) => {}
         }
         Ok(())
     }
@@ -152,25 +177,13 @@ fn case_path(base: &Path, n: u64) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Removes the database file and its `-wal`, `-shm` and `-journal` companions.
-fn remove_database(path: &Path) -> std::io::Result<()> {
+/// Removes the database file and its `-wal`, `-shm` and `-journal` companions (unlink
+/// only: needs no file descriptor).
+pub(crate) fn remove_database(path: &Path) -> std::io::Result<()> {
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut name = OsString::from(path.as_os_str());
         name.push(suffix);
-        match std::fs::remove_file(PathBuf::from(name)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
+        conformance_core::leftovers::remove_file(Path::new(&name))?;
     }
     Ok(())
-}
-
-/// Fails unless the file at `path` is an SQLite database (read only; nothing is changed).
-fn check_is_database(path: &Path) -> Result<(), CheckpointError> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| CheckpointError::storage(format!("cannot open {}", path.display()), e))?;
-    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
-        .map(|_| ())
-        .map_err(|e| CheckpointError::storage(format!("{} exists but is not an SQLite database", path.display()), e))
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use conformance_core::CheckpointError;
+use checkpoint_contract::CheckpointError;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::{SqliteOptions, Synchronous};
@@ -99,7 +99,21 @@ pub(crate) fn check_path(path: &Path) -> Result<(), CheckpointError> {
             source: None,
         });
     }
-    Ok(())
+    // A FIFO, socket or device would block or misbehave in open(2): refused unopened.
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(CheckpointError::Storage {
+            message: format!(
+                "cannot open the SQLite database {}: it is not a regular file (a FIFO, socket or device)",
+                path.display()
+            ),
+            source: None,
+        }),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CheckpointError::Storage {
+            message: format!("cannot open the SQLite database {}: {e}", path.display()),
+            source: None,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Maps an error met while opening `path`, naming a file that is not a database.

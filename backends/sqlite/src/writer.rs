@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
-use conformance_core::{write_index, ChannelVersions, Checkpoint, CheckpointError, TypedValue};
+use checkpoint_contract::{write_index, ChannelVersions, Checkpoint, CheckpointError, TypedValue};
 use rusqlite::{params, Connection, OptionalExtension};
 use tokio::sync::oneshot;
 
@@ -265,7 +265,7 @@ impl ParentCache<'_> {
         &mut self,
         conn: &Connection,
         ch: &str,
-        version: &conformance_core::ChannelVersion,
+        version: &checkpoint_contract::ChannelVersion,
     ) -> Result<Option<StoredValue>, CheckpointError> {
         Ok(self.get(conn)?.filter(|p| p.channel_versions.get(ch) == Some(version)).and_then(|p| p.value(ch)))
     }
@@ -277,7 +277,7 @@ fn newest_value(
     conn: &Connection,
     a: &PutArgs,
     ch: &str,
-    version: &conformance_core::ChannelVersion,
+    version: &checkpoint_contract::ChannelVersion,
 ) -> Result<Option<StoredValue>, CheckpointError> {
     let body: Option<Vec<u8>> = conn
         .prepare_cached(

@@ -10,9 +10,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use conformance_core::{
-    async_trait, metadata_matches, special_write_index, write_index, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointError, CheckpointMetadata, CheckpointSaver, CheckpointTuple, ListOptions, PendingWrite, TypedValue,
+use checkpoint_contract::{
+    async_trait, check_thread_id as check_thread, metadata_matches, special_write_index, write_index, ChannelVersions,
+    Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver, CheckpointTuple, ListOptions,
+    PendingWrite, TypedValue,
 };
 
 /// One change, in the order the saver accepted it.
@@ -50,8 +51,6 @@ impl LogSaver {
         self.log.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
-
-use conformance_core::check_thread_id as check_thread;
 
 /// The part of the log that is still alive for `thread`: after its last delete.
 fn live<'a>(log: &'a [Entry], thread: &str) -> &'a [Entry] {

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use conformance_core::{Fixture, Registration};
+use conformance_spec::{Fixture, Registration};
 use custom_saver::LogSaver;
 
 /// How the kit gets a saver: a factory called once per case (so every case starts from an

@@ -21,7 +21,7 @@
 //! formats (MessagePack, bincode) keep the compact `(type_tag, bytes)` pair.
 //!
 //! ```
-//! use conformance_core::{ChannelVersion, TypedValue};
+//! use checkpoint_contract::{ChannelVersion, TypedValue};
 //! use serde_json::json;
 //!
 //! let v = TypedValue::json(&json!({"messages": ["hi"]}));

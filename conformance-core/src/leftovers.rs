@@ -1,0 +1,354 @@
+//! What a run leaves on disk while it goes (temporary directories, case databases beside a
+//! chosen path, a throwaway PostgreSQL server) and how nothing of it outlives the run:
+//!
+//! - Every such entry is named `<prefix><pid>-<rest>`, `pid` being the process that made it.
+//! - Each process that makes entries first [`claim`]s `<temp dir>/checkpoint-conformance/<pid>.lock`
+//!   and holds an exclusive lock on it until it exits (the kernel drops the lock when the
+//!   process dies, SIGKILL included). [`process_gone`] says a pid is gone when its lock file
+//!   can be locked, or, without a lock file (a process of an older kit), when `kill(pid, 0)`
+//!   answers ESRCH. A pid reused by an unrelated process so does not keep leftovers alive.
+//! - [`sweep`] removes the entries of a directory whose process is gone; every maker calls it
+//!   before it makes its first entry, so the next run removes what a killed run left.
+//! - [`on_interrupt`] registers what to undo when the process is interrupted (SIGINT,
+//!   SIGTERM): a front end that handles those signals calls [`run_interrupt_cleanups`]
+//!   before it exits (`cargo xtask conformance` does).
+//! - [`remove_dir`] removes a directory without needing a file descriptor when it is empty
+//!   (`rmdir`), so a run out of file handles (EMFILE) still removes what it made.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// The directory of the lock files, under the temporary directory.
+pub const LOCK_DIR: &str = "checkpoint-conformance";
+
+/// The lock file of this process, held (locked) for the process's lifetime.
+static CLAIM: OnceLock<Option<File>> = OnceLock::new();
+
+fn lock_dir() -> PathBuf {
+    std::env::temp_dir().join(LOCK_DIR)
+}
+
+/// Takes this process's lock (`<temp dir>/checkpoint-conformance/<pid>.lock`) once, and
+/// removes the lock files of processes that are gone. Call before making an entry named
+/// after this process; [`sweep`] calls it. When the lock file cannot be made, liveness falls
+/// back to `kill(pid, 0)` and nothing fails.
+pub fn claim() {
+    CLAIM.get_or_init(|| {
+        let dir = lock_dir();
+        let _ = std::fs::create_dir_all(&dir);
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let Some(pid) = name.to_str().and_then(|n| n.strip_suffix(".lock")).and_then(|p| p.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                if pid != std::process::id() && lock_is_free(&e.path()) == Some(true) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(lock_name(std::process::id())))
+            .ok()?;
+        file.try_lock().ok()?;
+        Some(file)
+    });
+}
+
+/// Removes this process's lock file (a front end calls it when the run is over and
+/// everything it made is gone); a later [`claim`] would take it again.
+pub fn release() {
+    if let Some(Some(_)) = CLAIM.get() {
+        let _ = std::fs::remove_file(lock_dir().join(lock_name(std::process::id())));
+        // The directory goes when it is empty (another process may be using it).
+        let _ = std::fs::remove_dir(lock_dir());
+    }
+}
+
+fn lock_name(pid: u32) -> String {
+    format!("{pid}.lock")
+}
+
+/// `Some(true)` when the lock file at `path` could be locked (its holder is gone), `Some(false)`
+/// when another process holds it, `None` when it cannot be opened.
+fn lock_is_free(path: &Path) -> Option<bool> {
+    let f = File::options().read(true).open(path).ok()?;
+    match f.try_lock() {
+        Ok(()) => Some(true),
+        Err(std::fs::TryLockError::WouldBlock) => Some(false),
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
+}
+
+/// Whether process `pid` is gone: its lock file (see the module docs) can be locked, or it
+/// has none and `kill(pid, 0)` answers ESRCH. This process is never gone; when nothing can
+/// be told (not Unix, no lock file), the answer is `false` (keep).
+pub fn process_gone(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return false;
+    }
+    if let Some(free) = lock_is_free(&lock_dir().join(lock_name(pid))) {
+        return free;
+    }
+    pid_gone(pid)
+}
+
+#[cfg(unix)]
+fn pid_gone(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else { return false };
+    // SAFETY: kill(2) with signal 0 sends nothing; it only checks whether the process exists.
+    unsafe { libc::kill(pid, 0) != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) }
+}
+
+#[cfg(not(unix))]
+fn pid_gone(_pid: u32) -> bool {
+    false
+}
+
+/// The pid in an entry name `<prefix><pid>-<rest>` or `<prefix><pid>.<rest>`, if it has one.
+pub fn pid_in_name(name: &str, prefix: &str) -> Option<u32> {
+    let rest = name.strip_prefix(prefix)?;
+    let end = rest.find(|c: char| !c.is_ascii_digit())?;
+    if end == 0 || !matches!(rest.as_bytes()[end], b'-' | b'.') {
+        return None;
+    }
+    rest[..end].parse().ok()
+}
+
+/// An entry that [`sweep`] found and tried to remove.
+#[derive(Debug)]
+pub struct Swept {
+    /// The entry.
+    pub path: PathBuf,
+    /// The process that made it (gone).
+    pub pid: u32,
+    /// Whether removing it worked.
+    pub result: io::Result<()>,
+}
+
+impl Swept {
+    /// One line for stderr: `removed PATH, left by an earlier run (process PID, gone)`, or
+    /// what could not be removed and why.
+    pub fn describe(&self) -> String {
+        match &self.result {
+            Ok(()) => format!("removed {}, left by an earlier run (process {}, gone)", self.path.display(), self.pid),
+            Err(e) => format!(
+                "{} was left by an earlier run (process {}, gone) and could not be removed: {e}",
+                self.path.display(),
+                self.pid
+            ),
+        }
+    }
+}
+
+/// Removes, with `remove`, every entry of `dir` named `<prefix><pid>-…` (or `<prefix><pid>.…`)
+/// whose process is gone ([`process_gone`]), after [`claim`]ing this process's lock. Returns
+/// what it found (an unreadable or missing `dir` gives nothing).
+pub fn sweep(dir: &Path, prefix: &str, mut remove: impl FnMut(&Path) -> io::Result<()>) -> Vec<Swept> {
+    claim();
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| pid_in_name(n, prefix)) else { continue };
+        if process_gone(pid) {
+            let path = entry.path();
+            let result = remove(&path);
+            found.push(Swept { path, pid, result });
+        }
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found
+}
+
+/// Removes the directory `path` and everything in it; an empty directory is removed with a
+/// bare `rmdir`, which needs no file descriptor (a run out of them still cleans up). A
+/// missing directory is not an error.
+///
+/// # Errors
+/// What `remove_dir_all` answered for a directory that is not empty.
+pub fn remove_dir(path: &Path) -> io::Result<()> {
+    match std::fs::remove_dir(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(_) => match std::fs::remove_dir_all(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        },
+    }
+}
+
+/// Removes a file; a missing file is not an error.
+///
+/// # Errors
+/// What `unlink` answered otherwise.
+pub fn remove_file(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+type Cleanup = Box<dyn Fn() + Send + Sync>;
+
+fn registry() -> &'static Mutex<BTreeMap<u64, Cleanup>> {
+    static REGISTRY: OnceLock<Mutex<BTreeMap<u64, Cleanup>>> = OnceLock::new();
+    REGISTRY.get_or_init(Mutex::default)
+}
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// A cleanup registered with [`on_interrupt`]; dropping it unregisters the cleanup (without
+/// running it: the normal path cleans up on its own).
+#[must_use = "dropping the guard unregisters the cleanup at once"]
+#[derive(Debug)]
+pub struct InterruptGuard(u64);
+
+impl Drop for InterruptGuard {
+    fn drop(&mut self) {
+        registry().lock().unwrap_or_else(|e| e.into_inner()).remove(&self.0);
+    }
+}
+
+/// Registers `cleanup` to run if the process is interrupted while the guard lives (see
+/// [`run_interrupt_cleanups`]).
+pub fn on_interrupt(cleanup: impl Fn() + Send + Sync + 'static) -> InterruptGuard {
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    registry().lock().unwrap_or_else(|e| e.into_inner()).insert(id, Box::new(cleanup));
+    InterruptGuard(id)
+}
+
+/// Runs (and unregisters) every registered interrupt cleanup, newest first. A front end's
+/// SIGINT / SIGTERM handler calls it before the process exits.
+pub fn run_interrupt_cleanups() {
+    let all = std::mem::take(&mut *registry().lock().unwrap_or_else(|e| e.into_inner()));
+    for (_, cleanup) in all.into_iter().rev() {
+        cleanup();
+    }
+}
+
+/// A directory `<parent>/<prefix><pid>-<n>` made for the run: removed by [`ScratchDir::close`]
+/// or on drop, and by [`run_interrupt_cleanups`] while it lives.
+#[derive(Debug)]
+pub struct ScratchDir {
+    path: PathBuf,
+    _guard: InterruptGuard,
+}
+
+impl ScratchDir {
+    /// Makes a fresh directory in `parent` (after [`claim`]), named after this process.
+    ///
+    /// # Errors
+    /// What `mkdir` answered.
+    pub fn new_in(parent: &Path, prefix: &str) -> io::Result<Self> {
+        claim();
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        loop {
+            let n = SEQ.fetch_add(1, Ordering::Relaxed);
+            let path = parent.join(format!("{prefix}{}-{n}", std::process::id()));
+            match std::fs::create_dir(&path) {
+                Ok(()) => {
+                    let p = path.clone();
+                    let guard = on_interrupt(move || {
+                        let _ = remove_dir(&p);
+                    });
+                    return Ok(Self { path, _guard: guard });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes the directory now ([`remove_dir`]).
+    ///
+    /// # Errors
+    /// What the removal answered.
+    pub fn close(self) -> io::Result<()> {
+        // Drop then finds the directory gone (NotFound is not an error).
+        remove_dir(&self.path)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = remove_dir(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_carry_the_pid() {
+        assert_eq!(pid_in_name("checkpoint-pg-123-abc", "checkpoint-pg-"), Some(123));
+        assert_eq!(pid_in_name("db.sqlite.case-77-3-wal", "db.sqlite.case-"), Some(77));
+        assert_eq!(pid_in_name("checkpoint-pg-abc", "checkpoint-pg-"), None);
+        assert_eq!(pid_in_name("checkpoint-pg-12", "checkpoint-pg-"), None);
+        assert_eq!(pid_in_name("other-12-x", "checkpoint-pg-"), None);
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_free_lock_is_gone() {
+        claim();
+        assert!(!process_gone(std::process::id()));
+        // A lock file nobody holds: its pid counts as gone even if the pid exists (pid 1).
+        let path = lock_dir().join(lock_name(1));
+        let had = path.exists();
+        if !had {
+            std::fs::write(&path, b"").unwrap();
+            assert!(process_gone(1));
+            std::fs::remove_file(&path).unwrap();
+        }
+        // Without a lock file, pid 1 exists: kept.
+        if !had {
+            assert!(!process_gone(1));
+        }
+    }
+
+    #[test]
+    fn sweep_removes_only_entries_of_gone_processes() {
+        let dir = std::env::temp_dir().join(format!("leftovers-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let me = std::process::id();
+        // A pid above the kernel's limit (2^22) is gone (ESRCH).
+        let dead = 4_194_400u32;
+        for n in [format!("x-{me}-1"), format!("x-{dead}-1"), format!("x-{dead}.y"), "x-nopid".into()] {
+            std::fs::write(dir.join(n), b"").unwrap();
+        }
+        let swept = sweep(&dir, "x-", |p| std::fs::remove_file(p));
+        let names: Vec<_> = swept.iter().map(|s| s.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, [format!("x-{dead}-1"), format!("x-{dead}.y")]);
+        assert!(dir.join(format!("x-{me}-1")).exists() && dir.join("x-nopid").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn scratch_dirs_go_on_close_drop_and_interrupt() {
+        let parent = std::env::temp_dir();
+        let a = ScratchDir::new_in(&parent, "leftovers-scratch-").unwrap();
+        let b = ScratchDir::new_in(&parent, "leftovers-scratch-").unwrap();
+        let c = ScratchDir::new_in(&parent, "leftovers-scratch-").unwrap();
+        let (pa, pb, pc) = (a.path().to_owned(), b.path().to_owned(), c.path().to_owned());
+        std::fs::write(pa.join("f"), b"x").unwrap();
+        a.close().unwrap();
+        drop(b);
+        run_interrupt_cleanups();
+        assert!(!pa.exists() && !pb.exists() && !pc.exists());
+        drop(c);
+    }
+}

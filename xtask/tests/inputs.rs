@@ -1,0 +1,240 @@
+//! Issue 13 items 1 and 3 to 7: what `cargo xtask conformance` does with dangerous or bad
+//! input, and what it leaves behind. Each test failed before its fix (see the issue note).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn xtask_in(tmp: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_xtask"));
+    c.arg("conformance").args(args).env("NO_COLOR", "1").env("TMPDIR", tmp).env_remove("GITHUB_STEP_SUMMARY");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    c.output().expect("the xtask binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Exit 2 and exactly one line on stderr containing `needle`.
+#[track_caller]
+fn assert_usage(out: &Output, needle: &str) {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}\nstdout: {}", text(&out.stdout));
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line expected: {stderr}");
+    assert!(stderr.starts_with("error: ") && stderr.contains(needle), "expected {needle:?} in: {stderr}");
+}
+
+/// A real SQLite database with a table and a row, in rollback-journal mode.
+fn database(path: &Path) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// Item 1: a report path that is, or resolves to, the database or one of its side files,
+/// or another report, is refused with exit 2 and the database's bytes stay as they were.
+#[test]
+fn a_report_never_overwrites_the_database_or_another_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("db.sqlite");
+    database(&db);
+    std::os::unix::fs::symlink(&db, d.join("link.sqlite")).unwrap();
+    std::fs::hard_link(&db, d.join("hard.sqlite")).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let db_s = db.to_str().unwrap().to_owned();
+    let rel = "./db.sqlite";
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["--json".into(), db_s.clone()], "is the --sqlite-path database"),
+        (vec!["--junit".into(), db_s.clone()], "is the --sqlite-path database"),
+        (vec!["--json".into(), d.join("link.sqlite").to_str().unwrap().into()], "is the --sqlite-path database"),
+        (vec!["--json".into(), d.join("hard.sqlite").to_str().unwrap().into()], "is the --sqlite-path database"),
+        (vec!["--json".into(), format!("{db_s}-wal")], "is the --sqlite-path database"),
+        (vec!["--json".into(), format!("{db_s}-shm")], "is the --sqlite-path database"),
+        (vec!["--junit".into(), format!("{db_s}-journal")], "is the --sqlite-path database"),
+        (vec!["--json".into(), format!("{db_s}.case-1-0")], "named like a case file"),
+        (
+            vec!["--json".into(), d.join("r.json").to_str().unwrap().into(), "--junit".into(), "r.json".into()],
+            "are the same file",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_xtask"));
+        c.current_dir(d).args(["conformance", "--sqlite-path", rel, "--capabilities", "put", "--progress", "quiet"]);
+        let out = c.args(&extra).env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY").output().unwrap();
+        assert_usage(&out, needle);
+        assert_eq!(std::fs::read(&db).unwrap(), before, "{extra:?}: the database changed");
+        assert_eq!(names(d), ["db.sqlite", "hard.sqlite", "link.sqlite"], "{extra:?}");
+    }
+    // The step summary is an output too.
+    let out = xtask_in(
+        d,
+        &["--backend", "memory", "--json", d.join("s.md").to_str().unwrap()],
+        &[("GITHUB_STEP_SUMMARY", d.join("s.md").to_str().unwrap())],
+    );
+    assert_usage(&out, "are the same file");
+}
+
+/// Item 4: a run on a WAL-mode database leaves no -wal / -shm beside it (and item 3: no
+/// case file either).
+#[test]
+fn a_wal_database_is_left_as_it_was_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wal.sqlite");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)).unwrap();
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+    }
+    assert_eq!(names(dir.path()), ["wal.sqlite"]);
+    let before = std::fs::read(&db).unwrap();
+    let out = xtask_in(
+        dir.path(),
+        &["--sqlite-path", db.to_str().unwrap(), "--capabilities", "put", "--progress", "quiet"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(names(dir.path()), ["wal.sqlite"], "side files or case files were left");
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+/// Item 5: a FIFO as --sqlite-path is refused without opening it (opening blocks forever).
+#[test]
+fn a_fifo_is_refused_without_opening_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--sqlite-path", fifo.to_str().unwrap()])
+        .env("TMPDIR", dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("xtask blocked on the FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_usage(&child.wait_with_output().unwrap(), "not a regular file");
+}
+
+/// Item 6: a database another process holds locked is said to be locked.
+#[test]
+fn a_locked_database_is_reported_as_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("locked.sqlite");
+    database(&db);
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE; INSERT INTO t VALUES (2);").unwrap();
+    let out = xtask_in(dir.path(), &["--sqlite-path", db.to_str().unwrap()], &[]);
+    assert_usage(&out, "holds locked");
+    assert!(!text(&out.stderr).contains("not an SQLite database"), "{}", text(&out.stderr));
+    holder.execute_batch("ROLLBACK").unwrap();
+}
+
+/// Item 7: bad environment values, a malformed URL and a name too long: one line, exit 2.
+#[test]
+fn bad_settings_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (k, v) in [("CHECKPOINT_CONFORMANCE_KILLS", "many"), ("CHECKPOINT_CONFORMANCE_SEED", "-1")] {
+        assert_usage(&xtask_in(d, &["--backend", "memory"], &[(k, v)]), k);
+    }
+    let out = xtask_in(d, &["--backend", "postgres", "--postgres-url", "postgresql://u:pw@127.0.0.1:notaport/db"], &[]);
+    assert_usage(&out, "--postgres-url");
+    assert!(!text(&out.stderr).contains(":pw@"), "the password is shown: {}", text(&out.stderr));
+    let out = xtask_in(d, &["--backend", "postgres"], &[("CHECKPOINT_POSTGRES_URL", "postgresql://x@h:port:bad/")]);
+    assert_usage(&out, "CHECKPOINT_POSTGRES_URL");
+    let long = d.join("x".repeat(300));
+    assert_usage(&xtask_in(d, &["--sqlite-path", long.to_str().unwrap()], &[]), "File name too long");
+    // A base name that fits, but whose case files' names would not.
+    let near = d.join("y".repeat(245));
+    assert_usage(&xtask_in(d, &["--sqlite-path", near.to_str().unwrap()], &[]), "too long");
+    assert!(names(d).is_empty(), "{:?}", names(d));
+}
+
+/// Item 3: what a killed run left (case files beside --sqlite-path, per-case temporary
+/// directories) is removed by the next run and named on stderr; a live run's are kept.
+#[test]
+fn the_next_run_removes_what_a_killed_run_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let db = d.join("db.sqlite");
+    // A pid above the kernel's limit (2^22) belongs to no process.
+    let dead = 4_194_400;
+    let me = std::process::id();
+    for n in
+        [format!("db.sqlite.case-{dead}-3"), format!("db.sqlite.case-{dead}-3-wal"), format!("db.sqlite.case-{me}-0")]
+    {
+        std::fs::write(d.join(n), b"x").unwrap();
+    }
+    std::fs::create_dir(tmp.join(format!("checkpoint-sqlite-{dead}-0"))).unwrap();
+    std::fs::write(tmp.join(format!("checkpoint-sqlite-{dead}-0/checkpoints.sqlite")), b"x").unwrap();
+    std::fs::create_dir(tmp.join(format!("checkpoint-sqlite-{me}-0"))).unwrap();
+    let args = ["--capabilities", "put", "--progress", "quiet"];
+    let out = xtask_in(&tmp, &[&["--sqlite-path", db.to_str().unwrap()][..], &args].concat(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("db.sqlite.case-{dead}-3-wal, left by an earlier run")),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(names(d), [format!("db.sqlite.case-{me}-0"), "tmp".into()]);
+    let out = xtask_in(&tmp, &args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("checkpoint-sqlite-{dead}-0, left by an earlier run")));
+    assert_eq!(names(&tmp), [format!("checkpoint-sqlite-{me}-0")], "only the live process's entry stays");
+}
+
+/// Item 3: a run out of file handles still removes every temporary directory it made.
+#[test]
+fn running_out_of_file_handles_leaks_no_temp_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp: PathBuf = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let script =
+        format!("ulimit -n 24 && exec '{}' conformance --progress quiet --jobs 4", env!("CARGO_BIN_EXE_xtask"));
+    let out = Command::new("sh").args(["-c", &script]).env("TMPDIR", &tmp).env("NO_COLOR", "1").output().unwrap();
+    assert!(text(&out.stdout).contains("Too many open files"), "the limit did not bite: {}", text(&out.stdout));
+    assert!(names(&tmp).is_empty(), "left in the temp dir: {:?}", names(&tmp));
+}
+
+/// Item 14: an empty NO_COLOR= does not turn colour off on a terminal (no-color.org);
+/// NO_COLOR=1 does. Runs under `script` for a pseudo-terminal.
+#[test]
+fn an_empty_no_color_keeps_colour_on_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) for a pseudo-terminal");
+        return;
+    }
+    let run = |no_color: &str| {
+        let cmd = format!("'{}' conformance --backend memory --capabilities put", env!("CARGO_BIN_EXE_xtask"));
+        let out = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env("NO_COLOR", no_color)
+            .env("TERM", "xterm")
+            .env_remove("FORCE_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        text(&out.stdout)
+    };
+    assert!(run("").contains("\x1b["), "NO_COLOR= (empty) turned colour off");
+    assert!(!run("1").contains("\x1b["), "NO_COLOR=1 kept colour on");
+}

@@ -1,0 +1,102 @@
+//! Issue 13 item 2: an interrupted `--backend postgres` run leaves no PostgreSQL server and
+//! no directory. SIGTERM (and SIGINT) stop the server at once; a server orphaned by SIGKILL
+//! is stopped and removed by the next run's start. Needs Debian's PostgreSQL binaries (the
+//! server script installs them when missing and running as root).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A run that starts a throwaway server; returns it once the server's directory is named.
+fn start_run() -> (Child, PathBuf, std::thread::JoinHandle<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "postgres", "--progress", "quiet", "--jobs", "1"])
+        .env_remove("CHECKPOINT_POSTGRES_URL")
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("xtask runs");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("throwaway PostgreSQL server in ") {
+                let _ = tx.send(PathBuf::from(rest.split(" (").next().unwrap()));
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let dir = match rx.recv_timeout(Duration::from_secs(180)) {
+        Ok(d) => d,
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no server started: {}", reader.join().unwrap());
+        }
+    };
+    (child, dir, reader)
+}
+
+/// The postmaster's pid, from the cluster's postmaster.pid.
+fn postmaster(dir: &std::path::Path) -> u32 {
+    let text = std::fs::read_to_string(dir.join("data/postmaster.pid")).expect("postmaster.pid");
+    text.lines().next().unwrap().trim().parse().unwrap()
+}
+
+fn alive(pid: u32) -> bool {
+    Command::new("kill").args(["-0", &pid.to_string()]).stderr(Stdio::null()).status().unwrap().success()
+}
+
+fn signal(child: &Child, sig: &str) {
+    assert!(Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap().success());
+}
+
+#[track_caller]
+fn wait_gone(pid: u32, dir: &std::path::Path) {
+    // The postmaster may linger a moment as a zombie until init reaps it.
+    let start = Instant::now();
+    while (alive(pid) || dir.exists()) && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!alive(pid), "the postmaster {pid} survived");
+    assert!(!dir.exists(), "{} survived", dir.display());
+}
+
+#[test]
+fn killed_and_terminated_runs_leave_no_server() {
+    // SIGKILL: nothing can run in the killed process, so the server is orphaned...
+    let (mut first, dir1, r1) = start_run();
+    let pm1 = postmaster(&dir1);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let _ = r1.join();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(alive(pm1) && dir1.exists(), "the orphan should exist until the next run");
+    // ... and the next run's start stops and removes it, before its own server runs.
+    let (second, dir2, r2) = start_run();
+    wait_gone(pm1, &dir1);
+    let pm2 = postmaster(&dir2);
+    // SIGTERM: the handler stops the run's server and removes its directory.
+    signal(&second, "-TERM");
+    let mut second = second;
+    let status = second.wait().unwrap();
+    let stderr = r2.join().unwrap();
+    assert!(stderr.contains("(a throwaway PostgreSQL server, stopped)"), "{stderr}");
+    assert_eq!(status.code(), Some(128 + 15), "{stderr}");
+    wait_gone(pm2, &dir2);
+    // SIGINT the same way.
+    let (mut third, dir3, r3) = start_run();
+    let pm3 = postmaster(&dir3);
+    signal(&third, "-INT");
+    let status = third.wait().unwrap();
+    let stderr = r3.join().unwrap();
+    assert_eq!(status.code(), Some(128 + 2), "{stderr}");
+    assert!(!dir3.exists(), "SIGINT left {}: {stderr}", dir3.display());
+    wait_gone(pm3, &dir3);
+}

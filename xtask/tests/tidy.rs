@@ -1,0 +1,285 @@
+//! Tidy: conventions of the workspace checked from `cargo metadata` and the file tree, so a
+//! wrong arrow fails `cargo test` instead of waiting for a review.
+//!
+//! Arrows that must never exist (the crate layout of CONTRIBUTING.md):
+//! - `conformance-core` or `conformance-spec` depending on a backend (`backends/*`,
+//!   `examples/*`), directly or through anything, with any kind of dependency;
+//! - `checkpoint-contract` depending on anything of the workspace (the kit, a backend);
+//! - a `-sys` crate under `checkpoint-contract`, `conformance-core` or `conformance-spec`
+//!   (normal and build dependencies, transitively, for the host platform);
+//! - `sqlx` anywhere in the workspace's resolved graph.
+//!
+//! And: no `.rs` file over 600 lines in `selftest/src`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+/// The crates whose dependency tree a saver or a kit user takes on.
+const KIT: [&str; 3] = ["checkpoint-contract", "conformance-core", "conformance-spec"];
+/// The most lines a file of `selftest/src` may have.
+const MAX_LINES: usize = 600;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace root").to_path_buf()
+}
+
+/// The host triple, so platform-gated dependencies of other targets (`windows-sys`,
+/// `js-sys` of wasm) do not count: only what builds here does.
+fn host() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(rustc).arg("-vV").output().expect("rustc -vV runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().find_map(|l| l.strip_prefix("host: ")).expect("rustc -vV names the host").trim().to_owned()
+}
+
+fn metadata() -> Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--filter-platform", &host(), "--manifest-path"])
+        .arg(workspace_root().join("Cargo.toml"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+}
+
+/// The graph of `cargo metadata`: package id -> name, workspace members, and for each
+/// package its dependencies with the kinds they are used as (`normal`, `build`, `dev`).
+struct Graph {
+    names: BTreeMap<String, String>,
+    /// Workspace member name -> its manifest directory relative to the workspace root.
+    members: BTreeMap<String, String>,
+    deps: BTreeMap<String, Vec<(String, BTreeSet<String>)>>,
+}
+
+impl Graph {
+    fn from_metadata(m: &Value) -> Self {
+        let root = m["workspace_root"].as_str().unwrap_or("");
+        let mut names = BTreeMap::new();
+        let mut dirs = BTreeMap::new();
+        for p in m["packages"].as_array().into_iter().flatten() {
+            let id = p["id"].as_str().unwrap_or("").to_owned();
+            names.insert(id.clone(), p["name"].as_str().unwrap_or("").to_owned());
+            let manifest = p["manifest_path"].as_str().unwrap_or("");
+            let dir = manifest.strip_suffix("/Cargo.toml").unwrap_or(manifest);
+            dirs.insert(id, dir.strip_prefix(root).unwrap_or(dir).trim_start_matches('/').to_owned());
+        }
+        let members = m["workspace_members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(|id| (names[id].clone(), dirs[id].clone()))
+            .collect();
+        let mut deps = BTreeMap::new();
+        for n in m["resolve"]["nodes"].as_array().into_iter().flatten() {
+            let list = n["deps"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|d| {
+                    let kinds = d["dep_kinds"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|k| k["kind"].as_str().unwrap_or("normal").to_owned())
+                        .collect();
+                    (names[d["pkg"].as_str().unwrap_or("")].clone(), kinds)
+                })
+                .collect();
+            deps.insert(names[n["id"].as_str().unwrap_or("")].clone(), list);
+        }
+        Self { names, members, deps }
+    }
+
+    /// Every package reachable from `root` through dependencies of the given kinds, with
+    /// the path that reaches it (`a -> b -> c`).
+    fn reachable(&self, root: &str, kinds: &[&str]) -> BTreeMap<String, String> {
+        let mut found = BTreeMap::new();
+        let mut stack = vec![(root.to_owned(), root.to_owned())];
+        while let Some((pkg, path)) = stack.pop() {
+            for (dep, dep_kinds) in self.deps.get(&pkg).into_iter().flatten() {
+                if dep_kinds.iter().any(|k| kinds.contains(&k.as_str())) && !found.contains_key(dep) {
+                    let to = format!("{path} -> {dep}");
+                    found.insert(dep.clone(), to.clone());
+                    stack.push((dep.clone(), to));
+                }
+            }
+        }
+        found
+    }
+}
+
+/// Every forbidden arrow of the graph in `metadata` (the JSON of `cargo metadata`), one line each.
+fn arrow_violations(metadata: &Value) -> Vec<String> {
+    let g = Graph::from_metadata(metadata);
+    let mut out = Vec::new();
+    let is_backend = |name: &str| {
+        g.members.get(name).is_some_and(|dir| dir.starts_with("backends/") || dir.starts_with("examples/"))
+    };
+    for kit in ["conformance-core", "conformance-spec"] {
+        for (dep, path) in g.reachable(kit, &["normal", "build", "dev"]) {
+            if is_backend(&dep) {
+                out.push(format!("{kit} depends on the backend {dep}: {path}"));
+            }
+        }
+    }
+    for (dep, path) in g.reachable("checkpoint-contract", &["normal", "build", "dev"]) {
+        if g.members.contains_key(&dep) {
+            out.push(format!("checkpoint-contract depends on the workspace crate {dep}: {path}"));
+        }
+    }
+    for kit in KIT {
+        for (dep, path) in g.reachable(kit, &["normal", "build"]) {
+            if dep.ends_with("-sys") {
+                out.push(format!("{kit} pulls in the native crate {dep}: {path}"));
+            }
+        }
+    }
+    for name in g.names.values().collect::<BTreeSet<_>>() {
+        if name.as_str() == "sqlx" || name.starts_with("sqlx-") {
+            out.push(format!("{name} is in the workspace's dependency graph (never sqlx)"));
+        }
+    }
+    out
+}
+
+/// Files of `dir` (recursively) with more than `max` lines, as `path: N lines`.
+fn long_files(dir: &Path, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let lines = std::fs::read_to_string(&path).map(|s| s.lines().count()).unwrap_or(0);
+                if lines > max {
+                    out.push(format!("{}: {lines} lines (at most {max})", path.display()));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn no_forbidden_dependency_arrow() {
+    let found = arrow_violations(&metadata());
+    assert!(found.is_empty(), "forbidden dependency arrows:\n  {}", found.join("\n  "));
+}
+
+#[test]
+fn selftest_files_stay_under_600_lines() {
+    let found = long_files(&workspace_root().join("selftest/src"), MAX_LINES);
+    assert!(found.is_empty(), "files over {MAX_LINES} lines:\n  {}", found.join("\n  "));
+}
+
+/// A doctored `cargo metadata`: `packages` are (name, directory under /ws or a registry
+/// crate), `arrows` are (from, to, kind).
+fn doctored(packages: &[(&str, Option<&str>)], arrows: &[(&str, &str, &str)]) -> Value {
+    let id = |name: &str| format!("id#{name}");
+    let pkgs: Vec<Value> = packages
+        .iter()
+        .map(|(name, dir)| {
+            let manifest = match dir {
+                Some(d) => format!("/ws/{d}/Cargo.toml"),
+                None => format!("/registry/{name}/Cargo.toml"),
+            };
+            json!({"id": id(name), "name": name, "manifest_path": manifest})
+        })
+        .collect();
+    let members: Vec<Value> = packages.iter().filter(|(_, d)| d.is_some()).map(|(n, _)| json!(id(n))).collect();
+    let nodes: Vec<Value> = packages
+        .iter()
+        .map(|(name, _)| {
+            let deps: Vec<Value> = arrows
+                .iter()
+                .filter(|(from, _, _)| from == name)
+                .map(|(_, to, kind)| {
+                    let kind = if *kind == "normal" { Value::Null } else { json!(kind) };
+                    json!({"name": to, "pkg": id(to), "dep_kinds": [{"kind": kind, "target": null}]})
+                })
+                .collect();
+            json!({"id": id(name), "deps": deps})
+        })
+        .collect();
+    json!({"packages": pkgs, "workspace_members": members, "workspace_root": "/ws", "resolve": {"nodes": nodes}})
+}
+
+const WORKSPACE: [(&str, Option<&str>); 7] = [
+    ("checkpoint-contract", Some("checkpoint-contract")),
+    ("conformance-core", Some("conformance-core")),
+    ("conformance-spec", Some("conformance-spec")),
+    ("checkpoint-sqlite", Some("backends/sqlite")),
+    ("serde", None),
+    ("helper", None),
+    ("libsqlite3-sys", None),
+];
+
+/// The arrows of today's workspace, which break no rule.
+const GOOD: [(&str, &str, &str); 5] = [
+    ("conformance-core", "checkpoint-contract", "normal"),
+    ("conformance-spec", "conformance-core", "normal"),
+    ("checkpoint-contract", "serde", "normal"),
+    ("checkpoint-sqlite", "checkpoint-contract", "normal"),
+    ("checkpoint-sqlite", "libsqlite3-sys", "normal"),
+];
+
+fn with(extra: &[(&'static str, &'static str, &'static str)]) -> Vec<String> {
+    let arrows: Vec<_> = GOOD.iter().chain(extra).copied().collect();
+    arrow_violations(&doctored(&WORKSPACE, &arrows))
+}
+
+#[test]
+fn the_good_graph_passes() {
+    assert_eq!(with(&[]), Vec::<String>::new());
+}
+
+#[test]
+fn a_planted_bad_arrow_fails() {
+    // Core on a backend, through a registry crate, as a dev-dependency.
+    let found = with(&[("conformance-core", "helper", "dev"), ("helper", "checkpoint-sqlite", "normal")]);
+    assert!(
+        found.contains(
+            &"conformance-core depends on the backend checkpoint-sqlite: conformance-core -> helper -> checkpoint-sqlite"
+                .to_owned()
+        ),
+        "{found:?}"
+    );
+    // The contract on the kit.
+    let found = with(&[("checkpoint-contract", "conformance-core", "normal")]);
+    assert!(found.iter().any(|f| f.starts_with("checkpoint-contract depends on the workspace crate conformance-core")));
+    // A -sys crate under spec, transitively; a dev-dependency one does not count.
+    let found = with(&[("conformance-spec", "helper", "normal"), ("helper", "libsqlite3-sys", "build")]);
+    assert!(
+        found.contains(
+            &"conformance-spec pulls in the native crate libsqlite3-sys: conformance-spec -> helper -> libsqlite3-sys"
+                .to_owned()
+        ),
+        "{found:?}"
+    );
+    assert!(with(&[("conformance-spec", "libsqlite3-sys", "dev")]).is_empty());
+    // sqlx anywhere.
+    let mut packages = WORKSPACE.to_vec();
+    packages.push(("sqlx", None));
+    let found = arrow_violations(&doctored(&packages, &GOOD));
+    assert_eq!(found, vec!["sqlx is in the workspace's dependency graph (never sqlx)".to_owned()]);
+}
+
+#[test]
+fn a_long_file_is_named() {
+    let dir = std::env::temp_dir().join(format!("tidy-long-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/long.rs"), "x\n".repeat(601)).unwrap();
+    std::fs::write(dir.join("short.rs"), "x\n".repeat(600)).unwrap();
+    let found = long_files(&dir, MAX_LINES);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].ends_with("long.rs: 601 lines (at most 600)"), "{found:?}");
+}
