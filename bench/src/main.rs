@@ -5,17 +5,19 @@
 //! is the median of `--reps` repetitions; each repetition runs an operation for at least
 //! `--min-ms` milliseconds (or a fixed count where stated).
 
-use std::collections::BTreeMap;
+mod alloc;
+mod workload;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
-use conformance_core::{
-    ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions, RunOptions,
-    TypedValue,
-};
+use conformance_core::{CheckpointSaver, RunOptions};
+
+#[global_allocator]
+static ALLOC: alloc::Counting = alloc::Counting;
 use serde_json::{json, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -58,69 +60,15 @@ fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-/// A figure: median and every repetition.
+/// A figure: median, min, max and every repetition.
 fn figure(unit: &str, reps: Vec<f64>) -> Value {
-    json!({"median": median(reps.clone()), "unit": unit, "reps": reps})
+    let min = reps.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = reps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    json!({"median": median(reps.clone()), "min": min, "max": max, "unit": unit, "reps": reps})
 }
 
-fn step_checkpoint(id: String, step: i64) -> (Checkpoint, CheckpointMetadata, BTreeMap<String, ChannelVersion>) {
-    let mut cp = Checkpoint { v: 1, id, ts: "2026-11-29T00:00:00+00:00".into(), ..Checkpoint::default() };
-    let mut nv = BTreeMap::new();
-    for ch in 0..10 {
-        let name = format!("channel_{ch}");
-        cp.channel_values.insert(name.clone(), TypedValue::json(&json!(format!("value {ch} at step {step}"))));
-        cp.channel_versions.insert(name.clone(), ChannelVersion::Int(step + 1));
-        nv.insert(name, ChannelVersion::Int(step + 1));
-    }
-    let md = match json!({"source": "loop", "step": step, "parents": {}}) {
-        Value::Object(m) => m,
-        _ => CheckpointMetadata::new(),
-    };
-    (cp, md, nv)
-}
-
-struct Ids(u64);
-impl Ids {
-    /// Zero-padded increasing ids: string order is creation order.
-    fn next(&mut self) -> String {
-        self.0 += 1;
-        format!("{:020}", self.0)
-    }
-}
-
-type Saver = Arc<dyn CheckpointSaver>;
-
-async fn chain(saver: &Saver, thread: &str, n: usize, ids: &mut Ids) -> CheckpointConfig {
-    let mut cfg = CheckpointConfig::new(thread);
-    for step in 0..n {
-        let (cp, md, nv) = step_checkpoint(ids.next(), step as i64);
-        cfg = saver.put(&cfg, cp, md, nv).await.expect("put failed during setup");
-    }
-    cfg
-}
-
-/// Times a loop: `while t.going() { ...; t.tick() }` runs for at least `min`.
-struct Timer {
-    start: Instant,
-    min: Duration,
-    n: u64,
-}
-
-impl Timer {
-    fn new(min: Duration) -> Self {
-        Self { start: Instant::now(), min, n: 0 }
-    }
-    fn going(&self) -> bool {
-        !self.n.is_multiple_of(16) || self.start.elapsed() < self.min
-    }
-    fn tick(&mut self) {
-        self.n += 1;
-    }
-    /// Operations per second.
-    fn rate(&self) -> f64 {
-        self.n as f64 / self.start.elapsed().as_secs_f64()
-    }
-}
+/// The saver under measurement.
+pub type Saver = Arc<dyn CheckpointSaver>;
 
 fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
@@ -196,83 +144,27 @@ fn registration(target: Target) -> conformance_core::Registration {
 
 async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
     let min = Duration::from_millis(args.min_ms);
-    let mut ids = Ids(0);
     let mut out = serde_json::Map::new();
     let saver = open(target, dir, "bench").await;
 
     // Fixed data for the read figures, built once.
-    let one = chain(&saver, "one", 1, &mut ids).await.without_id();
-    let big = chain(&saver, "big", 10_000, &mut ids).await.without_id();
-    chain(&saver, "thousand", 1_000, &mut ids).await;
-    let wcfg = chain(&saver, "writes", 1, &mut ids).await;
+    let one = workload::chain(&saver, "one", 1).await.without_id();
+    let big = workload::chain(&saver, "big", 10_000).await.without_id();
+    workload::chain(&saver, "thousand", 1_000).await;
+    let wcfg = workload::chain(&saver, "writes", 1).await;
 
     let (mut put, mut get1, mut get10k, mut list1k, mut writes, mut conc, mut ratio) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     for rep in 0..args.reps {
-        // put: 10 channels, chained to the parent.
-        let mut cfg = CheckpointConfig::new(format!("put-{rep}"));
-        let mut t = Timer::new(min);
-        while t.going() {
-            let (cp, md, nv) = step_checkpoint(ids.next(), t.n as i64);
-            cfg = saver.put(&cfg, cp, md, nv).await.expect("put");
-            t.tick();
-        }
-        let single = t.rate();
+        let single = workload::put_rate(&saver, &format!("put-{rep}"), min).await;
         put.push(single);
-
-        // get_tuple latest on threads of 1 and of 10,000 checkpoints.
-        for (cfg, acc) in [(&one, &mut get1), (&big, &mut get10k)] {
-            let mut t = Timer::new(min);
-            while t.going() {
-                assert!(saver.get_tuple(cfg).await.expect("get_tuple").is_some());
-                t.tick();
-            }
-            acc.push(t.rate());
-        }
-
-        // list a 1,000-checkpoint thread.
-        let opts = ListOptions::all();
-        let mut t = Timer::new(min);
-        while t.going() {
-            assert_eq!(saver.list("thousand", &opts).await.expect("list").len(), 1000);
-            t.tick();
-        }
-        list1k.push(1e3 / t.rate());
-
-        // put_writes: 5 writes a call, a new task each call.
-        let mut t = Timer::new(min);
-        while t.going() {
-            let i = t.n;
-            let ws: Vec<(String, TypedValue)> =
-                (0..5).map(|k| (format!("ch{k}"), TypedValue::json(&json!({"task": i, "k": k})))).collect();
-            saver.put_writes(&wcfg, ws, &format!("task-{rep}-{i}"), "").await.expect("put_writes");
-            t.tick();
-        }
-        writes.push(t.rate());
-
-        // puts from 8 concurrent tasks on different threads.
-        let start = Instant::now();
-        let mut handles = Vec::new();
-        for task in 0..8u64 {
-            let saver = saver.clone();
-            let base = 1_000_000_000 * (rep as u64 + 1) + 10_000_000 * task;
-            handles.push(tokio::spawn(async move {
-                let mut ids = Ids(base);
-                let mut cfg = CheckpointConfig::new(format!("conc-{rep}-{task}"));
-                let mut n = 0u64;
-                while start.elapsed() < min {
-                    let (cp, md, nv) = step_checkpoint(ids.next(), n as i64);
-                    cfg = saver.put(&cfg, cp, md, nv).await.expect("concurrent put");
-                    n += 1;
-                }
-                n
-            }));
-        }
-        let mut total = 0;
-        for h in handles {
-            total += h.await.expect("task");
-        }
-        let c = total as f64 / start.elapsed().as_secs_f64();
+        get1.push(workload::get_rate(&saver, &one, min).await);
+        get10k.push(workload::get_rate(&saver, &big, min).await);
+        list1k.push(workload::list_ms(&saver, "thousand", min).await);
+        writes.push(workload::put_writes_rate(&saver, &wcfg, &rep.to_string(), min).await);
+        // Enough puts per task for about `min` at the single-task rate, at most 20,000.
+        let per_task = ((single * min.as_secs_f64() / 8.0) as usize).clamp(16, 20_000);
+        let c = workload::concurrent_put_rate(&saver, &rep.to_string(), per_task).await;
         conc.push(c);
         ratio.push(c / single);
     }
@@ -289,6 +181,21 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
         if let Err(e) = checkpoint_postgres::drop_schema(&postgres_url(), &bench_schema("bench")).await {
             eprintln!("warning: could not drop the bench schema: {e}");
         }
+    }
+    if target == Target::Memory {
+        // The saver's own heap bytes per stored checkpoint (counting allocator, fresh saver).
+        let (mut live, mut peak, mut payload) = (vec![], vec![], 0.0);
+        for _ in 0..args.reps {
+            let (l, p, b) = workload::memory_per_checkpoint(open(target, dir, "memory"), 10_000).await;
+            payload = b;
+            live.push(l);
+            peak.push(p);
+        }
+        let over: Vec<f64> = peak.iter().map(|p| p / payload).collect();
+        out.insert("stored_bytes_per_checkpoint".into(), figure("bytes", live));
+        out.insert("peak_bytes_per_checkpoint".into(), figure("bytes", peak));
+        out.insert("payload_bytes_per_checkpoint".into(), json!({"median": payload, "unit": "bytes"}));
+        out.insert("peak_bytes_over_payload".into(), figure("ratio", over));
     }
 
     // A whole in-process conformance run (build excluded).
@@ -307,25 +214,19 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
         let mut tests = report.tests.clone();
         tests.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
         slowest = tests.iter().take(5).map(|t| json!({"case": t.id, "ms": t.duration_ms})).collect();
-        if !report.is_success() {
-            let failed: Vec<String> = report
-                .tests
-                .iter()
-                .filter(|t| t.outcome == conformance_core::Outcome::Failed)
-                .take(3)
-                .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
-                .collect();
+        let failed = report.failed_cases();
+        if !failed.is_empty() {
             eprintln!(
                 "warning: the conformance run was {} during the benchmark; first failures:\n  {}",
                 report.conformance_level,
-                failed.join("\n  ")
+                failed[..failed.len().min(3)].join("\n  ")
             );
         }
     }
     out.insert("conformance_run_ms".into(), figure("ms", runs));
     out.insert("conformance_cases".into(), json!(cases));
     out.insert("conformance_slowest_cases".into(), Value::Array(slowest));
-    out.insert("peak_rss_mib".into(), json!({"median": peak_rss_mib(), "unit": "MiB"}));
+    out.insert("peak_rss_mib".into(), json!({"median": peak_rss_mib(), "unit": "MiB", "reps": 1}));
     Value::Object(out)
 }
 

@@ -31,6 +31,13 @@ pub struct SpecCase {
     /// Run on a multi-thread runtime (for cases that need real parallelism) instead of
     /// the default current-thread runtime.
     pub multi_thread: bool,
+    /// The capabilities the case's setup (or its check) calls besides its own, e.g.
+    /// `[PutWrites, List]` for a `delete_thread` case that puts writes and lists. When one
+    /// of them is not implemented the case is not run ([`crate::Outcome::NotRun`], "needs
+    /// put_writes, not implemented") instead of failing on a rule it never checked; its
+    /// own capability is then incomplete, not passed (CONTRACT §5). Declared in the
+    /// module's case list (a default per module plus additions per case).
+    pub needs: &'static [Capability],
     /// The test itself.
     pub run: CaseFn,
 }
@@ -39,6 +46,12 @@ impl SpecCase {
     /// `capability::name`, the id used in reports.
     pub fn id(&self) -> String {
         format!("{}::{}", self.capability, self.name)
+    }
+
+    /// The first capability of [`SpecCase::needs`] (other than its own) for which
+    /// `implemented` is false: the reason the case cannot run.
+    pub fn missing_need(&self, implemented: impl Fn(Capability) -> bool) -> Option<Capability> {
+        self.needs.iter().copied().find(|n| *n != self.capability && !implemented(*n))
     }
 }
 

@@ -39,8 +39,10 @@ fn probe_checkpoint() -> Checkpoint {
 
 /// Probes a fresh saver from the registration's factory: each capability's method is
 /// called once with harmless input, and an `Unsupported` answer means "not implemented"
-/// (CONTRACT §5). `concurrency` and `traces` are detected with `put`; `durability` when the fixture can
-/// reopen its storage.
+/// (CONTRACT §5). `get_tuple` is detected when either form (latest, or by
+/// `checkpoint_id`) does not answer `Unsupported`. `concurrency` and `traces`
+/// are detected with `put`;
+/// `durability` when the fixture can reopen its storage.
 pub fn detect(registration: &Registration) -> Detection {
     let reg = registration.clone();
     let probe_limit = PROBE_TIMEOUT.min(registration.timeout);
@@ -131,7 +133,12 @@ async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), Check
             let _ = saver.delete_thread(&thread).await;
             r
         }
-        Capability::GetTuple => saver.get_tuple(&config).await.map(|_| ()),
+        // Both forms of the read: a saver that reads by id but has no "latest" form still
+        // implements get_tuple (and is judged on its cases).
+        Capability::GetTuple => match saver.get_tuple(&config).await {
+            Err(CheckpointError::Unsupported(_)) => saver.get_tuple(&with_id).await.map(|_| ()),
+            r => r.map(|_| ()),
+        },
         Capability::List => saver.list(&thread, &ListOptions::all()).await.map(|_| ()),
         Capability::DeleteThread => saver.delete_thread(&thread).await,
         Capability::DeleteForRuns => saver.delete_for_runs(&[format!("{thread}-run")]).await,

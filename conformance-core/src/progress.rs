@@ -55,6 +55,9 @@ impl Progress {
             Planned::Skipped(reason) => {
                 let _ = writeln!(out, "  ⏭ {cap} (skipped: {reason})");
             }
+            Planned::Needs(need) => {
+                let _ = writeln!(out, "  ◌ {cap} (not run: needs {need}, not implemented)");
+            }
             Planned::NotSelected => {}
         }
         let _ = out.flush();

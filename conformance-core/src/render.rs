@@ -115,11 +115,45 @@ fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
             format!("({} failed, {}/{} passed)", r.tests_failed, r.tests_passed, total)
                 .if_supports_color(Stream::Stdout, |t| t.red())
         ),
+        CapabilityStatus::Incomplete => format!(
+            "◐  {name} {}",
+            format!(
+                "(incomplete: {}/{} passed, {} not run{})",
+                r.tests_passed,
+                total,
+                r.tests_skipped,
+                needs(cap, report)
+            )
+            .if_supports_color(Stream::Stdout, |t| t.yellow())
+        ),
+        CapabilityStatus::NotImplemented if r.tests_failed > 0 => format!(
+            "⊘  {name} {}",
+            format!("(not implemented: its {} cases fail, a base capability is required)", r.tests_failed)
+                .if_supports_color(Stream::Stdout, |t| t.red())
+        ),
         CapabilityStatus::NotImplemented => format!("⊘  {name} (not implemented)"),
         CapabilityStatus::Skipped => {
             format!("⏭  {name} (skipped: {})", r.skip_reason.as_deref().unwrap_or("no reason given"))
         }
         CapabilityStatus::NotSelected => format!("   {name} (not selected)"),
+    }
+}
+
+/// `": needs put_writes"`: the missing capabilities named by `cap`'s cases not run.
+fn needs(cap: Capability, report: &Report) -> String {
+    let mut names: Vec<&str> = report
+        .tests
+        .iter()
+        .filter(|t| t.capability == cap && t.outcome == Outcome::NotRun)
+        .filter_map(|t| t.message.as_deref()?.strip_prefix(crate::run::NEEDS_PREFIX))
+        .map(|m| m.trim().trim_end_matches(", not implemented"))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(": needs {}", names.join(", "))
     }
 }
 

@@ -59,8 +59,15 @@ pub enum Outcome {
     Failed,
     /// Not run: the capability was skipped by the user or not selected.
     Skipped,
-    /// Not run: the capability's method answered `Unsupported` to the probe.
+    /// Not run: the capability's method answered `Unsupported` to the probe (an extended
+    /// capability; the cases of a base capability that is not implemented are
+    /// [`Outcome::Failed`], CONTRACT §5).
     NotImplemented,
+    /// Not run: the case's setup needs another capability
+    /// ([`crate::SpecCase::needs`]) that is not implemented; the message says which
+    /// (`not run: needs put_writes, not implemented`). Neither passed nor failed; its
+    /// capability is [`CapabilityStatus::Incomplete`].
+    NotRun,
 }
 
 /// The state of a capability in a run.
@@ -71,6 +78,10 @@ pub enum CapabilityStatus {
     Passed,
     /// Detected and some case failed.
     Failed,
+    /// Detected, no case failed, but some were not run because their setup needs a
+    /// capability that is not implemented ([`Outcome::NotRun`]): not passed (`passed:
+    /// false`), not failed (CONTRACT §5).
+    Incomplete,
     /// The probe answered `Unsupported`.
     NotImplemented,
     /// Skipped by the registration, with a reason, or not run at all because `--fail-fast`
@@ -201,6 +212,7 @@ pub struct Report {
 pub fn conformance_level(results: &BTreeMap<Capability, CapabilityResult>) -> Level {
     let base_passed =
         Capability::BASE.iter().filter(|c| results.get(c).is_some_and(|r| r.passed == Some(true))).count();
+    // An incomplete extended capability has `passed: false`: not passed, so not FULL.
     let extended_ok = results.iter().filter(|(c, r)| !c.is_base() && r.detected).all(|(_, r)| r.passed != Some(false));
     match base_passed {
         5 if extended_ok => Level::Full,
@@ -232,7 +244,8 @@ impl Report {
             .collect()
     }
 
-    /// Counts of cases by outcome: (passed, failed, skipped or not implemented).
+    /// Counts of cases by outcome: (passed, failed, not run: skipped, not implemented or
+    /// not run for a missing need).
     pub fn case_counts(&self) -> (usize, usize, usize) {
         let passed = self.tests.iter().filter(|t| t.outcome == Outcome::Passed).count();
         let failed = self.tests.iter().filter(|t| t.outcome == Outcome::Failed).count();

@@ -33,6 +33,29 @@ pub enum Planned {
     Skipped(String),
     /// Its capability is not in the selection.
     NotSelected,
+    /// Its setup needs this capability ([`SpecCase::needs`]), which is not implemented:
+    /// the case is not run ([`Outcome::NotRun`]) rather than failed on a rule it never
+    /// checked.
+    Needs(Capability),
+}
+
+impl Planned {
+    /// The outcome of a case planned so when it is not run (everything but
+    /// [`Planned::Run`]), the same in every front end: the libtest trial fails for
+    /// [`Outcome::Failed`], is ignored for the others.
+    ///
+    /// A case of a *base* capability that is not implemented is failed (CONTRACT §5: the
+    /// level cannot be above BASE without it, and a green `cargo test` must not hide it);
+    /// of an extended one, not implemented; a case whose setup needs a missing capability,
+    /// not run; a skipped or unselected one, skipped.
+    pub fn outcome(&self, capability: Capability) -> Outcome {
+        match self {
+            Self::NotImplemented if capability.is_base() => Outcome::Failed,
+            Self::NotImplemented => Outcome::NotImplemented,
+            Self::Needs(_) => Outcome::NotRun,
+            Self::Skipped(_) | Self::NotSelected | Self::Run => Outcome::Skipped,
+        }
+    }
 }
 
 /// The options of a run.
@@ -82,6 +105,9 @@ pub fn plan_case(
     }
     if !detection.is_detected(case.capability) {
         return Planned::NotImplemented;
+    }
+    if let Some(need) = case.missing_need(|c| detection.is_detected(c)) {
+        return Planned::Needs(need);
     }
     Planned::Run
 }
@@ -232,13 +258,31 @@ pub fn not_implemented_reason(capability: Capability) -> String {
     }
 }
 
-/// A result for a case that was not run.
+/// Why a case planned `planned` is not run, as its result's message: the not-implemented
+/// reason (for a base capability followed by "every base capability is required ...
+/// (CONTRACT §5)"), "not run: needs put_writes, not implemented", the skip reason or
+/// "not selected".
+pub fn not_run_reason(case: &SpecCase, planned: &Planned) -> String {
+    match planned {
+        Planned::NotImplemented if case.capability.is_base() => format!(
+            "{}; every base capability is required for a conformance level above NONE/BASE (CONTRACT §5)",
+            not_implemented_reason(case.capability)
+        ),
+        Planned::NotImplemented => not_implemented_reason(case.capability),
+        Planned::Needs(need) => format!("{NEEDS_PREFIX} {need}, not implemented"),
+        Planned::Skipped(r) => r.clone(),
+        Planned::NotSelected | Planned::Run => "not selected".to_owned(),
+    }
+}
+
+/// The start of the message of a case not run because its setup needs a capability that
+/// is not implemented (`not run: needs put_writes, not implemented`).
+pub const NEEDS_PREFIX: &str = "not run: needs";
+
+/// A result for a case that was not run, with [`Planned::outcome`] and
+/// [`not_run_reason`].
 pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
-    let (outcome, message) = match planned {
-        Planned::NotImplemented => (Outcome::NotImplemented, Some(not_implemented_reason(case.capability))),
-        Planned::Skipped(r) => (Outcome::Skipped, Some(r.clone())),
-        Planned::NotSelected | Planned::Run => (Outcome::Skipped, Some("not selected".to_owned())),
-    };
+    let (outcome, message) = (planned.outcome(case.capability), Some(not_run_reason(case, planned)));
     CaseResult {
         id: case.id(),
         capability: case.capability,
@@ -301,6 +345,7 @@ pub fn build_report(
         let cases: Vec<&CaseResult> = tests.iter().filter(|t| t.capability == cap).collect();
         let passed = cases.iter().filter(|t| t.outcome == Outcome::Passed).count();
         let failed = cases.iter().filter(|t| t.outcome == Outcome::Failed).count();
+        let needs_missing = cases.iter().any(|t| t.outcome == Outcome::NotRun);
         let skip_reason = registration.skips.get(&cap).cloned().or_else(|| {
             fail_fast_skipped(&cases).then(|| cases[0].message.clone().unwrap_or_else(|| FAIL_FAST_SKIP.to_owned()))
         });
@@ -315,12 +360,17 @@ pub fn build_report(
         } else if fail_fast_skipped(&cases) {
             // --fail-fast stopped the run before any of its cases: not run, not failed.
             CapabilityStatus::Skipped
-        } else if failed > 0 || passed == 0 {
+        } else if failed > 0 {
+            CapabilityStatus::Failed
+        } else if needs_missing {
+            // Not passed, not failed: some of its cases could not run (CONTRACT §5).
+            CapabilityStatus::Incomplete
+        } else if passed == 0 {
             CapabilityStatus::Failed
         } else {
             CapabilityStatus::Passed
         };
-        let ran = matches!(status, CapabilityStatus::Passed | CapabilityStatus::Failed);
+        let ran = matches!(status, CapabilityStatus::Passed | CapabilityStatus::Failed | CapabilityStatus::Incomplete);
         // A detected capability with no case in the catalog yet is reported as passed only
         // if it has cases; with none it is left out of the level (passed: null).
         let passed_flag = if ran && !cases.is_empty() { Some(status == CapabilityStatus::Passed) } else { None };
@@ -387,7 +437,8 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
         let planned: Vec<Planned> = caps.iter().map(|c| session.plan(c, selection)).collect();
         let to_run: Vec<&SpecCase> =
             caps.iter().zip(&planned).filter(|(_, p)| **p == Planned::Run).map(|(c, _)| *c).collect();
-        options.progress.capability_start(cap, &planned[0]);
+        let head = planned.iter().find(|p| **p == Planned::Run).unwrap_or(&planned[0]);
+        options.progress.capability_start(cap, head);
         let ran = run_parallel(registration, &to_run, options, &stop);
         let mut ran = ran.into_iter();
         for (case, p) in caps.iter().zip(&planned) {
@@ -528,6 +579,7 @@ mod tests {
             name: "records_facts",
             upstream: &[],
             multi_thread: false,
+            needs: &[],
             run: records_facts,
         }
     }

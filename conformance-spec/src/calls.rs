@@ -141,6 +141,28 @@ impl Reply<Vec<CheckpointTuple>> {
     pub fn ids(&self) -> Vec<String> {
         self.iter().map(|t| t.config.checkpoint_id.clone().unwrap_or_default()).collect()
     }
+
+    /// Fails unless every listed tuple's `config.checkpoint_id` names its own checkpoint
+    /// (CONTRACT §1 Checkpoint tuple), naming each tuple that disagrees by position and by
+    /// both ids: `list(…): tuples[3].config: config names 1ef…, checkpoint is 1f0…`. Run
+    /// before comparing listed ids, so a wrong config is not reported as a lost checkpoint.
+    ///
+    /// # Errors
+    /// The failure naming every disagreeing tuple.
+    pub fn expect_configs_match(&self) -> Checked {
+        let mut d = self.diffs();
+        for (i, t) in self.iter().enumerate() {
+            if t.config.checkpoint_id.as_deref() != Some(t.checkpoint.id.as_str()) {
+                let named = t.config.checkpoint_id.as_deref().unwrap_or("no checkpoint_id");
+                d.push(
+                    format_args!("tuples[{i}].config"),
+                    format_args!("the checkpoint's id {}", t.checkpoint.id),
+                    format_args!("config names {named}, checkpoint is {}", t.checkpoint.id),
+                );
+            }
+        }
+        d.finish()
+    }
 }
 
 /// A case's handle on the saver under test: a fresh saver from the registration (through
@@ -374,7 +396,10 @@ impl Cx {
     /// A failure naming the call when the saver returned an error.
     pub async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Reply<Vec<CheckpointTuple>>, Failure> {
         let call = Call::List { thread_id: thread_id.to_owned(), options: options.clone() };
-        self.call(call, self.saver.list(thread_id, options)).await.or_fail()
+        let got = self.call(call, self.saver.list(thread_id, options)).await.or_fail()?;
+        // A wrong config is named as such before any comparison by id can call it a loss.
+        got.expect_configs_match()?;
+        Ok(got)
     }
 
     /// Every checkpoint of `thread_id` in every namespace: `list(thread, ns=<all>)` (newest
@@ -498,7 +523,8 @@ impl Cx {
     pub async fn expect_ids(&self, thread_id: &str, options: &ListOptions, expected: &[&str]) -> Checked {
         let got = self.list(thread_id, options).await?;
         let want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
-        got.expect_eq("ids", &want, &got.ids())
+        let ids = got.ids();
+        got.expect_eq(order_field("ids", &want, &ids), &want, &ids)
     }
 
     /// Fails unless `list(thread_id, options)` returns exactly the checkpoints labelled
@@ -512,7 +538,8 @@ impl Cx {
         if labels == want {
             return Ok(());
         }
-        got.diffs().push("ids", format_args!("{want:?}"), format_args!("{labels:?} ({})", ids.legend())).finish()
+        let field = order_field("ids", want, &labels);
+        got.diffs().push(field, format_args!("{want:?}"), format_args!("{labels:?} ({})", ids.legend())).finish()
     }
 
     /// Like [`Cx::expect_list`], for results that span namespaces: `want` is a list of
@@ -536,6 +563,22 @@ impl Cx {
         if pairs == want_owned {
             return Ok(());
         }
-        got.diffs().push("(ns, id)", format_args!("{want:?}"), format_args!("{pairs:?} ({})", ids.legend())).finish()
+        let field = order_field("(ns, id)", &want_owned, &pairs);
+        got.diffs().push(field, format_args!("{want:?}"), format_args!("{pairs:?} ({})", ids.legend())).finish()
+    }
+}
+
+/// `field`, or, when `got` holds exactly the elements of `want` in another order,
+/// `"{field}: order (every element is there; this case checks the exact order)"`, so a
+/// wrong order is not read as a loss.
+fn order_field<A: Ord + PartialEq<B>, B: Ord>(field: &str, want: &[A], got: &[B]) -> String {
+    let (mut w, mut g): (Vec<&A>, Vec<&B>) = (want.iter().collect(), got.iter().collect());
+    w.sort_unstable();
+    g.sort_unstable();
+    let same = w.len() == g.len() && w.iter().zip(&g).all(|(a, b)| **a == **b);
+    if same {
+        format!("{field}: order (every element is there; this case checks the exact order)")
+    } else {
+        field.to_owned()
     }
 }

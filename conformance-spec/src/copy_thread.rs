@@ -18,25 +18,25 @@ use crate::data::{id_of, jv, metadata, pending, values, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::CopyThread => [
-        target_lists_copied_checkpoints ["test_copy_thread_basic"],
+    crate::spec_cases!(Capability::CopyThread, needs [Put, PutWrites, GetTuple] => [
+        target_lists_copied_checkpoints +[List] -[PutWrites, GetTuple] ["test_copy_thread_basic"],
         copies_each_checkpoint_exactly ["test_copy_thread_all_checkpoints"],
-        copies_metadata_exactly ["test_copy_thread_preserves_metadata"],
-        copies_every_namespace ["test_copy_thread_preserves_namespaces"],
+        copies_metadata_exactly -[PutWrites] ["test_copy_thread_preserves_metadata"],
+        copies_every_namespace +[List] -[GetTuple] ["test_copy_thread_preserves_namespaces"],
         copies_writes ["test_copy_thread_preserves_writes"],
-        keeps_id_order ["test_copy_thread_preserves_ordering"],
-        leaves_source_unchanged ["test_copy_thread_source_unchanged"],
-        missing_source_leaves_target_empty ["test_copy_thread_nonexistent_source"],
-        configs_name_target_thread,
+        keeps_id_order +[List] -[PutWrites] ["test_copy_thread_preserves_ordering"],
+        leaves_source_unchanged +[List] -[GetTuple] ["test_copy_thread_source_unchanged"],
+        missing_source_leaves_target_empty +[List] -[Put, PutWrites] ["test_copy_thread_nonexistent_source"],
+        configs_name_target_thread +[List] -[PutWrites],
         copies_writes_of_every_checkpoint,
         copied_writes_keep_their_indexes,
-        copies_values_stored_by_older_checkpoints,
+        copies_values_stored_by_older_checkpoints +[List] -[PutWrites],
         copies_opaque_values_and_string_versions,
-        copying_twice_equals_once,
-        missing_source_keeps_existing_target,
-        copy_is_independent_of_source,
-        target_continues_from_copied_values,
-        scenario_s16_copy_keeps_lineage_writes_and_namespaces,
+        copying_twice_equals_once +[List],
+        missing_source_keeps_existing_target +[List] -[GetTuple],
+        copy_is_independent_of_source +[List, DeleteThread] -[GetTuple],
+        target_continues_from_copied_values +[List] -[PutWrites],
+        scenario_s16_copy_keeps_lineage_writes_and_namespaces +[List],
     ])
 }
 

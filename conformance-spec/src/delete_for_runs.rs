@@ -15,23 +15,23 @@ use crate::data::{at, id_of, jv, new_id, pending, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::DeleteForRuns => [
+    crate::spec_cases!(Capability::DeleteForRuns, needs [Put, GetTuple, List] => [
         removes_listed_run ["test_delete_for_runs_single"],
         removes_every_listed_run ["test_delete_for_runs_multiple"],
-        keeps_unlisted_runs ["test_delete_for_runs_preserves_other_runs"],
-        removes_writes_with_checkpoint ["test_delete_for_runs_removes_writes"],
-        empty_list_is_noop ["test_delete_for_runs_empty_list_noop"],
-        unknown_run_ids_are_noop ["test_delete_for_runs_nonexistent_noop"],
+        keeps_unlisted_runs +[PutWrites] ["test_delete_for_runs_preserves_other_runs"],
+        removes_writes_with_checkpoint +[PutWrites] ["test_delete_for_runs_removes_writes"],
+        empty_list_is_noop +[PutWrites] -[List] ["test_delete_for_runs_empty_list_noop"],
+        unknown_run_ids_are_noop +[PutWrites] -[List] ["test_delete_for_runs_nonexistent_noop"],
         unknown_ids_next_to_known_ones,
         removes_run_in_every_namespace ["test_delete_for_runs_across_namespaces"],
         removes_run_in_every_thread,
         removes_every_checkpoint_of_a_run,
-        keeps_writes_of_other_runs,
-        keeps_values_first_stored_by_deleted_checkpoints,
-        deleted_writes_do_not_return_on_reput,
+        keeps_writes_of_other_runs +[PutWrites] -[List],
+        keeps_values_first_stored_by_deleted_checkpoints -[List],
+        deleted_writes_do_not_return_on_reput +[PutWrites] -[List],
         run_id_matches_exactly,
         only_top_level_run_id_counts,
-        same_id_elsewhere_is_untouched,
+        same_id_elsewhere_is_untouched +[PutWrites] -[List],
     ])
 }
 

@@ -13,15 +13,16 @@ use crate::data::{at, jv, values, Ids, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::DeleteThread => [
-        removes_every_checkpoint ["test_delete_thread_removes_checkpoints"],
-        removes_pending_writes ["test_delete_thread_removes_writes"],
-        removes_every_namespace ["test_delete_thread_removes_all_namespaces"],
+    crate::spec_cases!(Capability::DeleteThread, needs [Put, PutWrites, GetTuple, List] => [
+        removes_every_checkpoint -[PutWrites] ["test_delete_thread_removes_checkpoints"],
+        removes_pending_writes -[List] ["test_delete_thread_removes_writes"],
+        removes_every_namespace -[PutWrites] ["test_delete_thread_removes_all_namespaces"],
         other_threads_untouched ["test_delete_thread_preserves_other_threads"],
-        unknown_thread_is_noop ["test_delete_thread_nonexistent_noop"],
-        removes_channel_values,
+        unknown_thread_is_noop -[GetTuple] ["test_delete_thread_nonexistent_noop"],
+        removes_channel_values -[PutWrites, List],
+        other_thread_with_the_same_ids_untouched -[PutWrites, List],
         reput_after_delete_starts_clean,
-        removes_writes_without_checkpoint,
+        removes_writes_without_checkpoint -[List],
         threads_sharing_a_prefix_untouched,
         thread_id_pattern_characters_match_literally,
         delete_twice_is_noop,
@@ -112,6 +113,32 @@ async fn other_threads_untouched(cx: Cx) -> Checked {
     cx.delete_thread(&t).await?;
     expect_gone(&cx, &ids, &t, &["", "child:1"], &["c0", "c1", "k0"]).await?;
     cx.after(format!("after delete_thread({t})")).expect_listed(&u, &kept).await
+}
+
+/// Deleting a thread leaves another thread's checkpoints with the same checkpoint ids
+/// readable, by id and as the latest, with their values (a saver that deletes or hides
+/// checkpoints by id alone fails). Needs only put and get_tuple, so a saver without
+/// put_writes or list is still judged on it.
+async fn other_thread_with_the_same_ids_untouched(cx: Cx) -> Checked {
+    let t = cx.thread("main");
+    let u = cx.thread("other");
+    let ids = Ids::new(&["c0", "c1"]);
+    for thread in [&t, &u] {
+        let c0 = cx.put(&at(thread, ""), Step::new(ids.id("c0")).value("a", json!(thread), 1)).await?;
+        cx.put(&c0, Step::new(ids.id("c1")).keep("a", 1)).await?;
+    }
+    cx.delete_thread(&t).await?;
+    let after = cx.after(format!("after delete_thread({t})"));
+    let mut d = Diffs::new();
+    let want = values(&[("a", jv(json!(u)))]);
+    for label in ["c0", "c1"] {
+        let got = after.get_some(&at(&u, "").with_id(ids.id(label))).await?;
+        d.of(&got).map("checkpoint.channel_values", &want, &got.checkpoint.channel_values);
+    }
+    let latest = after.get_some(&at(&u, "")).await?;
+    d.of(&latest).eq("checkpoint.id", &ids.id("c1"), &latest.checkpoint.id.as_str());
+    d.finish()?;
+    after.get_none(&at(&t, "")).await
 }
 
 /// S14: deleting a thread that never existed succeeds and changes nothing.

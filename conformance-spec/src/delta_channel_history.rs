@@ -28,7 +28,7 @@ use crate::Failure;
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::DeltaChannelHistory => [
+    crate::spec_cases!(Capability::DeltaChannelHistory, needs [Put, PutWrites] => [
         writes_oldest_first ["test_history_returns_writes_oldest_first"],
         seed_is_nearest_value ["test_history_seed_is_nearest_snapshot"],
         excludes_target_writes ["test_history_excludes_target_pending_writes"],
@@ -51,6 +51,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         older_target_ignores_descendants,
         follows_replaced_parent,
         long_chain_in_order,
+        seed_without_any_write -[PutWrites],
     ])
 }
 
@@ -398,6 +399,20 @@ async fn missing_target_gives_empty_entries(cx: Cx) -> Checked {
         expect_history(&got, "other", &[], None)?;
     }
     Ok(())
+}
+
+/// Without any pending write the history is the seed alone: the value the target's parent
+/// reads (here kept from its own parent at an unchanged version), not the target's own
+/// value; a channel without a value has an entry with no writes and no seed. Needs only
+/// put, so a saver without put_writes is still judged on delta_channel_history.
+async fn seed_without_any_write(cx: Cx) -> Checked {
+    let t = cx.thread("main");
+    let c0 = cx.put(&at(&t, ""), Step::fresh().value("ch", json!("v0"), 1)).await?;
+    let c1 = cx.put(&c0, Step::fresh().keep("ch", 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().value("ch", json!("v2"), 2)).await?;
+    let got = history(&cx, &c2, &["ch", "other"]).await?;
+    expect_history(&got, "ch", &[], Some(jv(json!("v0"))))?;
+    expect_history(&got, "other", &[], None)
 }
 
 /// A config without `checkpoint_id` resolves to the latest checkpoint (greatest id), as

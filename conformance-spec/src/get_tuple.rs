@@ -11,8 +11,8 @@ use crate::data::{jv, metadata, new_id, new_ids, pending, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::GetTuple => [
-        unknown_thread_returns_none ["test_get_tuple_nonexistent_returns_none"],
+    crate::spec_cases!(Capability::GetTuple, needs [Put] => [
+        unknown_thread_returns_none -[Put] ["test_get_tuple_nonexistent_returns_none"],
         unknown_id_returns_none ["test_get_tuple_nonexistent_checkpoint_id"],
         without_id_returns_greatest_id ["test_get_tuple_latest_when_no_checkpoint_id"],
         without_id_returns_greatest_id_not_last_put,
@@ -20,15 +20,15 @@ pub fn cases() -> Vec<crate::SpecCase> {
         with_id_returns_exactly_that_checkpoint ["test_get_tuple_specific_checkpoint_id"],
         with_id_respects_namespace ["test_get_tuple_respects_namespace"],
         with_id_respects_thread,
-        with_id_returns_that_checkpoints_writes,
+        with_id_returns_that_checkpoints_writes +[PutWrites],
         config_names_thread_namespace_and_id ["test_get_tuple_config_structure"],
         checkpoint_fields_roundtrip_exactly ["test_get_tuple_checkpoint_fields"],
         metadata_roundtrips_exactly ["test_get_tuple_metadata"],
         parent_config_names_thread_namespace_and_parent ["test_get_tuple_parent_config"],
-        pending_writes_carry_task_channel_and_value ["test_get_tuple_pending_writes"],
-        pending_writes_ordered_by_task_path_then_task_id,
-        pending_writes_index_compared_as_signed_integer,
-        empty_thread_id_is_invalid_config,
+        pending_writes_carry_task_channel_and_value +[PutWrites] ["test_get_tuple_pending_writes"],
+        pending_writes_ordered_by_task_path_then_task_id +[PutWrites],
+        pending_writes_index_compared_as_signed_integer +[PutWrites],
+        empty_thread_id_is_invalid_config -[Put],
     ])
 }
 

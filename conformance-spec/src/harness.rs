@@ -55,7 +55,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use conformance_core::render::{append_step_summary, render_junit, render_terminal};
-use conformance_core::run::{execute_case_repeated, not_run, Planned};
+use conformance_core::run::{execute_case_repeated, not_run, not_run_reason, Planned};
 use conformance_core::{Capability, CaseResult, Knowledge, Outcome, Registration, Report, Session, SpecCase, Start};
 use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
 
@@ -362,14 +362,15 @@ impl Harness {
         results: &Arc<Mutex<BTreeMap<usize, CaseResult>>>,
         repeat: &Result<u32, String>,
     ) -> Trial {
-        // A base capability that is not implemented is a conformance failure (CONTRACT §5:
-        // the level drops), so its trials fail rather than hide among the ignored ones; a
-        // missing extended capability is optional and ignored.
-        let missing_base = *planned == Planned::NotImplemented && case.capability.is_base();
+        // One outcome per trial in every front end (Planned::outcome): a case not run whose
+        // outcome is failed (a base capability not implemented, CONTRACT §5) fails its trial
+        // with the report's message; the others are ignored.
+        let unrun_failure = (*planned != Planned::Run && planned.outcome(case.capability) == Outcome::Failed)
+            .then(|| not_run_reason(case, planned));
         let ignored = match (planned, session.knowledge()) {
             (Planned::Run, Knowledge::Unprobed) => self.args.ignored,
             (Planned::Run, _) => false,
-            _ => !missing_base,
+            _ => unrun_failure.is_none(),
         };
         let reg = session.registration().clone();
         let case = *case;
@@ -380,11 +381,8 @@ impl Harness {
             if let Some(e) = setup_error {
                 return Err(Failed::from(format!("not run: {e}")));
             }
-            if missing_base {
-                return Err(Failed::from(format!(
-                    "{}; every base capability is required for a conformance level above NONE/BASE (CONTRACT §5)",
-                    conformance_core::run::not_implemented_reason(case.capability)
-                )));
+            if let Some(m) = unrun_failure {
+                return Err(Failed::from(m));
             }
             let runs = match &repeat {
                 Ok(n) => *n,
@@ -475,18 +473,27 @@ impl Harness {
         if let Some(e) = session.setup_error() {
             eprintln!("error: {name}: {e}; every trial fails");
         }
-        let mut seen = BTreeSet::<Capability>::new();
+        // (capability, failing?, reason) -> selected trials, in catalog order.
+        let mut lines: Vec<((Capability, bool, String), usize)> = Vec::new();
         for (case, planned) in self.cases.iter().zip(plans) {
-            if !self.selected(reg, case) || !seen.insert(case.capability) {
+            if !self.selected(reg, case) || matches!(planned, Planned::Run | Planned::NotSelected) {
                 continue;
             }
             let why = match planned {
                 Planned::Skipped(r) => format!("skipped by the registration: {r}"),
-                Planned::NotImplemented => conformance_core::run::not_implemented_reason(case.capability),
-                Planned::Run | Planned::NotSelected => continue,
+                p => not_run_reason(case, p),
             };
-            let n = self.cases.iter().filter(|c| c.capability == case.capability && self.selected(reg, c)).count();
-            eprintln!("ignored: {name}::{} ({n} trial{}): {why}", case.capability, if n == 1 { "" } else { "s" });
+            let key = (case.capability, planned.outcome(case.capability) == Outcome::Failed, why);
+            match lines.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, n)) => *n += 1,
+                None => lines.push((key, 1)),
+            }
+        }
+        for ((cap, failing, why), n) in lines {
+            let all = self.cases.iter().filter(|c| c.capability == cap && self.selected(reg, c)).count();
+            let of = if n == all { String::new() } else { format!(" of {all}") };
+            let word = if failing { "failing" } else { "ignored" };
+            eprintln!("{word}: {name}::{cap} ({n}{of} trial{}): {why}", if all == 1 { "" } else { "s" });
         }
     }
 }

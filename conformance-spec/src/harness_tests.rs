@@ -27,7 +27,7 @@ impl CheckpointSaver for PutOnly {
 }
 
 fn case(capability: Capability, name: &'static str, run: conformance_core::CaseFn) -> SpecCase {
-    SpecCase { capability, name, upstream: &[], multi_thread: false, run }
+    SpecCase { capability, name, upstream: &[], multi_thread: false, needs: &[], run }
 }
 
 fn cases() -> Vec<SpecCase> {

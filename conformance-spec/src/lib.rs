@@ -56,18 +56,80 @@ pub use crash::{child_main_if_requested, child_main_if_requested_among};
 /// upstream test names it is the counterpart of. An entry marked `#[multi_thread]`
 /// (`#[multi_thread] many_writers`) runs on a multi-thread runtime
 /// ([`SpecCase::multi_thread`]), for cases that need real parallelism.
+///
+/// The capabilities a case calls besides its own ([`SpecCase::needs`]) are declared once:
+/// a module default after the capability (`Capability::List, needs [GetTuple] => [...]`)
+/// and additions or removals per entry (`removes_pending_writes +[PutWrites] ["test_..."]`,
+/// `seed_without_any_write -[PutWrites]`). The
+/// selftest `setup_needs` checks the declarations against the calls each case makes.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! spec_cases {
-    ($cap:expr => [ $( $(#[$mt:ident])? $f:ident $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
+    ($cap:expr => [ $($rest:tt)* ]) => {
+        $crate::spec_cases!($cap, needs [] => [ $($rest)* ])
+    };
+    ($cap:expr, needs $dn:tt => [ $( $(#[$mt:ident])? $f:ident $( +[ $($n:ident),* $(,)? ] )? $( -[ $($m:ident),* $(,)? ] )? $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
         vec![ $( $crate::SpecCase {
             capability: $cap,
             name: stringify!($f),
             upstream: &[$($($u),*)?],
             multi_thread: $crate::__spec_case_multi_thread!($($mt)?),
+            needs: $crate::__spec_case_needs!($dn [$($($n),*)?] [$($($m),*)?]),
             run: |ctx| Box::pin($f($crate::Cx::new(ctx))),
         } ),* ]
     };
+}
+
+/// The needs of a [`spec_cases!`] entry: the module default, plus the entry's additions,
+/// less its removals (a `const` slice).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __spec_case_needs {
+    ([ $($d:ident),* $(,)? ] [ $($n:ident),* ] [ $($m:ident),* ]) => {{
+        const ALL: &[$crate::Capability] = &[$($crate::Capability::$d,)* $($crate::Capability::$n,)*];
+        const DROP: &[$crate::Capability] = &[$($crate::Capability::$m,)*];
+        const OUT: [$crate::Capability; $crate::__needs_len(ALL, DROP)] = $crate::__needs_without(ALL, DROP);
+        &OUT
+    }};
+}
+
+/// How many of `all` are not in `drop` (for [`__spec_case_needs!`]).
+#[doc(hidden)]
+pub const fn __needs_len(all: &[Capability], drop: &[Capability]) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while i < all.len() {
+        if !__needs_has(drop, all[i]) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// `all` without the capabilities in `drop`, in order (for [`__spec_case_needs!`]).
+#[doc(hidden)]
+pub const fn __needs_without<const N: usize>(all: &[Capability], drop: &[Capability]) -> [Capability; N] {
+    let mut out = [Capability::Put; N];
+    let (mut i, mut n) = (0, 0);
+    while i < all.len() {
+        if !__needs_has(drop, all[i]) {
+            out[n] = all[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const fn __needs_has(list: &[Capability], c: Capability) -> bool {
+    let mut i = 0;
+    while i < list.len() {
+        if list[i] as u8 == c as u8 {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// `true` for the `#[multi_thread]` marker of [`spec_cases!`], `false` without it.

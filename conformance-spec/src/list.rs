@@ -13,7 +13,7 @@ use crate::data::{at, jv, metadata, pending, Ids, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::List => [
+    crate::spec_cases!(Capability::List, needs [Put] => [
         lists_every_checkpoint_of_thread ["test_list_all"],
         scope_is_the_thread ["test_list_by_thread"],
         namespace_scope_is_exact ["test_list_by_namespace", "test_list_multiple_namespaces"],
@@ -28,7 +28,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         limit_applies_after_before ["test_list_limit_plus_before"],
         filter_scoped_to_thread ["test_list_combined_thread_and_filter"],
         unknown_thread_returns_nothing ["test_list_empty_result"],
-        tuples_carry_pending_writes ["test_list_includes_pending_writes"],
+        tuples_carry_pending_writes +[PutWrites, GetTuple] ["test_list_includes_pending_writes"],
         limit_zero_returns_nothing,
         limit_larger_than_count_returns_all,
         limit_applies_after_filter,
@@ -46,14 +46,14 @@ pub fn cases() -> Vec<crate::SpecCase> {
         empty_filter_matches_everything,
         filter_missing_key_never_matches_value,
         filter_key_is_top_level_literal,
-        root_namespace_is_not_every_namespace,
+        root_namespace_is_not_every_namespace +[GetTuple],
         all_namespaces_ordered_by_id_globally,
         equal_ids_ordered_by_namespace,
         scope_by_checkpoint_id,
         order_by_id_not_insertion,
-        listed_tuples_equal_get_tuple,
+        listed_tuples_equal_get_tuple +[PutWrites, GetTuple],
         parent_config_is_full_config,
-        same_id_in_two_namespaces_and_threads_stays_apart,
+        same_id_in_two_namespaces_and_threads_stays_apart +[PutWrites],
     ])
 }
 

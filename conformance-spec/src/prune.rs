@@ -21,24 +21,24 @@ use PruneStrategy::{Delete, KeepLatest};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::Prune => [
-        keep_latest_keeps_only_newest ["test_prune_keep_latest_single_thread"],
+    crate::spec_cases!(Capability::Prune, needs [Put, List] => [
+        keep_latest_keeps_only_newest +[GetTuple] ["test_prune_keep_latest_single_thread"],
         keep_latest_each_thread ["test_prune_keep_latest_multiple_threads"],
         keep_latest_each_namespace ["test_prune_keep_latest_across_namespaces"],
-        keep_latest_keeps_writes ["test_prune_keep_latest_preserves_writes"],
-        delete_removes_thread ["test_prune_delete_all"],
-        leaves_other_threads_untouched ["test_prune_preserves_other_threads"],
-        empty_list_is_noop ["test_prune_empty_list_noop"],
-        unknown_thread_is_noop ["test_prune_nonexistent_noop"],
+        keep_latest_keeps_writes +[PutWrites, GetTuple] ["test_prune_keep_latest_preserves_writes"],
+        delete_removes_thread +[GetTuple] ["test_prune_delete_all"],
+        leaves_other_threads_untouched +[PutWrites] ["test_prune_preserves_other_threads"],
+        empty_list_is_noop +[PutWrites] ["test_prune_empty_list_noop"],
+        unknown_thread_is_noop +[PutWrites] ["test_prune_nonexistent_noop"],
         unknown_thread_next_to_known_one,
-        keep_latest_reads_values_of_older_checkpoints,
-        keep_latest_keeps_values_per_namespace,
+        keep_latest_reads_values_of_older_checkpoints +[PutWrites, GetTuple],
+        keep_latest_keeps_values_per_namespace +[GetTuple] -[List],
         keep_latest_keeps_greatest_id,
-        keep_latest_drops_writes_of_pruned_checkpoints,
-        keep_latest_later_put_reads_kept_values,
-        delete_removes_every_namespace,
-        delete_leaves_nothing_behind,
-        scenario_s15_keep_latest_keeps_what_it_reads,
+        keep_latest_drops_writes_of_pruned_checkpoints +[PutWrites, GetTuple] -[List],
+        keep_latest_later_put_reads_kept_values +[GetTuple] -[List],
+        delete_removes_every_namespace +[PutWrites, GetTuple],
+        delete_leaves_nothing_behind +[PutWrites, GetTuple] -[List],
+        scenario_s15_keep_latest_keeps_what_it_reads +[PutWrites, GetTuple],
     ])
 }
 

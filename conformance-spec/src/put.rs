@@ -19,8 +19,8 @@ use crate::data::{fidelity_values, id_of, jv, large_value, metadata, new_id, val
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::Put => [
-        returns_config_of_stored_checkpoint ["test_put_returns_config"],
+    crate::spec_cases!(Capability::Put, needs [GetTuple] => [
+        returns_config_of_stored_checkpoint -[GetTuple] ["test_put_returns_config"],
         roundtrip_channel_values ["test_put_roundtrip"],
         format_version_roundtrips,
         channel_values_roundtrip_byte_for_byte ["test_put_preserves_channel_values"],
@@ -47,9 +47,9 @@ pub fn cases() -> Vec<crate::SpecCase> {
         child_of_sibling_reads_its_branch_value,
         kept_older_version_reads_value_stored_at_it,
         reput_replaces_checkpoint_metadata_and_parent,
-        reput_keeps_pending_writes,
-        empty_thread_id_is_invalid_config,
-        next_version_is_strictly_greater,
+        reput_keeps_pending_writes +[PutWrites],
+        empty_thread_id_is_invalid_config -[GetTuple],
+        next_version_is_strictly_greater -[GetTuple],
     ])
 }
 

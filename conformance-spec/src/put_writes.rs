@@ -12,7 +12,7 @@ use crate::data::{fidelity_values, jv, large_value, new_id, pending, Step, LARGE
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
-    crate::spec_cases!(Capability::PutWrites => [
+    crate::spec_cases!(Capability::PutWrites, needs [Put, GetTuple] => [
         write_roundtrips_with_task_and_channel ["test_put_writes_basic", "test_put_writes_preserves_task_id"],
         writes_of_one_call_keep_their_positions ["test_put_writes_multiple_writes_same_task"],
         writes_of_different_tasks_are_kept_apart ["test_put_writes_multiple_tasks"],
@@ -34,7 +34,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         writes_survive_reput_of_their_checkpoint,
         empty_writes_list_is_noop,
         missing_checkpoint_id_is_invalid_config,
-        empty_thread_id_is_invalid_config,
+        empty_thread_id_is_invalid_config -[Put, GetTuple],
     ])
 }
 

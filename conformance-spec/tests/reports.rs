@@ -4,7 +4,8 @@
 use conformance_core::render::{render_junit, render_markdown};
 use conformance_core::{CheckpointSaver, Fixture, Outcome, Registration, RunOptions};
 
-/// A saver that implements nothing: every case is planned "not implemented".
+/// A saver that implements nothing: every case is planned "not implemented" (the cases of
+/// a base capability then fail, CONTRACT §5).
 struct Nothing;
 impl CheckpointSaver for Nothing {}
 
@@ -24,17 +25,26 @@ fn junit_has_one_testcase_per_spec_case() {
         doc.descendants().filter(|n| n.has_tag_name("testcase")).filter_map(|n| n.attribute("name")).collect();
     let want: Vec<String> = catalog.iter().map(|c| format!("nothing::{}::{}", c.capability, c.name)).collect();
     assert_eq!(names, want, "one testcase per spec case, in catalog order, named like the trials");
-    for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
-        let skipped = case.children().find(|n| n.has_tag_name("skipped")).expect("not implemented is <skipped>");
-        assert_eq!(skipped.attribute("type"), Some("not_implemented"));
-        assert!(skipped.attribute("message").is_some_and(|m| m.contains("is not implemented")));
+    for (case, spec) in doc.descendants().filter(|n| n.has_tag_name("testcase")).zip(&catalog) {
+        let tag = if spec.capability.is_base() { "failure" } else { "skipped" };
+        let node = case.children().find(|n| n.has_tag_name(tag)).unwrap_or_else(|| panic!("{}: no <{tag}>", spec.id()));
+        let want = if spec.capability.is_base() { "failure" } else { "not_implemented" };
+        assert_eq!(node.attribute("type"), Some(want));
+        assert!(node.attribute("message").is_some_and(|m| m.contains("is not implemented")));
     }
 }
 
 #[test]
 fn json_reads_back_and_markdown_names_every_case() {
     let report = report();
-    assert!(report.tests.iter().all(|t| t.outcome == Outcome::NotImplemented));
+    let want = |t: &conformance_core::CaseResult| {
+        if t.capability.is_base() {
+            Outcome::Failed
+        } else {
+            Outcome::NotImplemented
+        }
+    };
+    assert!(report.tests.iter().all(|t| t.outcome == want(t)));
     assert_eq!(report.conformance_level.as_str(), "NONE");
     let back: conformance_core::Report = serde_json::from_str(&report.to_json()).expect("the JSON reads back");
     assert_eq!(back, report);

@@ -1,15 +1,20 @@
 //! `cargo xtask bench`: builds `conformance-bench` in release mode, runs it once per target
 //! (the disk's fdatasync rate, then each backend, each in its own process so peak memory is
-//! per backend), prints the figures against the targets of issue 8, and writes them as JSON.
+//! per backend), with `--python` runs LangGraph's own savers on the same workloads
+//! (`bench/python/bench.py`, in the bridge's managed environment, against the same server),
+//! prints the figures against the targets of issues 8 and 18 (every one met or missed, and
+//! why), and writes them as JSON. `--table PATH` prints the README's speed table from such a
+//! JSON instead of measuring.
 //!
-//! Figures are medians over `--reps` repetitions measured in this one run; compare only
-//! figures from one run.
+//! Figures are medians over `--reps` repetitions measured in this one run, each with its
+//! min and max; compare only figures from one run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use serde_json::{json, Value};
 
+use crate::bench_targets::{fmt, median, targets, COLUMNS, ROWS};
 use crate::USAGE;
 
 /// `cargo xtask bench` options.
@@ -29,9 +34,53 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = ["memory".to_owned(), "sqlite".to_owned()],
           value_parser = ["memory", "sqlite", "postgres"])]
     backends: Vec<String>,
+    /// Also measure LangGraph's own savers (InMemorySaver, SqliteSaver, PostgresSaver) on
+    /// the same workloads in this run (the bridge's managed Python environment).
+    #[arg(long)]
+    python: bool,
+    /// Print the README's speed table (markdown) from the JSON of an earlier run, and exit.
+    #[arg(long, value_name = "PATH")]
+    table: Option<PathBuf>,
     /// Exit 1 when a target is missed (default: report only).
     #[arg(long)]
     strict: bool,
+}
+
+/// LangGraph's saver of `target` on the bench's workloads: runs `bench/python/bench.py`.
+fn measure_python(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Value, String> {
+    let python = checkpoint_bridge::managed_python(&crate::conformance::bridge_dir())?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("bench").join("python").join("bench.py");
+    let mut cmd = Command::new(python);
+    if let Some(url) = postgres_url {
+        cmd.env("CHECKPOINT_POSTGRES_URL", url);
+    }
+    let out = cmd
+        .arg(script)
+        .args(["--target", target, "--reps", &args.reps.to_string(), "--min-ms", &args.min_ms.to_string()])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("could not run Python: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("the Python benchmark of {target} failed ({})", out.status));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("the Python benchmark of {target} printed no JSON: {e}"))
+}
+
+/// `--table PATH`: the markdown table of an earlier run.
+fn print_table(path: &Path) -> ExitCode {
+    let doc = std::fs::read(path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()));
+    match doc {
+        Ok(doc) => {
+            print!("{}", crate::bench_targets::markdown(&doc));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot read the bench JSON {}: {e}", path.display());
+            ExitCode::from(USAGE)
+        }
+    }
 }
 
 fn measure(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Value, String> {
@@ -52,77 +101,11 @@ fn measure(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Valu
     serde_json::from_slice(&out.stdout).map_err(|e| format!("the benchmark of {target} printed no JSON: {e}"))
 }
 
-fn median(v: &Value, backend: &str, key: &str) -> Option<f64> {
-    v.get(backend)?.get(key)?.get("median")?.as_f64()
-}
-
-/// One target: a description, the measured value, the bound and whether it is met.
-struct Target {
-    what: String,
-    measured: Option<f64>,
-    bound: String,
-    met: bool,
-}
-
-fn targets(all: &Value) -> Vec<Target> {
-    let mut t = Vec::new();
-    let mut at_least = |what: &str, measured: Option<f64>, bound: f64, unit: &str| {
-        t.push(Target {
-            what: what.to_owned(),
-            measured,
-            bound: format!(">= {bound} {unit}"),
-            met: measured.is_some_and(|m| m >= bound),
-        })
-    };
-    at_least("memory get_tuple latest, 1 checkpoint", median(all, "memory", "get_tuple_latest_1_per_s"), 1e6, "/s");
-    at_least(
-        "memory get_tuple latest, 10,000 checkpoints",
-        median(all, "memory", "get_tuple_latest_10k_per_s"),
-        1e6,
-        "/s",
-    );
-    let fsync = median(all, "disk", "fdatasync_small_append_per_s");
-    let put = median(all, "sqlite", "put_10_channels_per_s");
-    at_least("sqlite durable put / fdatasync rate", put.zip(fsync).map(|(p, f)| p / f), 0.85, "x");
-    at_least("sqlite get_tuple latest, 1 checkpoint", median(all, "sqlite", "get_tuple_latest_1_per_s"), 2e5, "/s");
-    at_least(
-        "sqlite get_tuple latest, 10,000 checkpoints",
-        median(all, "sqlite", "get_tuple_latest_10k_per_s"),
-        2e5,
-        "/s",
-    );
-    at_least("sqlite puts from 8 tasks / single task", median(all, "sqlite", "put_8_tasks_over_single"), 3.0, "x");
-    let mut at_most = |what: &str, measured: Option<f64>, bound: f64, unit: &str| {
-        t.push(Target {
-            what: what.to_owned(),
-            measured,
-            bound: format!("<= {bound} {unit}"),
-            met: measured.is_some_and(|m| m <= bound),
-        })
-    };
-    let ratio = median(all, "memory", "get_tuple_1_over_10k").map(|r| r.max(1.0 / r));
-    at_most("memory get_tuple 1 vs 10,000 checkpoints (either way)", ratio, 2.0, "x");
-    at_most("memory list 1,000 checkpoints", median(all, "memory", "list_1000_ms"), 2.0, "ms");
-    at_most("sqlite list 1,000 checkpoints", median(all, "sqlite", "list_1000_ms"), 2.0, "ms");
-    at_most("memory whole conformance run", median(all, "memory", "conformance_run_ms"), 100.0, "ms");
-    at_most("sqlite whole conformance run", median(all, "sqlite", "conformance_run_ms"), 2000.0, "ms");
-    // Only the targets of the backends measured in this run.
-    t.retain(|x| x.what.split_whitespace().next().is_some_and(|backend| all.get(backend).is_some()));
-    t
-}
-
-fn fmt(v: f64) -> String {
-    if v >= 1000.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
 /// Runs the benchmark.
 pub fn run(args: Args) -> ExitCode {
+    if let Some(p) = &args.table {
+        return print_table(p);
+    }
     if let Some(p) = &args.json {
         if let Err(e) = std::fs::write(p, b"{}") {
             eprintln!("error: cannot write the JSON report to {}: {e}", p.display());
@@ -159,22 +142,40 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     }
+    if args.python {
+        let mut py = serde_json::Map::new();
+        for target in &args.backends {
+            eprintln!("measuring Python's {target} saver ...");
+            match measure_python(target, &args, postgres_url.as_deref()) {
+                Ok(mut v) => {
+                    if let Some(o) = v.as_object_mut() {
+                        let versions = json!({"python": o.remove("python"), "packages": o.remove("packages")});
+                        py.insert("versions".to_owned(), versions);
+                    }
+                    py.insert(target.clone(), v);
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        all.insert("python".to_owned(), Value::Object(py));
+    }
     let all = Value::Object(all);
-    println!("\n  {:<44} {:>14} {:>14} {:>14} {:>10}", "figure (median)", "memory", "sqlite", "postgres", "unit");
-    let keys = [
-        ("put_10_channels_per_s", "put, 10 channels, chained", "/s"),
-        ("get_tuple_latest_1_per_s", "get_tuple latest, 1 checkpoint", "/s"),
-        ("get_tuple_latest_10k_per_s", "get_tuple latest, 10,000 checkpoints", "/s"),
-        ("list_1000_ms", "list 1,000 checkpoints", "ms"),
-        ("put_writes_5_per_s", "put_writes, 5 writes a call", "calls/s"),
-        ("put_8_tasks_per_s", "put from 8 tasks, different threads", "/s"),
-        ("put_8_tasks_over_single", "  ... over a single task", "x"),
-        ("conformance_run_ms", "whole conformance run (in process)", "ms"),
-        ("peak_rss_mib", "peak memory (resident)", "MiB"),
-    ];
-    for (key, label, unit) in keys {
-        let cell = |b: &str| median(&all, b, key).map(fmt).unwrap_or_else(|| "-".to_owned());
-        println!("  {:<44} {:>14} {:>14} {:>14} {:>10}", label, cell("memory"), cell("sqlite"), cell("postgres"), unit);
+    let cols: Vec<&(&str, &str)> =
+        COLUMNS.iter().filter(|(b, _)| median(&all, b, "put_10_channels_per_s").is_some()).collect();
+    print!("\n  {:<46}", "figure (median)");
+    for (_, h) in &cols {
+        print!(" {:>14}", h.replace("Python ", "py "));
+    }
+    println!(" {:>8}", "unit");
+    for (key, label, unit) in ROWS {
+        print!("  {label:<46}");
+        for (b, _) in &cols {
+            print!(" {:>14}", median(&all, b, key).map(fmt).unwrap_or_else(|| "-".to_owned()));
+        }
+        println!(" {unit:>8}");
     }
     if let Some(f) = median(&all, "disk", "fdatasync_small_append_per_s") {
         println!("  {:<44} {:>29} {:>25}", "disk: small append + fdatasync", fmt(f), "/s");
@@ -183,14 +184,16 @@ pub fn run(args: Args) -> ExitCode {
     println!("\n  targets");
     for t in &ts {
         let m = t.measured.map(fmt).unwrap_or_else(|| "-".to_owned());
-        println!("  {} {:<56} {:>12} {}", if t.met { "✓" } else { "✗" }, t.what, m, t.bound);
+        let why = t.why.as_deref().map(|w| format!(" ({w})")).unwrap_or_default();
+        let verdict = if t.met { "met   " } else { "missed" };
+        println!("  {verdict} {:<56} {:>12} {}{why}", t.what, m, t.bound);
     }
     let missed = ts.iter().filter(|t| !t.met).count();
     println!("\n  {} of {} targets met", ts.len() - missed, ts.len());
     if let Some(p) = &args.json {
         let table: Vec<Value> = ts
             .iter()
-            .map(|t| json!({"target": t.what, "measured": t.measured, "bound": t.bound, "met": t.met}))
+            .map(|t| json!({"target": t.what, "measured": t.measured, "bound": t.bound, "met": t.met, "why": t.why}))
             .collect();
         let doc = json!({"figures": all, "targets": table, "reps": args.reps, "min_ms": args.min_ms});
         if let Err(e) = std::fs::write(p, serde_json::to_string_pretty(&doc).unwrap_or_default()) {

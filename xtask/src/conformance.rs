@@ -422,7 +422,8 @@ fn postgres_url(args: &Args, server: &mut Option<TestServer>) -> Result<String, 
 
 /// Where the bridge keeps its managed environments and run directories:
 /// `<target dir>/checkpoint-bridge` (shared with the bridge crate's tests).
-fn bridge_dir() -> PathBuf {
+/// Where the bridge keeps its managed Python environment and run files (`target/checkpoint-bridge`).
+pub(crate) fn bridge_dir() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));

@@ -16,6 +16,7 @@ use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod bench;
+mod bench_targets;
 mod conformance;
 mod fuzz;
 mod guard;

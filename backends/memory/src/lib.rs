@@ -12,9 +12,14 @@
 //! checkpoint is stored behind an `Arc` and shared with every reader, so sibling checkpoints
 //! never collide and `prune` and `copy_thread` keep every value a kept checkpoint reads.
 //!
+//! A put or put_writes allocates little beyond what it stores: the checkpoint's own maps are
+//! kept (not rebuilt), an id is one shared `Arc<str>` for the checkpoint map and the value
+//! index, and a task's id and path are shared by its writes.
+//!
 //! Nothing survives the process: `durability` is not detected (the fixture cannot reopen).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Bound;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
@@ -37,22 +42,23 @@ struct Stored {
 /// One stored write, keyed by (task_id, idx) in its checkpoint's map.
 #[derive(Clone, Debug)]
 struct Write {
-    task_path: String,
+    task_path: Arc<str>,
     channel: String,
     value: TypedValue,
 }
 
-type WriteMap = BTreeMap<(String, i64), Write>;
+type WriteMap = BTreeMap<(Arc<str>, i64), Write>;
 
 /// Everything of one (thread, namespace).
 #[derive(Clone, Debug, Default)]
 struct Namespace {
-    checkpoints: BTreeMap<String, Stored>,
+    checkpoints: BTreeMap<Arc<str>, Stored>,
     /// Writes by checkpoint id; they may exist before their checkpoint is put.
     writes: HashMap<String, WriteMap>,
-    /// For each (channel, version), the id of the newest checkpoint whose resolved values
-    /// hold it: where an uncarried channel finds its value without a second copy.
-    blobs: HashMap<(String, ChannelVersion), String>,
+    /// For each channel and version, the id of the checkpoint most recently put whose
+    /// resolved values hold it: where an uncarried channel finds its value without a second
+    /// copy.
+    blobs: HashMap<String, HashMap<ChannelVersion, Arc<str>>>,
 }
 
 type Thread = BTreeMap<String, Namespace>;
@@ -67,7 +73,7 @@ pub struct MemorySaver {
 fn sorted_writes(writes: Option<&WriteMap>) -> Vec<PendingWrite> {
     let Some(writes) = writes else { return Vec::new() };
     let mut out: Vec<(&str, &str, i64, &Write)> =
-        writes.iter().map(|((task_id, idx), w)| (w.task_path.as_str(), task_id.as_str(), *idx, w)).collect();
+        writes.iter().map(|((task_id, idx), w)| (&*w.task_path, &**task_id, *idx, w)).collect();
     out.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
     out.into_iter()
         .map(|(path, task, _, w)| PendingWrite {
@@ -121,11 +127,27 @@ impl MemorySaver {
     ) -> Option<(&'a Namespace, &'a Stored)> {
         let ns = threads.get(&config.thread_id)?.get(&config.checkpoint_ns)?;
         let stored = match &config.checkpoint_id {
-            Some(id) => ns.checkpoints.get(id)?,
+            Some(id) => ns.checkpoints.get(id.as_str())?,
             None => ns.checkpoints.last_key_value()?.1,
         };
         Some((ns, stored))
     }
+}
+
+/// The namespace `ns` of `thread`, made empty when missing (keys are copied only then).
+fn namespace_mut<'a>(
+    threads: &'a mut HashMap<String, Thread>,
+    thread: &str,
+    ns: &str,
+) -> Result<&'a mut Namespace, CheckpointError> {
+    if !threads.contains_key(thread) {
+        threads.insert(thread.to_owned(), Thread::new());
+    }
+    let t = threads.get_mut(thread).ok_or_else(|| CheckpointError::storage_msg("thread vanished"))?;
+    if !t.contains_key(ns) {
+        t.insert(ns.to_owned(), Namespace::default());
+    }
+    t.get_mut(ns).ok_or_else(|| CheckpointError::storage_msg("namespace vanished"))
 }
 
 /// The newest value stored for `ch` at `version` in `ns`: through the blob index, or, when
@@ -134,7 +156,7 @@ fn stored_value(ns: &Namespace, ch: &str, version: &ChannelVersion) -> Option<Ty
     fn holds<'a>(s: &'a Stored, ch: &str, version: &ChannelVersion) -> Option<&'a TypedValue> {
         (s.checkpoint.channel_versions.get(ch) == Some(version)).then(|| s.checkpoint.channel_values.get(ch)).flatten()
     }
-    if let Some(id) = ns.blobs.get(&(ch.to_owned(), version.clone())) {
+    if let Some(id) = ns.blobs.get(ch).and_then(|m| m.get(version)) {
         if let Some(v) = ns.checkpoints.get(id).and_then(|s| holds(s, ch, version)) {
             return Some(v.clone());
         }
@@ -142,32 +164,42 @@ fn stored_value(ns: &Namespace, ch: &str, version: &ChannelVersion) -> Option<Ty
     ns.checkpoints.values().rev().find_map(|s| holds(s, ch, version)).cloned()
 }
 
-/// Resolves the channel values of a checkpoint being put (see the crate docs).
-fn resolve(
-    ns: &Namespace,
-    parent: Option<&Stored>,
-    mut checkpoint: Checkpoint,
-    new_versions: &ChannelVersions,
-) -> Checkpoint {
-    let mut carried = std::mem::take(&mut checkpoint.channel_values);
-    let mut values = BTreeMap::new();
-    for (ch, version) in &checkpoint.channel_versions {
-        let value = if let Some(v) = carried.remove(ch) {
-            Some(v)
-        } else if new_versions.contains_key(ch) {
-            None
-        } else {
-            parent
-                .filter(|p| p.checkpoint.channel_versions.get(ch) == Some(version))
-                .and_then(|p| p.checkpoint.channel_values.get(ch).cloned())
-                .or_else(|| stored_value(ns, ch, version))
-        };
+/// Resolves the channel values of a checkpoint being put (see the crate docs), in place: the
+/// carried values stay where they are, carried values of channels without a version are
+/// dropped, and only uncarried channels are looked up.
+fn resolve(ns: &Namespace, parent: Option<&Stored>, checkpoint: &mut Checkpoint, new_versions: &ChannelVersions) {
+    let Checkpoint { channel_values, channel_versions, .. } = checkpoint;
+    channel_values.retain(|ch, _| channel_versions.contains_key(ch));
+    if channel_values.len() == channel_versions.len() {
+        return;
+    }
+    for (ch, version) in channel_versions.iter() {
+        if channel_values.contains_key(ch) || new_versions.contains_key(ch) {
+            continue;
+        }
+        let value = parent
+            .filter(|p| p.checkpoint.channel_versions.get(ch) == Some(version))
+            .and_then(|p| p.checkpoint.channel_values.get(ch).cloned())
+            .or_else(|| stored_value(ns, ch, version));
         if let Some(v) = value {
-            values.insert(ch.clone(), v);
+            channel_values.insert(ch.clone(), v);
         }
     }
-    checkpoint.channel_values = values;
-    checkpoint
+}
+
+/// Records that checkpoint `id` holds the values of `checkpoint` in the value index.
+fn index_values(ns: &mut Namespace, id: &Arc<str>, checkpoint: &Checkpoint) {
+    for ch in checkpoint.channel_values.keys() {
+        let Some(version) = checkpoint.channel_versions.get(ch) else { continue };
+        match ns.blobs.get_mut(ch.as_str()) {
+            Some(m) => {
+                m.insert(version.clone(), id.clone());
+            }
+            None => {
+                ns.blobs.insert(ch.clone(), HashMap::from([(version.clone(), id.clone())]));
+            }
+        }
+    }
 }
 
 #[async_trait]
@@ -180,24 +212,21 @@ impl CheckpointSaver for MemorySaver {
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
         check_thread(&config.thread_id)?;
+        let mut checkpoint = checkpoint;
         let mut threads = self.write();
-        let ns = threads.entry(config.thread_id.clone()).or_default().entry(config.checkpoint_ns.clone()).or_default();
-        let parent = config.checkpoint_id.as_ref().and_then(|p| ns.checkpoints.get(p));
-        let id = checkpoint.id.clone();
-        let resolved = resolve(ns, parent, checkpoint, &new_versions);
-        for ch in resolved.channel_values.keys() {
-            if let Some(version) = resolved.channel_versions.get(ch) {
-                ns.blobs.insert((ch.clone(), version.clone()), id.clone());
-            }
-        }
-        ns.checkpoints.insert(
-            id.clone(),
-            Stored { checkpoint: Arc::new(resolved), metadata, parent: config.checkpoint_id.clone() },
-        );
+        let ns = namespace_mut(&mut threads, &config.thread_id, &config.checkpoint_ns)?;
+        let parent = config.checkpoint_id.as_deref().and_then(|p| ns.checkpoints.get(p));
+        resolve(ns, parent, &mut checkpoint, &new_versions);
+        let id: Arc<str> = Arc::from(checkpoint.id.as_str());
+        let returned = checkpoint.id.clone();
+        index_values(ns, &id, &checkpoint);
+        let stored = Stored { checkpoint: Arc::new(checkpoint), metadata, parent: config.checkpoint_id.clone() };
+        ns.checkpoints.insert(id, stored);
+        drop(threads);
         Ok(CheckpointConfig {
             thread_id: config.thread_id.clone(),
             checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: Some(id),
+            checkpoint_id: Some(returned),
         })
     }
 
@@ -212,13 +241,17 @@ impl CheckpointSaver for MemorySaver {
         if writes.is_empty() {
             return Ok(());
         }
+        let (task_id, task_path): (Arc<str>, Arc<str>) = (Arc::from(task_id), Arc::from(task_path));
         let mut threads = self.write();
-        let ns = threads.entry(config.thread_id.clone()).or_default().entry(config.checkpoint_ns.clone()).or_default();
-        let map = ns.writes.entry(checkpoint_id.to_owned()).or_default();
+        let ns = namespace_mut(&mut threads, &config.thread_id, &config.checkpoint_ns)?;
+        if !ns.writes.contains_key(checkpoint_id) {
+            ns.writes.insert(checkpoint_id.to_owned(), WriteMap::new());
+        }
+        let map = ns.writes.get_mut(checkpoint_id).ok_or_else(|| CheckpointError::storage_msg("writes vanished"))?;
         for (position, (channel, value)) in writes.into_iter().enumerate() {
             let idx = write_index(&channel, position);
-            let write = Write { task_path: task_path.to_owned(), channel, value };
-            let key = (task_id.to_owned(), idx);
+            let write = Write { task_path: task_path.clone(), channel, value };
+            let key = (task_id.clone(), idx);
             if idx < 0 {
                 map.insert(key, write);
             } else {
@@ -247,16 +280,16 @@ impl CheckpointSaver for MemorySaver {
             None => thread.iter().collect(),
         };
         // Candidates newest id first, namespace ascending for equal ids.
-        let mut candidates: Vec<(&String, &String, &Namespace, &Stored)> = Vec::new();
+        let mut candidates: Vec<(&Arc<str>, &String, &Namespace, &Stored)> = Vec::new();
         for (ns_name, ns) in namespaces {
             let upper = match &options.before {
-                Some(b) => std::ops::Bound::Excluded(b.clone()),
-                None => std::ops::Bound::Unbounded,
+                Some(b) => Bound::Excluded(b.as_str()),
+                None => Bound::Unbounded,
             };
-            let range = ns.checkpoints.range((std::ops::Bound::Unbounded, upper)).rev();
+            let range = ns.checkpoints.range::<str, _>((Bound::Unbounded, upper)).rev();
             let mut taken = 0;
             for (id, stored) in range {
-                if options.checkpoint_id.as_ref().is_some_and(|want| want != id) {
+                if options.checkpoint_id.as_deref().is_some_and(|want| want != &**id) {
                     continue;
                 }
                 if !metadata_matches(&stored.metadata, &options.filter) {
@@ -288,7 +321,7 @@ impl CheckpointSaver for MemorySaver {
         let mut threads = self.write();
         for thread in threads.values_mut() {
             for ns in thread.values_mut() {
-                let doomed: Vec<String> = ns
+                let doomed: Vec<Arc<str>> = ns
                     .checkpoints
                     .iter()
                     .filter(|(_, s)| {
@@ -298,7 +331,7 @@ impl CheckpointSaver for MemorySaver {
                     .collect();
                 for id in doomed {
                     ns.checkpoints.remove(&id);
-                    ns.writes.remove(&id);
+                    ns.writes.remove(&*id);
                 }
             }
         }
@@ -320,7 +353,9 @@ impl CheckpointSaver for MemorySaver {
             for (id, writes) in ns.writes {
                 d.writes.entry(id).or_default().extend(writes);
             }
-            d.blobs.extend(ns.blobs);
+            for (ch, versions) in ns.blobs {
+                d.blobs.entry(ch).or_default().extend(versions);
+            }
         }
         Ok(())
     }
@@ -340,12 +375,15 @@ impl CheckpointSaver for MemorySaver {
                             ns.blobs.clear();
                             continue;
                         };
-                        let writes = ns.writes.remove(&id);
+                        let writes = ns.writes.remove(&*id);
                         ns.checkpoints.clear();
                         ns.writes.clear();
-                        ns.blobs.retain(|_, holder| *holder == id);
+                        for versions in ns.blobs.values_mut() {
+                            versions.retain(|_, holder| *holder == id);
+                        }
+                        ns.blobs.retain(|_, versions| !versions.is_empty());
                         if let Some(w) = writes {
-                            ns.writes.insert(id.clone(), w);
+                            ns.writes.insert(id.to_string(), w);
                         }
                         ns.checkpoints.insert(id, stored);
                     }
@@ -377,7 +415,7 @@ impl CheckpointSaver for MemorySaver {
             if collected.is_empty() || !seen.insert(id.clone()) {
                 break;
             }
-            let Some(stored) = ns.checkpoints.get(&id) else { break };
+            let Some(stored) = ns.checkpoints.get(id.as_str()) else { break };
             let writes = sorted_writes(ns.writes.get(&id));
             let mut done = Vec::new();
             for (ch, acc) in collected.iter_mut() {

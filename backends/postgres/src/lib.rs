@@ -85,8 +85,11 @@
 //! ## Transactions, concurrency, durability (CONTRACT §4)
 //!
 //! Every change that takes more than one statement runs in one transaction; `put_writes` is
-//! one statement. Reads (`get_tuple`, `list`, `delta_channel_history`) run in a read-only
-//! `REPEATABLE READ` transaction, so they see one snapshot. Transaction-scoped advisory
+//! one statement. `get_tuple` and `list` are each one statement (the
+//! checkpoint rows with their values and writes aggregated into arrays), so each sees one
+//! snapshot in one round trip; `delta_channel_history` runs in a read-only `REPEATABLE READ`
+//! transaction. A `put` sends its statements pipelined: begin, one round trip for all of
+//! them, commit. Transaction-scoped advisory
 //! locks order the writers that resolve or remove values: `put` holds its thread's lock
 //! shared and its (thread, namespace)'s exclusively, so puts in one namespace of a thread run
 //! one after another and puts elsewhere run at once; `delete_thread`, `prune`,

@@ -1,6 +1,11 @@
 //! [`PostgresSaver`]: every method of CONTRACT §2 and §3 over a deadpool-postgres pool.
+//! This module holds the options, connecting, retries and each method's checks and
+//! encoding; `read` and `write` hold the statements the methods run.
 
-use std::collections::{BTreeMap, HashMap};
+mod read;
+mod write;
+
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,20 +13,16 @@ use std::time::Duration;
 use async_trait::async_trait;
 use checkpoint_contract::{
     check_thread_id as check_thread, write_index, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite,
-    PruneStrategy, TypedValue,
+    CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
 };
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{IsolationLevel, NoTls, Row};
+use tokio_postgres::NoTls;
 
-use crate::encode::{
-    checkpoint_from_shell, classify_filter, has_nul, metadata_from_text, refuse_nul, refuse_nul_metadata, shell_json,
-    version_json, FilterEntry,
-};
+use crate::encode::{classify_filter, has_nul, refuse_nul, refuse_nul_metadata, shell_json, version_json, FilterEntry};
 use crate::schema::{self, valid_schema_name};
-use crate::sql;
+use read::ListQuery;
+use write::{Carried, Uncarried, WriteRow};
 
 /// How many times a transaction that PostgreSQL aborted with a serialization failure or a
 /// deadlock is tried again before the error is returned.
@@ -161,60 +162,6 @@ fn config_of(thread_id: &str, ns: &str, id: String) -> CheckpointConfig {
     CheckpointConfig { thread_id: thread_id.to_owned(), checkpoint_ns: ns.to_owned(), checkpoint_id: Some(id) }
 }
 
-/// One row of `checkpoints`, decoded.
-struct StoredRow {
-    ns: String,
-    checkpoint: Checkpoint,
-    parent: Option<String>,
-    metadata: CheckpointMetadata,
-}
-
-impl StoredRow {
-    /// From a row of `SELECT checkpoint_id, parent_checkpoint_id, checkpoint, metadata`
-    /// starting at column `at`.
-    fn decode(ns: String, row: &Row, at: usize) -> Result<Self, CheckpointError> {
-        let id: String = row.get(at);
-        let parent: Option<String> = row.get(at + 1);
-        let shell: &str = row.get(at + 2);
-        let metadata: &str = row.get(at + 3);
-        let metadata = metadata_from_text(&id, metadata)?;
-        Ok(Self { ns, checkpoint: checkpoint_from_shell(id, shell)?, parent, metadata })
-    }
-}
-
-/// The values and writes of the checkpoints being read, keyed by (namespace, id).
-#[derive(Default)]
-struct Extras {
-    values: HashMap<(String, String), BTreeMap<String, TypedValue>>,
-    writes: HashMap<(String, String), Vec<PendingWrite>>,
-}
-
-/// The channel values a `put` carries, as parallel arrays for `unnest`.
-#[derive(Default)]
-struct Carried<'a> {
-    channels: Vec<&'a str>,
-    versions: Vec<String>,
-    type_tags: Vec<&'a str>,
-    data: Vec<&'a [u8]>,
-}
-
-/// The channels of a `put`'s `channel_versions` it does not carry, as parallel arrays for
-/// `unnest`: each is resolved from stored values, or (when in `new_versions`) left empty.
-#[derive(Default)]
-struct Uncarried<'a> {
-    channels: Vec<&'a str>,
-    versions: Vec<String>,
-    resolve: Vec<bool>,
-}
-
-/// One `put_writes` row.
-struct WriteRow<'a> {
-    idx: i64,
-    channel: &'a str,
-    type_tag: &'a str,
-    data: &'a [u8],
-}
-
 impl PostgresSaver {
     /// Connects to `url` (a `postgresql://` URL or a `key=value` connection string, as
     /// tokio-postgres parses it) and runs [`PostgresSaver::setup`]. Every connection runs
@@ -309,285 +256,6 @@ impl PostgresSaver {
 
     async fn client(&self) -> OpResult<Object> {
         Ok(self.pool.get().await?)
-    }
-
-    // ---- put ---------------------------------------------------------------------------
-
-    async fn put_once(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: &Checkpoint,
-        shell: &str,
-        metadata: &str,
-        carried: &Carried<'_>,
-        uncarried: &Uncarried<'_>,
-    ) -> OpResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        let (thread, ns, id) = (&config.thread_id, &config.checkpoint_ns, &checkpoint.id);
-        let parent = config.checkpoint_id.as_deref();
-        tx.execute(&tx.prepare_cached(sql::LOCK_FOR_PUT).await?, &[thread, ns]).await?;
-        // What a checkpoint put again read before: removed below if nothing reads it now.
-        let old = tx.query(&tx.prepare_cached(sql::SELECT_OWN_VALUES).await?, &[thread, ns, id]).await?;
-        tx.execute(&tx.prepare_cached(sql::UPSERT_CHECKPOINT).await?, &[thread, ns, id, &parent, &shell, &metadata])
-            .await?;
-        if !carried.channels.is_empty() {
-            let params: [&(dyn ToSql + Sync); 7] =
-                [thread, ns, id, &carried.channels, &carried.versions, &carried.type_tags, &carried.data];
-            tx.execute(&tx.prepare_cached(sql::UPSERT_CARRIED_VALUES).await?, &params).await?;
-        }
-        if !uncarried.channels.is_empty() {
-            let params: [&(dyn ToSql + Sync); 7] =
-                [thread, ns, id, &parent, &uncarried.channels, &uncarried.versions, &uncarried.resolve];
-            tx.execute(&tx.prepare_cached(sql::UPSERT_OTHER_CHANNELS).await?, &params).await?;
-        }
-        let all_channels: Vec<&str> = checkpoint.channel_versions.keys().map(String::as_str).collect();
-        tx.execute(&tx.prepare_cached(sql::DELETE_STALE_CHANNELS).await?, &[thread, ns, id, &all_channels]).await?;
-        tx.execute(&tx.prepare_cached(sql::UPSERT_HOLDERS).await?, &[thread, ns, id]).await?;
-        if !old.is_empty() {
-            let channels: Vec<&str> = old.iter().map(|r| r.get(0)).collect();
-            let versions: Vec<&str> = old.iter().map(|r| r.get(1)).collect();
-            let digests: Vec<&[u8]> = old.iter().map(|r| r.get(2)).collect();
-            let params: [&(dyn ToSql + Sync); 5] = [thread, ns, &channels, &versions, &digests];
-            tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES).await?, &params).await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-
-    // ---- reads -------------------------------------------------------------------------
-
-    /// The values and writes of `keys` (namespace, id) in `thread_id`.
-    async fn load_extras(
-        tx: &deadpool_postgres::Transaction<'_>,
-        thread_id: &str,
-        keys: &[(&str, &str)],
-    ) -> OpResult<Extras> {
-        let mut extras = Extras::default();
-        if keys.is_empty() {
-            return Ok(extras);
-        }
-        let namespaces: Vec<&str> = keys.iter().map(|k| k.0).collect();
-        let ids: Vec<&str> = keys.iter().map(|k| k.1).collect();
-        let values_stmt = tx.prepare_cached(sql::SELECT_VALUES).await?;
-        let writes_stmt = tx.prepare_cached(sql::SELECT_WRITES).await?;
-        let params: [&(dyn ToSql + Sync); 3] = [&thread_id, &namespaces, &ids];
-        let (values, writes) = tokio::try_join!(tx.query(&values_stmt, &params), tx.query(&writes_stmt, &params))?;
-        for row in values {
-            let key = (row.get::<_, String>(0), row.get::<_, String>(1));
-            let value = TypedValue { type_tag: row.get(3), data: row.get(4) };
-            extras.values.entry(key).or_default().insert(row.get(2), value);
-        }
-        for row in writes {
-            let key = (row.get::<_, String>(0), row.get::<_, String>(1));
-            extras.writes.entry(key).or_default().push(PendingWrite {
-                task_id: row.get(2),
-                task_path: row.get(3),
-                channel: row.get(4),
-                value: TypedValue { type_tag: row.get(5), data: row.get(6) },
-            });
-        }
-        Ok(extras)
-    }
-
-    fn assemble(thread_id: &str, rows: Vec<StoredRow>, mut extras: Extras) -> Vec<CheckpointTuple> {
-        rows.into_iter()
-            .map(|mut row| {
-                let key = (row.ns, row.checkpoint.id.clone());
-                row.checkpoint.channel_values = extras.values.remove(&key).unwrap_or_default();
-                let pending_writes = extras.writes.remove(&key).unwrap_or_default();
-                let (ns, id) = key;
-                CheckpointTuple {
-                    config: config_of(thread_id, &ns, id),
-                    parent_config: row.parent.map(|p| config_of(thread_id, &ns, p)),
-                    checkpoint: Arc::new(row.checkpoint),
-                    metadata: row.metadata,
-                    pending_writes,
-                }
-            })
-            .collect()
-    }
-
-    async fn read_tx(client: &mut Object) -> OpResult<deadpool_postgres::Transaction<'_>> {
-        Ok(client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start().await?)
-    }
-
-    async fn get_tuple_once(&self, config: &CheckpointConfig) -> OpResult<Option<CheckpointTuple>> {
-        let mut client = self.client().await?;
-        let tx = Self::read_tx(&mut client).await?;
-        let (thread, ns) = (&config.thread_id, &config.checkpoint_ns);
-        let row = match &config.checkpoint_id {
-            Some(id) => {
-                tx.query_opt(&tx.prepare_cached(sql::SELECT_CHECKPOINT_BY_ID).await?, &[thread, ns, id]).await?
-            }
-            None => tx.query_opt(&tx.prepare_cached(sql::SELECT_LATEST_CHECKPOINT).await?, &[thread, ns]).await?,
-        };
-        let Some(row) = row else { return Ok(None) };
-        let stored = StoredRow::decode(ns.clone(), &row, 0)?;
-        let extras = Self::load_extras(&tx, thread, &[(ns.as_str(), stored.checkpoint.id.as_str())]).await?;
-        tx.commit().await?;
-        Ok(Self::assemble(thread, vec![stored], extras).pop())
-    }
-}
-
-/// The bound parts of a `list` call.
-struct ListQuery<'a> {
-    before: Option<&'a str>,
-    before_inclusive: bool,
-    keys: Vec<&'a str>,
-    values: Vec<String>,
-    limit: Option<i64>,
-}
-
-impl PostgresSaver {
-    async fn list_once(
-        &self,
-        thread_id: &str,
-        options: &ListOptions,
-        query: &ListQuery<'_>,
-    ) -> OpResult<Vec<CheckpointTuple>> {
-        let mut client = self.client().await?;
-        let tx = Self::read_tx(&mut client).await?;
-        let params: [&(dyn ToSql + Sync); 8] = [
-            &thread_id,
-            &options.checkpoint_ns,
-            &options.checkpoint_id,
-            &query.before,
-            &query.before_inclusive,
-            &query.keys,
-            &query.values,
-            &query.limit,
-        ];
-        let rows = tx.query(&tx.prepare_cached(sql::LIST_CHECKPOINTS).await?, &params).await?;
-        let stored =
-            rows.iter().map(|r| StoredRow::decode(r.get(0), r, 1)).collect::<Result<Vec<_>, CheckpointError>>()?;
-        let extras = {
-            let keys: Vec<(&str, &str)> = stored.iter().map(|s| (s.ns.as_str(), s.checkpoint.id.as_str())).collect();
-            Self::load_extras(&tx, thread_id, &keys).await?
-        };
-        tx.commit().await?;
-        Ok(Self::assemble(thread_id, stored, extras))
-    }
-
-    async fn put_writes_once(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint_id: &str,
-        task_id: &str,
-        task_path: &str,
-        rows: &[WriteRow<'_>],
-    ) -> OpResult<()> {
-        let client = self.client().await?;
-        let idx: Vec<i64> = rows.iter().map(|r| r.idx).collect();
-        let channels: Vec<&str> = rows.iter().map(|r| r.channel).collect();
-        let type_tags: Vec<&str> = rows.iter().map(|r| r.type_tag).collect();
-        let data: Vec<&[u8]> = rows.iter().map(|r| r.data).collect();
-        let params: [&(dyn ToSql + Sync); 9] = [
-            &config.thread_id,
-            &config.checkpoint_ns,
-            &checkpoint_id,
-            &task_id,
-            &task_path,
-            &idx,
-            &channels,
-            &type_tags,
-            &data,
-        ];
-        // One statement: atomic without an explicit transaction.
-        client.execute(&client.prepare_cached(sql::INSERT_WRITES).await?, &params).await?;
-        Ok(())
-    }
-
-    async fn delete_threads_once(&self, threads: &[&str]) -> OpResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
-        for statement in sql::DELETE_THREADS {
-            tx.execute(&tx.prepare_cached(statement).await?, &[&threads]).await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-
-    async fn delete_for_runs_once(&self, run_ids: &[&str]) -> OpResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        let rows = tx.query(&tx.prepare_cached(sql::SELECT_RUN_THREADS).await?, &[&run_ids]).await?;
-        let threads: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
-        if threads.is_empty() {
-            return Ok(());
-        }
-        // Only the threads locked here: a checkpoint of another thread committed since the
-        // query above counts as put after this call.
-        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
-        tx.execute(&tx.prepare_cached(sql::DELETE_FOR_RUNS).await?, &[&run_ids, &threads]).await?;
-        tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&threads]).await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    async fn copy_thread_once(&self, source: &str, target: &str) -> OpResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        let both = [source, target];
-        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&&both[..]]).await?;
-        for statement in sql::COPY_THREAD {
-            tx.execute(&tx.prepare_cached(statement).await?, &[&source, &target]).await?;
-        }
-        let targets = [target];
-        tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&&targets[..]]).await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    async fn prune_keep_latest_once(&self, threads: &[&str]) -> OpResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
-        for statement in sql::PRUNE_KEEP_LATEST {
-            tx.execute(&tx.prepare_cached(statement).await?, &[&threads]).await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// The seeds and writes found for `channels`, only for channels that have some.
-    async fn delta_once(
-        &self,
-        config: &CheckpointConfig,
-        channels: &[&str],
-    ) -> OpResult<BTreeMap<String, DeltaChannelHistory>> {
-        let mut found: BTreeMap<String, DeltaChannelHistory> = BTreeMap::new();
-        let mut client = self.client().await?;
-        let tx = Self::read_tx(&mut client).await?;
-        let (thread, ns) = (&config.thread_id, &config.checkpoint_ns);
-        let target = match &config.checkpoint_id {
-            Some(id) => {
-                tx.query_opt(&tx.prepare_cached(sql::SELECT_CHECKPOINT_BY_ID).await?, &[thread, ns, id]).await?
-            }
-            None => tx.query_opt(&tx.prepare_cached(sql::SELECT_LATEST_CHECKPOINT).await?, &[thread, ns]).await?,
-        };
-        // No target, or a target without a parent: nothing to walk.
-        let Some(parent) = target.and_then(|row| row.get::<_, Option<String>>(1)) else { return Ok(found) };
-        let rows = tx.query(&tx.prepare_cached(sql::DELTA_HISTORY).await?, &[thread, ns, &parent, &channels]).await?;
-        tx.commit().await?;
-        for row in rows {
-            let kind: i32 = row.get(0);
-            let channel: String = row.get(1);
-            let value = TypedValue { type_tag: row.get(6), data: row.get(7) };
-            let entry = found.entry(channel.clone()).or_default();
-            if kind == 0 {
-                entry.seed = Some(value);
-            } else {
-                entry.writes.push(PendingWrite {
-                    task_id: row.get::<_, Option<String>>(4).unwrap_or_default(),
-                    task_path: row.get::<_, Option<String>>(3).unwrap_or_default(),
-                    channel,
-                    value,
-                });
-            }
-        }
-        Ok(found)
     }
 }
 

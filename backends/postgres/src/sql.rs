@@ -153,9 +153,9 @@ pub(crate) const SELECT_LATEST_CHECKPOINT: &str =
 /// Filter: every key's top-level value equals the filter value as jsonb (numbers by value,
 /// booleans never equal to numbers, strings exactly, arrays and objects element-wise); a
 /// `null` filter value matches a missing key or a JSON null. Keys are only ever bound.
-pub(crate) const LIST_CHECKPOINTS: &str =
-    "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text
-    FROM checkpoints c
+macro_rules! list_checkpoints {
+    () => {
+        "SELECT c.* FROM checkpoints c
     WHERE c.thread_id = $1
       AND ($2::text IS NULL OR c.checkpoint_ns = $2)
       AND ($3::text IS NULL OR c.checkpoint_id = $3)
@@ -167,25 +167,56 @@ pub(crate) const LIST_CHECKPOINTS: &str =
                     ELSE (c.metadata -> f.key)::jsonb = f.value::jsonb
                END) IS NOT TRUE)
     ORDER BY c.checkpoint_id DESC, c.checkpoint_ns ASC
-    LIMIT $8::bigint";
+    LIMIT $8::bigint"
+    };
+}
 
-/// The channel values of several checkpoints of one thread.
-/// $1 thread, $2 namespaces, $3 ids (pairwise).
-pub(crate) const SELECT_VALUES: &str = "SELECT r.checkpoint_ns, r.checkpoint_id, r.channel, b.type_tag, b.data
+/// The columns of a tuple read in one statement, from `c`, a row of `checkpoints`: namespace,
+/// id, parent id, checkpoint and metadata as JSON text, then the checkpoint's channel
+/// values (channels, type tags, data, pairwise) and its pending writes in `get_tuple` order
+/// (task_path, task_id, idx: task ids, paths, channels, type tags, data, pairwise) as
+/// arrays, NULL when there are none. `$1` is the thread.
+macro_rules! tuples_from {
+    ($from:expr, $order:expr) => {
+        concat!(
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text,
+    v.channels, v.type_tags, v.data, w.task_ids, w.task_paths, w.channels, w.type_tags, w.data
+FROM (",
+            $from,
+            ") AS c
+CROSS JOIN LATERAL (
+    SELECT array_agg(r.channel) AS channels, array_agg(b.type_tag) AS type_tags, array_agg(b.data) AS data
     FROM checkpoint_channels r
     JOIN checkpoint_blobs b ON b.thread_id = r.thread_id AND b.checkpoint_ns = r.checkpoint_ns
         AND b.channel = r.channel AND b.version = r.version AND b.digest = r.digest
-    WHERE r.thread_id = $1
-      AND (r.checkpoint_ns, r.checkpoint_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))";
+    WHERE r.thread_id = $1 AND r.checkpoint_ns = c.checkpoint_ns AND r.checkpoint_id = c.checkpoint_id) AS v
+CROSS JOIN LATERAL (
+    SELECT array_agg(x.task_id ORDER BY x.task_path, x.task_id, x.idx) AS task_ids,
+        array_agg(x.task_path ORDER BY x.task_path, x.task_id, x.idx) AS task_paths,
+        array_agg(x.channel ORDER BY x.task_path, x.task_id, x.idx) AS channels,
+        array_agg(x.type_tag ORDER BY x.task_path, x.task_id, x.idx) AS type_tags,
+        array_agg(x.data ORDER BY x.task_path, x.task_id, x.idx) AS data
+    FROM checkpoint_writes x
+    WHERE x.thread_id = $1 AND x.checkpoint_ns = c.checkpoint_ns AND x.checkpoint_id = c.checkpoint_id) AS w",
+            $order
+        )
+    };
+}
 
-/// The pending writes of several checkpoints of one thread, in `get_tuple` order within
-/// each checkpoint: (task_path, task_id, idx). $1 thread, $2 namespaces, $3 ids (pairwise).
-pub(crate) const SELECT_WRITES: &str =
-    "SELECT checkpoint_ns, checkpoint_id, task_id, task_path, channel, type_tag, data
-    FROM checkpoint_writes
-    WHERE thread_id = $1
-      AND (checkpoint_ns, checkpoint_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
-    ORDER BY checkpoint_ns, checkpoint_id, task_path, task_id, idx";
+/// `get_tuple` of one id in one statement. $1 thread, $2 ns, $3 id.
+pub(crate) const GET_TUPLE_BY_ID: &str =
+    tuples_from!("SELECT * FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3", "");
+
+/// `get_tuple` of the greatest id in one statement. $1 thread, $2 ns.
+pub(crate) const GET_TUPLE_LATEST: &str = tuples_from!(
+    "SELECT * FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1",
+    ""
+);
+
+/// `list` in one statement: the tuples of the checkpoint rows `list_checkpoints!` selects, in
+/// its order, with its parameters.
+pub(crate) const LIST_TUPLES: &str =
+    tuples_from!(list_checkpoints!(), "\nORDER BY c.checkpoint_id DESC, c.checkpoint_ns ASC");
 
 // ---- deletes ---------------------------------------------------------------------------
 

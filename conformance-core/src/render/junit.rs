@@ -87,9 +87,13 @@ pub fn render_junit(report: &Report) -> Result<String, JunitError> {
                     s.set_type("failure").set_message(first_line(message)).set_description(message);
                     s
                 }
-                Outcome::Skipped | Outcome::NotImplemented => {
+                Outcome::Skipped | Outcome::NotImplemented | Outcome::NotRun => {
                     let mut s = TestCaseStatus::skipped();
-                    let ty = if t.outcome == Outcome::Skipped { "skipped" } else { "not_implemented" };
+                    let ty = match t.outcome {
+                        Outcome::NotImplemented => "not_implemented",
+                        Outcome::NotRun => "not_run",
+                        _ => "skipped",
+                    };
                     s.set_type(ty).set_message(first_line(message));
                     s
                 }
@@ -161,7 +165,7 @@ mod tests {
                     assert_eq!(f.text(), t.message.as_deref(), "the whole message is the text");
                     assert_eq!(f.attribute("message"), Some(first_line(t.message.as_deref().unwrap()).as_str()));
                 }
-                Outcome::Skipped | Outcome::NotImplemented => {
+                Outcome::Skipped | Outcome::NotImplemented | Outcome::NotRun => {
                     let s = skipped.expect("a case not run has <skipped>");
                     assert_eq!(s.attribute("message"), t.message.as_deref());
                 }

@@ -53,7 +53,7 @@ pub fn render_markdown(report: &Report) -> String {
         }
         let open = if r.status == CapabilityStatus::Failed { " open" } else { "" };
         let counts = match r.status {
-            CapabilityStatus::Passed | CapabilityStatus::Failed => {
+            CapabilityStatus::Passed | CapabilityStatus::Failed | CapabilityStatus::Incomplete => {
                 format!("{}/{} passed", r.tests_passed, r.tests_passed + r.tests_failed)
             }
             _ => format!("{} not run", r.tests_skipped),
@@ -67,6 +67,7 @@ pub fn render_markdown(report: &Report) -> String {
                 Outcome::Failed => "❌ failed",
                 Outcome::Skipped => "⏭ skipped",
                 Outcome::NotImplemented => "⊘ not implemented",
+                Outcome::NotRun => "◌ not run",
             };
             let _ = writeln!(s, "| `{}` | {outcome} | {} |", t.name, cell(t.message.as_deref().unwrap_or("")));
         }
@@ -94,6 +95,7 @@ fn status_cell(r: &CapabilityResult) -> String {
         CapabilityStatus::NoCases => "no cases".into(),
         CapabilityStatus::Passed => "✅ passed".into(),
         CapabilityStatus::Failed => "❌ failed".into(),
+        CapabilityStatus::Incomplete => "◐ incomplete".into(),
         CapabilityStatus::NotImplemented => "⊘ not implemented".into(),
         CapabilityStatus::Skipped => {
             format!("⏭ skipped: {}", cell(r.skip_reason.as_deref().unwrap_or("no reason given")))

@@ -46,6 +46,30 @@ impl Bug for DeleteThreadLeavesWrites {
     }
 }
 
+/// `delete_thread` forgets the checkpoint ids it deleted everywhere: another thread's
+/// checkpoint with one of those ids reads as none (a store keyed by checkpoint id alone).
+#[derive(Default)]
+pub struct DeleteThreadHidesSameIdsElsewhere(Mutex<BTreeSet<String>>);
+
+#[async_trait]
+impl Bug for DeleteThreadHidesSameIdsElsewhere {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        match call {
+            Call::DeleteThread(thread) => {
+                let gone = saver.snapshot(&thread).await?;
+                lock(&self.0).extend(gone.into_iter().map(|t| t.checkpoint.id.clone()));
+                saver.forward(Call::DeleteThread(thread)).await
+            }
+            Call::GetTuple(config) => {
+                let got = saver.forward(Call::GetTuple(config)).await?.tuple()?;
+                let hidden = lock(&self.0);
+                Ok(Reply::Tuple(got.filter(|t| !hidden.contains(&t.checkpoint.id))))
+            }
+            _ => saver.forward(call).await,
+        }
+    }
+}
+
 /// (thread, namespace, channel, version).
 type BlobKey = (String, String, String, ChannelVersion);
 
@@ -148,6 +172,13 @@ pub const MUTANTS: &[Mutant] = &[
         &[DT],
         [R("delete_thread.others"), G("7.3-delete-leaks")],
         "delete_thread deletes every thread"
+    ),
+    mutant!(
+        "delete_thread_hides_same_ids_elsewhere",
+        DeleteThreadHidesSameIdsElsewhere,
+        &[DT],
+        [R("delete_thread.others")],
+        "delete_thread forgets its checkpoint ids everywhere: another thread's checkpoint with the same id reads as none"
     ),
     mutant!(
         "delete_unknown_thread_fails",

@@ -1,0 +1,145 @@
+//! The reading side of [`PostgresSaver`]. `get_tuple` and `list` are each one statement,
+//! so each sees one snapshot with no transaction around it (one round trip): the checkpoint
+//! rows with their channel values and pending writes aggregated into arrays per row
+//! (`sql::TUPLE_COLUMNS`). `delta_channel_history` runs in a read-only `REPEATABLE READ`
+//! transaction.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use checkpoint_contract::{
+    CheckpointConfig, CheckpointError, CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite, TypedValue,
+};
+use deadpool_postgres::Object;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{IsolationLevel, Row};
+
+use super::{config_of, OpResult, PostgresSaver};
+use crate::encode::{checkpoint_from_shell, metadata_from_text};
+use crate::sql;
+
+/// One tuple from a row of `sql::TUPLE_COLUMNS` starting at column `at` (namespace, id,
+/// parent id, checkpoint, metadata, value channels, tags and data, write task ids, paths,
+/// channels, tags and data; the arrays are NULL when there are none).
+fn tuple_from_row(thread_id: &str, row: &Row, at: usize) -> Result<CheckpointTuple, CheckpointError> {
+    let ns: String = row.get(at);
+    let id: String = row.get(at + 1);
+    let parent: Option<String> = row.get(at + 2);
+    let shell: &str = row.get(at + 3);
+    let metadata = metadata_from_text(&id, row.get(at + 4))?;
+    let mut checkpoint = checkpoint_from_shell(id.clone(), shell)?;
+    let strings = |i: usize| row.get::<_, Option<Vec<String>>>(at + i).unwrap_or_default();
+    let bytes = |i: usize| row.get::<_, Option<Vec<Vec<u8>>>>(at + i).unwrap_or_default();
+    checkpoint.channel_values = strings(5)
+        .into_iter()
+        .zip(strings(6))
+        .zip(bytes(7))
+        .map(|((channel, type_tag), data)| (channel, TypedValue { type_tag, data }))
+        .collect::<BTreeMap<_, _>>();
+    let pending_writes = strings(8)
+        .into_iter()
+        .zip(strings(9))
+        .zip(strings(10))
+        .zip(strings(11).into_iter().zip(bytes(12)))
+        .map(|(((task_id, task_path), channel), (type_tag, data))| PendingWrite {
+            task_id,
+            task_path,
+            channel,
+            value: TypedValue { type_tag, data },
+        })
+        .collect();
+    Ok(CheckpointTuple {
+        config: config_of(thread_id, &ns, id),
+        parent_config: parent.map(|p| config_of(thread_id, &ns, p)),
+        checkpoint: Arc::new(checkpoint),
+        metadata,
+        pending_writes,
+    })
+}
+
+/// The bound parts of a `list` call.
+pub(super) struct ListQuery<'a> {
+    pub(super) before: Option<&'a str>,
+    pub(super) before_inclusive: bool,
+    pub(super) keys: Vec<&'a str>,
+    pub(super) values: Vec<String>,
+    pub(super) limit: Option<i64>,
+}
+
+impl PostgresSaver {
+    async fn read_tx(client: &mut Object) -> OpResult<deadpool_postgres::Transaction<'_>> {
+        Ok(client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start().await?)
+    }
+
+    pub(super) async fn get_tuple_once(&self, config: &CheckpointConfig) -> OpResult<Option<CheckpointTuple>> {
+        let client = self.client().await?;
+        let (thread, ns) = (&config.thread_id, &config.checkpoint_ns);
+        let row = match &config.checkpoint_id {
+            Some(id) => {
+                client.query_opt(&client.prepare_cached(sql::GET_TUPLE_BY_ID).await?, &[thread, ns, id]).await?
+            }
+            None => client.query_opt(&client.prepare_cached(sql::GET_TUPLE_LATEST).await?, &[thread, ns]).await?,
+        };
+        Ok(row.map(|row| tuple_from_row(thread, &row, 0)).transpose()?)
+    }
+
+    pub(super) async fn list_once(
+        &self,
+        thread_id: &str,
+        options: &ListOptions,
+        query: &ListQuery<'_>,
+    ) -> OpResult<Vec<CheckpointTuple>> {
+        let client = self.client().await?;
+        let params: [&(dyn ToSql + Sync); 8] = [
+            &thread_id,
+            &options.checkpoint_ns,
+            &options.checkpoint_id,
+            &query.before,
+            &query.before_inclusive,
+            &query.keys,
+            &query.values,
+            &query.limit,
+        ];
+        let rows = client.query(&client.prepare_cached(sql::LIST_TUPLES).await?, &params).await?;
+        Ok(rows.iter().map(|r| tuple_from_row(thread_id, r, 0)).collect::<Result<Vec<_>, CheckpointError>>()?)
+    }
+
+    /// The seeds and writes found for `channels`, only for channels that have some.
+    pub(super) async fn delta_once(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[&str],
+    ) -> OpResult<BTreeMap<String, DeltaChannelHistory>> {
+        let mut found: BTreeMap<String, DeltaChannelHistory> = BTreeMap::new();
+        let mut client = self.client().await?;
+        let tx = Self::read_tx(&mut client).await?;
+        let (thread, ns) = (&config.thread_id, &config.checkpoint_ns);
+        let target = match &config.checkpoint_id {
+            Some(id) => {
+                tx.query_opt(&tx.prepare_cached(sql::SELECT_CHECKPOINT_BY_ID).await?, &[thread, ns, id]).await?
+            }
+            None => tx.query_opt(&tx.prepare_cached(sql::SELECT_LATEST_CHECKPOINT).await?, &[thread, ns]).await?,
+        };
+        // No target, or a target without a parent: nothing to walk.
+        let Some(parent) = target.and_then(|row| row.get::<_, Option<String>>(1)) else { return Ok(found) };
+        let rows = tx.query(&tx.prepare_cached(sql::DELTA_HISTORY).await?, &[thread, ns, &parent, &channels]).await?;
+        tx.commit().await?;
+        for row in rows {
+            let kind: i32 = row.get(0);
+            let channel: String = row.get(1);
+            let value = TypedValue { type_tag: row.get(6), data: row.get(7) };
+            let entry = found.entry(channel.clone()).or_default();
+            if kind == 0 {
+                entry.seed = Some(value);
+            } else {
+                entry.writes.push(PendingWrite {
+                    task_id: row.get::<_, Option<String>>(4).unwrap_or_default(),
+                    task_path: row.get::<_, Option<String>>(3).unwrap_or_default(),
+                    channel,
+                    value,
+                });
+            }
+        }
+        Ok(found)
+    }
+}

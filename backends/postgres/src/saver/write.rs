@@ -1,0 +1,184 @@
+//! The writing side of [`PostgresSaver`]: one attempt of `put` (one transaction, its
+//! statements pipelined), `put_writes` (one statement), and the maintenance operations
+//! (`delete_thread`, `delete_for_runs`, `copy_thread`, `prune`), each one transaction.
+
+use checkpoint_contract::{Checkpoint, CheckpointConfig};
+use tokio_postgres::types::ToSql;
+
+use super::{OpResult, PostgresSaver};
+use crate::sql;
+
+/// The channel values a `put` carries, as parallel arrays for `unnest`.
+#[derive(Default)]
+pub(super) struct Carried<'a> {
+    pub(super) channels: Vec<&'a str>,
+    pub(super) versions: Vec<String>,
+    pub(super) type_tags: Vec<&'a str>,
+    pub(super) data: Vec<&'a [u8]>,
+}
+
+/// The channels of a `put`'s `channel_versions` it does not carry, as parallel arrays for
+/// `unnest`: each is resolved from stored values, or (when in `new_versions`) left empty.
+#[derive(Default)]
+pub(super) struct Uncarried<'a> {
+    pub(super) channels: Vec<&'a str>,
+    pub(super) versions: Vec<String>,
+    pub(super) resolve: Vec<bool>,
+}
+
+/// One `put_writes` row.
+pub(super) struct WriteRow<'a> {
+    pub(super) idx: i64,
+    pub(super) channel: &'a str,
+    pub(super) type_tag: &'a str,
+    pub(super) data: &'a [u8],
+}
+
+impl PostgresSaver {
+    pub(super) async fn put_once(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        shell: &str,
+        metadata: &str,
+        carried: &Carried<'_>,
+        uncarried: &Uncarried<'_>,
+    ) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let (thread, ns, id) = (&config.thread_id, &config.checkpoint_ns, &checkpoint.id);
+        let parent = config.checkpoint_id.as_deref();
+        let all_channels: Vec<&str> = checkpoint.channel_versions.keys().map(String::as_str).collect();
+        let carried_params: [&(dyn ToSql + Sync); 7] =
+            [thread, ns, id, &carried.channels, &carried.versions, &carried.type_tags, &carried.data];
+        let uncarried_params: [&(dyn ToSql + Sync); 7] =
+            [thread, ns, id, &parent, &uncarried.channels, &uncarried.versions, &uncarried.resolve];
+        let (lock, own, upsert, carry, other, stale, holders) = tokio::try_join!(
+            tx.prepare_cached(sql::LOCK_FOR_PUT),
+            tx.prepare_cached(sql::SELECT_OWN_VALUES),
+            tx.prepare_cached(sql::UPSERT_CHECKPOINT),
+            tx.prepare_cached(sql::UPSERT_CARRIED_VALUES),
+            tx.prepare_cached(sql::UPSERT_OTHER_CHANNELS),
+            tx.prepare_cached(sql::DELETE_STALE_CHANNELS),
+            tx.prepare_cached(sql::UPSERT_HOLDERS),
+        )?;
+        // The statements are sent at once (pipelined) and run in this order, in one round
+        // trip: the locks first, then what a checkpoint put again read before (removed below
+        // if nothing reads it now), then the rows.
+        let key: [&(dyn ToSql + Sync); 3] = [thread, ns, id];
+        let row: [&(dyn ToSql + Sync); 6] = [thread, ns, id, &parent, &shell, &metadata];
+        let stale_params: [&(dyn ToSql + Sync); 4] = [thread, ns, id, &all_channels];
+        let (_, old, ..) = tokio::try_join!(
+            tx.execute(&lock, &key[..2]),
+            tx.query(&own, &key),
+            tx.execute(&upsert, &row),
+            async {
+                if carried.channels.is_empty() {
+                    Ok(0)
+                } else {
+                    tx.execute(&carry, &carried_params).await
+                }
+            },
+            async {
+                if uncarried.channels.is_empty() {
+                    Ok(0)
+                } else {
+                    tx.execute(&other, &uncarried_params).await
+                }
+            },
+            tx.execute(&stale, &stale_params),
+            tx.execute(&holders, &key),
+        )?;
+        if !old.is_empty() {
+            let channels: Vec<&str> = old.iter().map(|r| r.get(0)).collect();
+            let versions: Vec<&str> = old.iter().map(|r| r.get(1)).collect();
+            let digests: Vec<&[u8]> = old.iter().map(|r| r.get(2)).collect();
+            let params: [&(dyn ToSql + Sync); 5] = [thread, ns, &channels, &versions, &digests];
+            tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES).await?, &params).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(super) async fn put_writes_once(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint_id: &str,
+        task_id: &str,
+        task_path: &str,
+        rows: &[WriteRow<'_>],
+    ) -> OpResult<()> {
+        let client = self.client().await?;
+        let idx: Vec<i64> = rows.iter().map(|r| r.idx).collect();
+        let channels: Vec<&str> = rows.iter().map(|r| r.channel).collect();
+        let type_tags: Vec<&str> = rows.iter().map(|r| r.type_tag).collect();
+        let data: Vec<&[u8]> = rows.iter().map(|r| r.data).collect();
+        let params: [&(dyn ToSql + Sync); 9] = [
+            &config.thread_id,
+            &config.checkpoint_ns,
+            &checkpoint_id,
+            &task_id,
+            &task_path,
+            &idx,
+            &channels,
+            &type_tags,
+            &data,
+        ];
+        // One statement: atomic without an explicit transaction.
+        client.execute(&client.prepare_cached(sql::INSERT_WRITES).await?, &params).await?;
+        Ok(())
+    }
+
+    pub(super) async fn delete_threads_once(&self, threads: &[&str]) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
+        for statement in sql::DELETE_THREADS {
+            tx.execute(&tx.prepare_cached(statement).await?, &[&threads]).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(super) async fn delete_for_runs_once(&self, run_ids: &[&str]) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let rows = tx.query(&tx.prepare_cached(sql::SELECT_RUN_THREADS).await?, &[&run_ids]).await?;
+        let threads: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+        if threads.is_empty() {
+            return Ok(());
+        }
+        // Only the threads locked here: a checkpoint of another thread committed since the
+        // query above counts as put after this call.
+        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
+        tx.execute(&tx.prepare_cached(sql::DELETE_FOR_RUNS).await?, &[&run_ids, &threads]).await?;
+        tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&threads]).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(super) async fn copy_thread_once(&self, source: &str, target: &str) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let both = [source, target];
+        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&&both[..]]).await?;
+        for statement in sql::COPY_THREAD {
+            tx.execute(&tx.prepare_cached(statement).await?, &[&source, &target]).await?;
+        }
+        let targets = [target];
+        tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&&targets[..]]).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(super) async fn prune_keep_latest_once(&self, threads: &[&str]) -> OpResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
+        for statement in sql::PRUNE_KEEP_LATEST {
+            tx.execute(&tx.prepare_cached(statement).await?, &[&threads]).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}

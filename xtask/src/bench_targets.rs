@@ -1,0 +1,217 @@
+//! The targets of `cargo xtask bench` (issues 8 and 18), judged on the figures of one run,
+//! and the README's speed table printed from a bench JSON (`--table PATH`).
+//!
+//! Figures are `{backend: {key: {median, min, max, unit, reps}}}`; Python's are under
+//! `python.{backend}` and come from the same run (`--python`). A target whose figure was not
+//! measured in this run is listed as missed with the reason "not measured".
+
+use serde_json::Value;
+
+/// The median of figure `key` of `backend` (`"python.memory"` for a Python saver).
+pub fn median(all: &Value, backend: &str, key: &str) -> Option<f64> {
+    let mut v = all;
+    for part in backend.split('.') {
+        v = v.get(part)?;
+    }
+    v.get(key)?.get("median")?.as_f64()
+}
+
+/// One target: what, the measured value, the bound, whether it is met and, when missed,
+/// why.
+pub struct Target {
+    /// The figure and its bound, in words.
+    pub what: String,
+    /// The measured value (a ratio for the relative targets).
+    pub measured: Option<f64>,
+    /// The bound, with its unit.
+    pub bound: String,
+    /// Whether the measured value is within the bound.
+    pub met: bool,
+    /// When missed: why (not measured, or what limits the figure).
+    pub why: Option<String>,
+}
+
+/// What limits a figure when its target is missed (the known cause, from profiling).
+fn known_cause(what: &str) -> Option<&'static str> {
+    Some(match what {
+        w if w.starts_with("postgres list") => {
+            "one row per stored value (10,000 rows for 1,000 checkpoints) crosses the wire and is decoded"
+        }
+        w if w.starts_with("postgres durable put") => "a put is one transaction of several statements: round trips",
+        w if w.starts_with("sqlite puts from 8 tasks") => "commits are grouped only while a commit is in flight",
+        w if w.contains("whole conformance run") => "the durability crash test and the multi-thread cases dominate",
+        _ => return None,
+    })
+}
+
+struct Targets<'a> {
+    all: &'a Value,
+    out: Vec<Target>,
+}
+
+impl Targets<'_> {
+    fn push(&mut self, what: String, measured: Option<f64>, bound: String, met: bool) {
+        let why = if met {
+            None
+        } else if measured.is_none() {
+            Some("not measured in this run".to_owned())
+        } else {
+            Some(known_cause(&what).unwrap_or("see the figures").to_owned())
+        };
+        self.out.push(Target { what, measured, bound, met, why });
+    }
+    fn at_least(&mut self, what: &str, measured: Option<f64>, bound: f64, unit: &str) {
+        self.push(what.to_owned(), measured, format!(">= {bound} {unit}"), measured.is_some_and(|m| m >= bound));
+    }
+    fn at_most(&mut self, what: &str, measured: Option<f64>, bound: f64, unit: &str) {
+        self.push(what.to_owned(), measured, format!("<= {bound} {unit}"), measured.is_some_and(|m| m <= bound));
+    }
+    fn m(&self, backend: &str, key: &str) -> Option<f64> {
+        median(self.all, backend, key)
+    }
+    /// `ours / python` of one figure (`python / ours` for a time, so that more is better).
+    fn over_python(&self, backend: &str, key: &str) -> Option<f64> {
+        let (ours, theirs) = (self.m(backend, key)?, self.m(&format!("python.{backend}"), key)?);
+        Some(if key.ends_with("_ms") { theirs / ours } else { ours / theirs })
+    }
+}
+
+const FIGURES: &[(&str, &str)] = &[
+    ("put_10_channels_per_s", "put"),
+    ("get_tuple_latest_1_per_s", "get_tuple latest, 1 checkpoint"),
+    ("get_tuple_latest_10k_per_s", "get_tuple latest, 10,000 checkpoints"),
+    ("list_1000_ms", "list 1,000 (speed)"),
+    ("put_writes_5_per_s", "put_writes"),
+    ("put_8_tasks_per_s", "puts from 8 tasks"),
+];
+
+/// Every target, judged on `all` (the figures of one run), for the backends measured.
+pub fn targets(all: &Value) -> Vec<Target> {
+    let mut t = Targets { all, out: Vec::new() };
+    // memory (issue 8, issue 18)
+    t.at_least("memory put / Python InMemorySaver put", t.over_python("memory", "put_10_channels_per_s"), 5.0, "x");
+    t.at_least("memory put_writes / Python InMemorySaver", t.over_python("memory", "put_writes_5_per_s"), 5.0, "x");
+    t.at_most("memory peak bytes per checkpoint / payload", t.m("memory", "peak_bytes_over_payload"), 2.0, "x");
+    t.at_least("memory get_tuple latest, 1 checkpoint", t.m("memory", "get_tuple_latest_1_per_s"), 1e6, "/s");
+    t.at_least("memory get_tuple latest, 10,000 checkpoints", t.m("memory", "get_tuple_latest_10k_per_s"), 1e6, "/s");
+    let ratio = t.m("memory", "get_tuple_1_over_10k").map(|r| r.max(1.0 / r));
+    t.at_most("memory get_tuple 1 vs 10,000 checkpoints (either way)", ratio, 2.0, "x");
+    t.at_most("memory list 1,000 checkpoints", t.m("memory", "list_1000_ms"), 2.0, "ms");
+    t.at_most("memory whole conformance run", t.m("memory", "conformance_run_ms"), 100.0, "ms");
+    // sqlite
+    let fsync = t.m("disk", "fdatasync_small_append_per_s");
+    let put = t.m("sqlite", "put_10_channels_per_s");
+    t.at_least("sqlite durable put / fdatasync rate", put.zip(fsync).map(|(p, f)| p / f), 0.9, "x");
+    t.at_least("sqlite puts from 8 tasks / single task", t.m("sqlite", "put_8_tasks_over_single"), 5.0, "x");
+    t.at_least("sqlite get_tuple latest, 1 checkpoint", t.m("sqlite", "get_tuple_latest_1_per_s"), 2e5, "/s");
+    t.at_least("sqlite get_tuple latest, 10,000 checkpoints", t.m("sqlite", "get_tuple_latest_10k_per_s"), 2e5, "/s");
+    t.at_most("sqlite list 1,000 checkpoints", t.m("sqlite", "list_1000_ms"), 2.0, "ms");
+    t.at_most("sqlite whole conformance run", t.m("sqlite", "conformance_run_ms"), 2000.0, "ms");
+    // postgres (issue 18)
+    t.at_most("postgres list 1,000 checkpoints", t.m("postgres", "list_1000_ms"), 5.0, "ms");
+    t.at_least("postgres get_tuple latest, 1 checkpoint", t.m("postgres", "get_tuple_latest_1_per_s"), 5e3, "/s");
+    t.at_least("postgres get_tuple latest, 10,000", t.m("postgres", "get_tuple_latest_10k_per_s"), 5e3, "/s");
+    t.at_least("postgres durable put, one task", t.m("postgres", "put_10_channels_per_s"), 2e3, "/s");
+    t.at_least("postgres puts from 8 tasks / single task", t.m("postgres", "put_8_tasks_over_single"), 5.0, "x");
+    for (key, label) in FIGURES {
+        let what = format!("postgres {label} / Python PostgresSaver");
+        t.at_least(&what, t.over_python("postgres", key), 1.0, "x");
+    }
+    // Only the targets of the backends measured in this run.
+    t.out.retain(|x| x.what.split_whitespace().next().is_some_and(|backend| all.get(backend).is_some()));
+    t.out
+}
+
+/// A number for a table: no decimals from 1,000, one from 10, else three.
+pub fn fmt(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The rows of the figure tables: (key, label, unit).
+pub const ROWS: &[(&str, &str, &str)] = &[
+    ("put_10_channels_per_s", "put, 10 channels, chained", "/s"),
+    ("get_tuple_latest_1_per_s", "get_tuple latest, 1 checkpoint", "/s"),
+    ("get_tuple_latest_10k_per_s", "get_tuple latest, 10,000 checkpoints", "/s"),
+    ("list_1000_ms", "list 1,000 checkpoints", "ms"),
+    ("put_writes_5_per_s", "put_writes, 5 writes a call", "calls/s"),
+    ("put_8_tasks_per_s", "put from 8 tasks, different threads", "/s"),
+    ("put_8_tasks_over_single", "  ... over a single task", "x"),
+    ("conformance_run_ms", "whole conformance run (in process)", "ms"),
+    ("peak_bytes_per_checkpoint", "peak heap bytes per stored checkpoint", "bytes"),
+    ("payload_bytes_per_checkpoint", "  ... its payload (compact JSON)", "bytes"),
+    ("peak_rss_mib", "peak memory of the bench process (resident)", "MiB"),
+];
+
+/// The columns of the tables: (figure path, heading).
+pub const COLUMNS: &[(&str, &str)] = &[
+    ("memory", "memory"),
+    ("python.memory", "Python InMemorySaver"),
+    ("sqlite", "sqlite"),
+    ("python.sqlite", "Python SqliteSaver"),
+    ("postgres", "postgres"),
+    ("python.postgres", "Python PostgresSaver"),
+];
+
+/// One cell: `median (min–max)`, or `-` when not measured.
+fn cell(all: &Value, backend: &str, key: &str) -> String {
+    let mut v = all;
+    for part in backend.split('.') {
+        match v.get(part) {
+            Some(x) => v = x,
+            None => return "-".to_owned(),
+        }
+    }
+    let Some(f) = v.get(key) else { return "-".to_owned() };
+    let Some(m) = f.get("median").and_then(Value::as_f64) else { return "-".to_owned() };
+    match (f.get("min").and_then(Value::as_f64), f.get("max").and_then(Value::as_f64)) {
+        (Some(lo), Some(hi)) => format!("{} ({}–{})", fmt(m), fmt(lo), fmt(hi)),
+        _ => fmt(m),
+    }
+}
+
+/// The README's speed table (markdown) from a bench JSON document (`{figures, targets, reps}`).
+pub fn markdown(doc: &Value) -> String {
+    let all = doc.get("figures").unwrap_or(&Value::Null);
+    let cols: Vec<&(&str, &str)> =
+        COLUMNS.iter().filter(|(b, _)| cell(all, b, "put_10_channels_per_s") != "-").collect();
+    let mut s = format!(
+        "Generated by `cargo xtask bench --table` from one `cargo xtask bench` run ({} repetitions a figure; median (min–max)).\n\n| figure | unit |",
+        doc.get("reps").and_then(Value::as_u64).unwrap_or(0)
+    );
+    for (_, h) in &cols {
+        s += &format!(" {h} |");
+    }
+    s += "\n|---|---|";
+    s += &"---:|".repeat(cols.len());
+    for (key, label, unit) in ROWS {
+        s += &format!("\n| {} | {unit} |", label.trim());
+        for (b, _) in &cols {
+            s += &format!(" {} |", cell(all, b, key));
+        }
+    }
+    if let Some(f) = median(all, "disk", "fdatasync_small_append_per_s") {
+        s += &format!("\n\nDisk: small append + fdatasync {}/s.", fmt(f));
+    }
+    if let Some(p) = all.get("python").and_then(|p| p.get("versions")) {
+        s += &format!("\n\nPython and LangGraph versions (same run): {p}.");
+    }
+    s += "\n\n| target | measured | bound | |\n|---|---:|---|---|";
+    for t in doc.get("targets").and_then(Value::as_array).into_iter().flatten() {
+        let met = t.get("met").and_then(Value::as_bool).unwrap_or(false);
+        let m = t.get("measured").and_then(Value::as_f64).map(fmt).unwrap_or_else(|| "-".to_owned());
+        let why = t.get("why").and_then(Value::as_str).map(|w| format!(" ({w})")).unwrap_or_default();
+        s += &format!(
+            "\n| {} | {m} | {} | {}{why} |",
+            t.get("target").and_then(Value::as_str).unwrap_or("?"),
+            t.get("bound").and_then(Value::as_str).unwrap_or("?"),
+            if met { "met" } else { "missed" }
+        );
+    }
+    s + "\n"
+}
