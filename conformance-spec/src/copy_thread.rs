@@ -37,6 +37,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         copy_is_independent_of_source +[List, DeleteThread] -[GetTuple],
         target_continues_from_copied_values +[List] -[PutWrites],
         scenario_s16_copy_keeps_lineage_writes_and_namespaces +[List],
+        fuzz_copy_replaces_target_writes_with_none +[List],
     ])
 }
 
@@ -393,4 +394,12 @@ async fn scenario_s16_copy_keeps_lineage_writes_and_namespaces(cx: Cx) -> Checke
     after.expect_writes(&copied(&d, &c2), &[pending("task-1", "", "a", jv(json!("w")))]).await?;
     after.expect_listed(&s, &src_before).await?;
     cx.after(format!("after copy_thread({missing}, {d2})")).expect_ids(&d2, &ListOptions::all(), &[]).await
+}
+
+/// Found by the fuzzer (issue 15) in the memory and SQLite savers: a copied checkpoint
+/// whose source has no writes must leave the target checkpoint with none, its writes are
+/// replaced, not merged (CONTRACT §3 copy_thread). The trace is the fuzzer's shrunk repro
+/// (docs/trace-format.md).
+async fn fuzz_copy_replaces_target_writes_with_none(cx: Cx) -> Checked {
+    crate::fuzz::replay_in(&cx, r#"{"format": "checkpoint-trace/1", "source": "cargo xtask fuzz --backend sqlite --seed 0", "steps": [{"call": "put", "config": {"thread_id": "a\tb", "checkpoint_ns": "", "checkpoint_id": null}, "checkpoint": {"v": 4, "id": "1", "ts": "ts \u00e9", "channel_values": {}, "channel_versions": {}, "versions_seen": {"node:a": {}}, "updated_channels": []}, "metadata": {"run_id": "r1 "}, "new_versions": {}, "expect": {"config": {"thread_id": "a\tb", "checkpoint_ns": "", "checkpoint_id": "1"}}}, {"call": "put", "config": {"thread_id": "a ", "checkpoint_ns": "", "checkpoint_id": null}, "checkpoint": {"v": 0, "id": "1", "ts": "2024-07-01T00:00:00+00:00", "channel_values": {}, "channel_versions": {}, "versions_seen": {}, "updated_channels": []}, "metadata": {"run_id": "r1 "}, "new_versions": {}, "expect": {"config": {"thread_id": "a ", "checkpoint_ns": "", "checkpoint_id": "1"}}}, {"call": "put_writes", "config": {"thread_id": "a ", "checkpoint_ns": "", "checkpoint_id": "1"}, "writes": [["A", 1]], "task_id": "t", "task_path": "~0", "expect": "done"}, {"call": "copy_thread", "source": "a\tb", "target": "a ", "expect": "done"}, {"call": "list", "thread_id": "a\tb", "options": {"checkpoint_ns": null, "checkpoint_id": null, "filter": {}, "before": null, "limit": null}, "expect": {"tuples": [{"config": {"thread_id": "a\tb", "checkpoint_ns": "", "checkpoint_id": "1"}, "checkpoint": {"v": 4, "id": "1", "ts": "ts \u00e9", "channel_values": {}, "channel_versions": {}, "versions_seen": {"node:a": {}}, "updated_channels": []}, "metadata": {"run_id": "r1 "}, "parent_config": null, "pending_writes": []}]}}, {"call": "list", "thread_id": "a", "options": {"checkpoint_ns": null, "checkpoint_id": null, "filter": {}, "before": null, "limit": null}, "expect": {"tuples": []}}, {"call": "list", "thread_id": "a ", "options": {"checkpoint_ns": null, "checkpoint_id": null, "filter": {}, "before": null, "limit": null}, "expect": {"tuples": [{"config": {"thread_id": "a ", "checkpoint_ns": "", "checkpoint_id": "1"}, "checkpoint": {"v": 4, "id": "1", "ts": "ts \u00e9", "channel_values": {}, "channel_versions": {}, "versions_seen": {"node:a": {}}, "updated_channels": []}, "metadata": {"run_id": "r1 "}, "parent_config": null, "pending_writes": []}]}}]}"#).await
 }

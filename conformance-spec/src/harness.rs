@@ -346,6 +346,14 @@ impl Harness {
             for (i, (case, planned)) in self.cases.iter().zip(&plans).enumerate() {
                 trials.push(self.trial(&session, i, case, planned, &results, &repeat));
             }
+            let name = if self.registrations.len() > 1 {
+                format!("fuzz::model_sequences[{}]", reg.name())
+            } else {
+                "fuzz::model_sequences".to_owned()
+            };
+            if let Some(trial) = fuzz_trial(reg, name) {
+                trials.push(trial);
+            }
             parts.push(Part { session, plans, results });
         }
         trials.sort_by(|a, b| a.name().cmp(b.name()));
@@ -515,3 +523,36 @@ pub fn report_path(path: &Path, name: Option<&str>) -> PathBuf {
 #[cfg(test)]
 #[path = "harness_tests.rs"]
 mod tests;
+
+/// The environment variable that switches on the fuzz trial of `checkpointer_test!`: the
+/// number of generated sequences (`CHECKPOINT_CONFORMANCE_FUZZ=500`).
+pub const FUZZ_ENV: &str = "CHECKPOINT_CONFORMANCE_FUZZ";
+/// The seed of the fuzz trial; without it a seed is drawn and printed.
+pub const FUZZ_SEED_ENV: &str = "CHECKPOINT_CONFORMANCE_FUZZ_SEED";
+
+/// The opt-in trial `fuzz::model_sequences` (issue 15): [`crate::fuzz`] with the number of
+/// sequences in [`FUZZ_ENV`], the seed printed so a failure can be reproduced with
+/// [`FUZZ_SEED_ENV`] or `cargo xtask fuzz --seed`.
+fn fuzz_trial(registration: &Registration, name: String) -> Option<Trial> {
+    let cases: u32 = std::env::var(FUZZ_ENV).ok()?.trim().parse().ok().filter(|n| *n > 0)?;
+    let seed =
+        std::env::var(FUZZ_SEED_ENV).ok().and_then(|s| s.trim().parse().ok()).unwrap_or_else(|| fastrand::u64(..));
+    let reg = registration.clone();
+    Some(Trial::test(name, move || {
+        eprintln!("fuzz: {cases} sequences, seed {seed} ({FUZZ_SEED_ENV}={seed} reproduces)");
+        let options = crate::fuzz::FuzzOptions { seed, cases, ..Default::default() };
+        match crate::fuzz::fuzz_in_lifespan(&reg, &options) {
+            Err(e) => Err(Failed::from(e)),
+            Ok(o) => match o.divergence {
+                None => Ok(()),
+                Some(d) => Err(Failed::from(format!(
+                    "seed {seed}: divergence from the model after {} sequences, shrunk to:\n{}{}\n\ntrace file:\n{}",
+                    o.sequences,
+                    d.trace.readable(),
+                    d.message,
+                    d.trace.to_json()
+                ))),
+            },
+        }
+    }))
+}

@@ -45,6 +45,9 @@ mod mutants;
 mod registration;
 mod wrapper;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 pub use analysis::{analyze, analyze_cases, Analysis, AnalysisOptions, MutantResult, NeverFailing};
 pub use bug::{Bug, Call, NoBug, Put, PutWrites, Reply};
 pub use catalog::{

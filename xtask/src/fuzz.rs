@@ -209,3 +209,54 @@ pub fn run_replay(args: ReplayArgs) -> ExitCode {
         ExitCode::FAILURE
     }
 }
+
+/// The default budget of `cargo xtask mutants --fuzz` per mutant.
+pub const MUTANT_BUDGET: (u32, Duration) = (500, Duration::from_secs(30));
+
+/// `cargo xtask mutants --fuzz`: the fuzzer alone against every mutant of the catalog
+/// (those whose name contains `only`), with [`MUTANT_BUDGET`]; prints each verdict and the
+/// kill rate. Exit 0 always when the run completed (the rate is the result).
+pub fn mutants(only: Option<&str>) -> ExitCode {
+    let (cases, time) = MUTANT_BUDGET;
+    let options = FuzzOptions { seed: 0, cases, time: Some(time), ..Default::default() };
+    let mut killed = 0;
+    let mut total = 0;
+    let mut survivors = Vec::new();
+    println!(
+        "fuzzer alone vs the mutant catalog (budget per mutant: {cases} sequences or {} s, seed 0)",
+        time.as_secs()
+    );
+    for m in conformance_selftest::MUTANTS.iter().filter(|m| only.is_none_or(|o| m.name.contains(o))) {
+        total += 1;
+        let reg = conformance_selftest::registration(m);
+        match fuzz(&reg, &options) {
+            Ok(o) => match &o.divergence {
+                Some(d) => {
+                    killed += 1;
+                    let first = d.message.lines().next().unwrap_or("");
+                    let first: String = first.chars().take(110).collect();
+                    println!(
+                        "  KILLED   {:<45} after {:>4} sequences, {:>2} steps: {first}",
+                        m.name,
+                        o.sequences,
+                        d.trace.steps.len()
+                    );
+                }
+                None => {
+                    survivors.push(m.name);
+                    println!("  survived {:<45} {} sequences in {:.1} s", m.name, o.sequences, o.elapsed.as_secs_f64());
+                }
+            },
+            Err(e) => {
+                survivors.push(m.name);
+                println!("  error    {:<45} {e}", m.name);
+            }
+        }
+    }
+    let rate = if total == 0 { 0.0 } else { 100.0 * f64::from(killed) / f64::from(total) };
+    println!("fuzzer kill rate: {killed}/{total} ({rate:.1}%)");
+    if !survivors.is_empty() {
+        println!("survivors: {}", survivors.join(", "));
+    }
+    ExitCode::SUCCESS
+}

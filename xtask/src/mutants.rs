@@ -25,6 +25,11 @@ pub struct Args {
     /// Mutants run at once (default: the number of CPUs).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
+
+    /// Instead of the spec, run the fuzzer alone against every mutant with its default
+    /// budget (500 sequences or 30 s per mutant, seed 0) and print which it kills.
+    #[arg(long)]
+    fuzz: bool,
 }
 
 /// Runs the analysis and prints it.
@@ -33,6 +38,9 @@ pub fn run(args: Args) -> ExitCode {
     // child, run its workload on the mutant's storage instead of the analysis.
     if let Some(code) = conformance_selftest::child_main_if_requested() {
         return code;
+    }
+    if args.fuzz {
+        return crate::fuzz::mutants(args.only.as_deref());
     }
     let mut options =
         AnalysisOptions { all_capabilities: args.all_capabilities, only: args.only, ..Default::default() };

@@ -349,10 +349,19 @@ impl CheckpointSaver for MemorySaver {
         let dst = threads.entry(target.to_owned()).or_default();
         for (ns_name, ns) in src {
             let d = dst.entry(ns_name).or_default();
-            d.checkpoints.extend(ns.checkpoints);
-            for (id, writes) in ns.writes {
-                d.writes.entry(id).or_default().extend(writes);
+            // CONTRACT §3 copy_thread: a copied checkpoint's writes replace the target
+            // checkpoint's writes (none in the source leaves none), found by the fuzzer.
+            for id in ns.checkpoints.keys() {
+                d.writes.remove(&**id);
             }
+            for (id, writes) in ns.writes {
+                if ns.checkpoints.contains_key(id.as_str()) {
+                    d.writes.insert(id, writes);
+                } else {
+                    d.writes.entry(id).or_default().extend(writes);
+                }
+            }
+            d.checkpoints.extend(ns.checkpoints);
             for (ch, versions) in ns.blobs {
                 d.blobs.entry(ch).or_default().extend(versions);
             }

@@ -513,6 +513,15 @@ pub(crate) fn copy_thread(conn: &Connection, source: &str, target: &str) -> Resu
         p,
         "copying a thread (value references)",
     )?;
+    // CONTRACT §3 copy_thread: a copied checkpoint's writes replace the target
+    // checkpoint's writes, also when the source checkpoint has none (found by the fuzzer).
+    run_sql(
+        conn,
+        "DELETE FROM writes WHERE thread_id = ?2 AND (checkpoint_ns, checkpoint_id) IN
+           (SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?1)",
+        p,
+        "copying a thread (replaced writes)",
+    )?;
     run_sql(
         conn,
         "INSERT OR REPLACE INTO checkpoints

@@ -30,7 +30,7 @@ pub const CHANNELS: &[&str] = &["a", "a ", "A", "a:b", "a|b", "a.b", "ab", "%", 
 /// Run ids.
 pub const RUN_IDS: &[&str] = &["r1", "r1 ", "R1", "r%", "r_", "r10", "r'1"];
 /// Metadata keys (besides `run_id`).
-pub const META_KEYS: &[&str] = &["k", "k ", "K", "k.x", "k:x", "%", "_", "source", "step", "kk", "ké"];
+pub const META_KEYS: &[&str] = &["k", "k ", "K", "k.x", "k:x", "%", "_", "source", "step", "parents", "kk", "ké"];
 /// The special channels of CONTRACT §1.
 pub const SPECIAL: &[&str] = &["__error__", "__scheduled__", "__interrupt__", "__resume__"];
 

@@ -35,9 +35,13 @@ fn pick<T: Clone>(items: &[T], n: u16) -> T {
 /// The op `raw` stands for in `world` given the model's state.
 pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op {
     let (kind, p) = raw;
-    let thread = pick(&world.threads, p[0]);
-    let ns = pick(&world.namespaces, p[1]);
-    let id = pick(&world.ids, p[2]);
+    let (mut thread, mut ns, mut id) =
+        (pick(&world.threads, p[0]), pick(&world.namespaces, p[1]), pick(&world.ids, p[2]));
+    // Mostly aim at a stored checkpoint, so that writes and reads collide with it.
+    if p[2] % 4 != 0 && !model.checkpoints.is_empty() && !matches!(kind % KINDS, 0..=3) {
+        let keys: Vec<_> = model.checkpoints.keys().collect();
+        (thread, ns, id) = pick(&keys, p[2] >> 2).clone();
+    }
     let get_config =
         CheckpointConfig::new(thread.clone()).with_ns(ns.clone()).with_id(id.clone()).without_id_if(p[3] % 3 == 0);
     let get = move || Op::GetTuple { config: get_config };

@@ -165,6 +165,14 @@ pub fn fuzz(registration: &Registration, options: &FuzzOptions) -> Result<FuzzOu
     Ok(outcome)
 }
 
+/// [`fuzz`] inside a lifespan a front end already set up (the `checkpointer_test!` trial).
+///
+/// # Errors
+/// A message when the runtime cannot start.
+pub fn fuzz_in_lifespan(registration: &Registration, options: &FuzzOptions) -> Result<FuzzOutcome, String> {
+    fuzz_inner(registration, options, &abilities(registration))
+}
+
 fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Result<FuzzOutcome, String> {
     let rt = runtime(reg).map_err(|e| format!("cannot start a runtime: {e}"))?;
     let start = Instant::now();
