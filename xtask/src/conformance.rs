@@ -34,10 +34,13 @@ pub enum Backend {
     /// A Python saver through the bridge, as written: `python:sqlite`, `python:module:factory`
     /// or `python` with `--saver module:factory` (`checkpoint_bridge::parse_python_saver`).
     Python(String),
+    /// A JavaScript saver through the bridge, as written: `js:memory`, `js:./init.mjs` or
+    /// `js` with `--saver ./init.mjs` (`checkpoint_bridge::parse_js_saver`).
+    Js(String),
 }
 
 impl Backend {
-    const NAMES: &'static str = "memory, sqlite, postgres, python:NAME (NAME one of memory, sqlite, sqlite-async, postgres, postgres-async, or module:factory)";
+    const NAMES: &'static str = "memory, sqlite, postgres, python:NAME (NAME one of memory, sqlite, sqlite-async, postgres, postgres-async, or module:factory), js:NAME (NAME one of memory, sqlite, postgres, or ./initializer.mjs)";
 
     /// Whether the saver stores in PostgreSQL (and so needs a server URL); `saver` is
     /// `--saver`. The Python rule is the bridge's own (`checkpoint_bridge::needs_postgres`).
@@ -46,6 +49,9 @@ impl Backend {
             Self::Postgres => true,
             Self::Python(spec) => {
                 checkpoint_bridge::parse_python_saver(spec, saver).is_ok_and(|s| checkpoint_bridge::needs_postgres(&s))
+            }
+            Self::Js(spec) => {
+                checkpoint_bridge::parse_js_saver(spec, saver).is_ok_and(|s| checkpoint_bridge::js_needs_postgres(&s))
             }
             _ => false,
         }
@@ -57,12 +63,14 @@ impl Backend {
 pub struct Args {
     /// The backend to check: memory, sqlite, postgres, or one of LangGraph's Python savers
     /// through the bridge: python:memory, python:sqlite, python:sqlite-async,
-    /// python:postgres, python:postgres-async, python:module:factory (docs/langgraph-savers.md).
+    /// python:postgres, python:postgres-async, python:module:factory, or one of LangGraph
+    /// JS's: js:memory, js:sqlite, js:postgres, js:./initializer.mjs (docs/langgraph-savers.md).
     #[arg(long, value_name = "BACKEND", default_value = "sqlite", value_parser = parse_backend)]
     backend: Backend,
 
     /// With --backend python: the saver's factory as module:factory (a callable that
-    /// returns a saver, or a context manager yielding one).
+    /// returns a saver, or a context manager yielding one). With --backend js: the path of
+    /// an initializer module (docs/bridge-protocol.md, "A saver of your own").
     #[arg(long, value_name = "MODULE:FACTORY")]
     saver: Option<String>,
 
@@ -131,6 +139,7 @@ fn parse_backend(s: &str) -> Result<Backend, String> {
         "sqlite" => Ok(Backend::Sqlite),
         "postgres" => Ok(Backend::Postgres),
         python if python == "python" || python.starts_with("python:") => Ok(Backend::Python(python.to_owned())),
+        js if js == "js" || js.starts_with("js:") => Ok(Backend::Js(js.to_owned())),
         other => Err(format!("unknown backend `{other}`; valid backends are: {}", Backend::NAMES)),
     }
 }
@@ -250,15 +259,20 @@ fn prepare(args: &Args) -> Result<(), String> {
         check_sqlite_path(p)?;
     }
     if args.postgres_url.is_some() && !args.backend.needs_postgres(args.saver.as_deref()) {
-        return Err("--postgres-url applies only to --backend postgres (or python:postgres*)".into());
+        return Err("--postgres-url applies only to --backend postgres (or python:postgres*, js:postgres)".into());
     }
     match &args.backend {
         Backend::Python(spec) => {
             checkpoint_bridge::parse_python_saver(spec, args.saver.as_deref()).map_err(|e| e.to_string())?;
         }
-        _ if args.saver.is_some() => return Err("--saver applies only to --backend python".into()),
-        _ if args.python.is_some() => return Err("--python applies only to --backend python:*".into()),
+        Backend::Js(spec) => {
+            checkpoint_bridge::parse_js_saver(spec, args.saver.as_deref()).map_err(|e| e.to_string())?;
+        }
+        _ if args.saver.is_some() => return Err("--saver applies only to --backend python or js".into()),
         _ => {}
+    }
+    if args.python.is_some() && !matches!(args.backend, Backend::Python(_)) {
+        return Err("--python applies only to --backend python:*".into());
     }
     // Before anything opens an output: none is the database or another output.
     let outputs = outputs(args);
@@ -302,8 +316,8 @@ pub fn run(args: Args) -> ExitCode {
             Ok(url) => checkpoint_postgres::registration(&url),
             Err(code) => return code,
         },
-        (Backend::Python(spec), _) => {
-            let postgres_url = if args.backend.needs_postgres(args.saver.as_deref()) {
+        (backend @ (Backend::Python(_) | Backend::Js(_)), _) => {
+            let postgres_url = if backend.needs_postgres(args.saver.as_deref()) {
                 match postgres_url(&args, &mut server) {
                     Ok(url) => Some(url),
                     Err(code) => return code,
@@ -311,12 +325,22 @@ pub fn run(args: Args) -> ExitCode {
             } else {
                 None
             };
-            let options = checkpoint_bridge::PythonOptions {
-                base_dir: bridge_dir(),
-                python_env: args.python.clone(),
-                postgres_url,
+            let made = match backend {
+                Backend::Python(spec) => {
+                    let options = checkpoint_bridge::PythonOptions {
+                        base_dir: bridge_dir(),
+                        python_env: args.python.clone(),
+                        postgres_url,
+                    };
+                    checkpoint_bridge::python_registration(spec, args.saver.as_deref(), &options)
+                }
+                Backend::Js(spec) => {
+                    let options = checkpoint_bridge::JsOptions { base_dir: bridge_dir(), postgres_url };
+                    checkpoint_bridge::js_registration(spec, args.saver.as_deref(), &options)
+                }
+                _ => unreachable!("a bridged backend"),
             };
-            match checkpoint_bridge::python_registration(spec, args.saver.as_deref(), &options) {
+            match made {
                 Ok(b) => {
                     let r = b.registration().clone();
                     bridged = Some(b);
@@ -443,6 +467,10 @@ mod tests {
         assert!(Backend::Python("python:postgres-async".into()).needs_postgres(None));
         assert!(!Backend::Python("python:my.postgres:make".into()).needs_postgres(None));
         assert!(Backend::Python("python".into()).needs_postgres(Some("postgres_saver:make")));
+        assert_eq!(parse_backend("js:memory").unwrap(), Backend::Js("js:memory".into()));
+        assert!(Backend::Js("js:postgres".into()).needs_postgres(None));
+        assert!(!Backend::Js("js".into()).needs_postgres(Some("./postgres.mjs")));
+        assert!(parse_backend("jsx").unwrap_err().contains("js:NAME"));
         assert!(parse_capability("puts").unwrap_err().contains("put_writes"));
         assert_eq!(parse_skip("prune= no server ").unwrap(), (Capability::Prune, "no server".into()));
         assert!(parse_skip("prune").unwrap_err().contains("CAPABILITY=REASON"));

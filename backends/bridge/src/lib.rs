@@ -8,6 +8,9 @@
 //! - [`python_registration`]: `python:sqlite`, `python` + `module:factory`, ... as a
 //!   [`BridgeRegistration`], with the managed Python environment made on first use
 //!   ([`managed_python`]) or a user's own ([`PythonOptions::python_env`]).
+//! - [`js_registration`]: `js:memory`, `js:sqlite`, `js:postgres`, `js` + an initializer
+//!   module, served by the node child in `bridges/js` ([`managed_node`] installs its
+//!   pinned packages on first use).
 //! - [`BridgeRegistration`]: one child per run, a fresh saver instance per case, reopen
 //!   and open-by-location for the durability cases; [`BridgeRegistration::annotate`] adds
 //!   the side judged (async or sync methods) and the package versions to the report.
@@ -20,6 +23,8 @@
 
 #![warn(missing_docs)]
 
+mod js;
+mod managed;
 mod process;
 pub mod protocol;
 mod python;
@@ -27,10 +32,15 @@ mod registration;
 mod saver;
 pub mod server;
 
+pub use js::{
+    js_needs_postgres, js_registration, managed_node, parse_js_saver, JsOptions, JS_PINNED, JS_SHORT_NAMES,
+    NODE_ENV_VAR, NPM_ENV_VAR,
+};
+pub use managed::{SpecError, POSTGRES_URL_ENV};
 pub use process::ChildCommand;
 pub use python::{
     child_command, managed_python, needs_postgres, parse_python_saver, python_registration, user_python, PythonOptions,
-    SpecError, BASE_PYTHON_ENV_VAR, PINNED, POSTGRES_URL_ENV, PYTHON_ENV_VAR, SHORT_NAMES,
+    BASE_PYTHON_ENV_VAR, PINNED, PYTHON_ENV_VAR, SHORT_NAMES,
 };
 pub use registration::{BridgeFacts, BridgeRegistration, BridgeSpec};
 pub use saver::{BridgeSaver, NEXT_VERSION_TIMEOUT};

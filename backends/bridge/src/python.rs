@@ -3,10 +3,10 @@
 //! and the saver specs `python:sqlite` / `python` + `module:factory`.
 
 use std::ffi::OsString;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::managed::{parse_saver, postgres_url, run, Package, SpecError};
 use crate::process::ChildCommand;
 use crate::registration::{BridgeRegistration, BridgeSpec};
 
@@ -25,42 +25,25 @@ pub const SHORT_NAMES: &[&str] = &["memory", "sqlite", "sqlite-async", "postgres
 /// The environment variable naming a Python environment of the user's (a virtualenv
 /// directory or an interpreter) to use instead of the managed one.
 pub const PYTHON_ENV_VAR: &str = "CHECKPOINT_BRIDGE_PYTHON";
-/// The environment variable with the PostgreSQL URL for `python:postgres*`.
-pub const POSTGRES_URL_ENV: &str = "CHECKPOINT_POSTGRES_URL";
 /// The interpreter that creates the managed virtualenv (default `python3`).
 pub const BASE_PYTHON_ENV_VAR: &str = "CHECKPOINT_BRIDGE_BASE_PYTHON";
 
-/// The bridge package's files, embedded so that an installed binary needs no checkout.
-const PACKAGE: &[(&str, &str)] = &[
-    ("pyproject.toml", include_str!("../../../bridges/python/pyproject.toml")),
-    ("constraints.txt", include_str!("../../../bridges/python/constraints.txt")),
-    ("checkpoint_bridge/__init__.py", include_str!("../../../bridges/python/checkpoint_bridge/__init__.py")),
-    ("checkpoint_bridge/__main__.py", include_str!("../../../bridges/python/checkpoint_bridge/__main__.py")),
-    ("checkpoint_bridge/mapping.py", include_str!("../../../bridges/python/checkpoint_bridge/mapping.py")),
-    ("checkpoint_bridge/served.py", include_str!("../../../bridges/python/checkpoint_bridge/served.py")),
-    ("checkpoint_bridge/server.py", include_str!("../../../bridges/python/checkpoint_bridge/server.py")),
-    ("checkpoint_bridge/storage.py", include_str!("../../../bridges/python/checkpoint_bridge/storage.py")),
-    ("checkpoint_bridge/values.py", include_str!("../../../bridges/python/checkpoint_bridge/values.py")),
-];
-
-/// Why a saver spec gave no registration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SpecError {
-    /// The spec or options are wrong (a front end exits with 2).
-    Usage(String),
-    /// The environment could not be prepared (pip failed, no Python, no server URL ...).
-    Environment(String),
-}
-
-impl std::fmt::Display for SpecError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Usage(m) | Self::Environment(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for SpecError {}
+/// The bridge package, embedded so that an installed binary needs no checkout.
+const PACKAGE: Package = Package {
+    kind: "python",
+    pins: PINNED,
+    files: &[
+        ("pyproject.toml", include_str!("../../../bridges/python/pyproject.toml")),
+        ("constraints.txt", include_str!("../../../bridges/python/constraints.txt")),
+        ("checkpoint_bridge/__init__.py", include_str!("../../../bridges/python/checkpoint_bridge/__init__.py")),
+        ("checkpoint_bridge/__main__.py", include_str!("../../../bridges/python/checkpoint_bridge/__main__.py")),
+        ("checkpoint_bridge/mapping.py", include_str!("../../../bridges/python/checkpoint_bridge/mapping.py")),
+        ("checkpoint_bridge/served.py", include_str!("../../../bridges/python/checkpoint_bridge/served.py")),
+        ("checkpoint_bridge/server.py", include_str!("../../../bridges/python/checkpoint_bridge/server.py")),
+        ("checkpoint_bridge/storage.py", include_str!("../../../bridges/python/checkpoint_bridge/storage.py")),
+        ("checkpoint_bridge/values.py", include_str!("../../../bridges/python/checkpoint_bridge/values.py")),
+    ],
+};
 
 /// Options of a Python saver run.
 #[derive(Clone, Debug, Default)]
@@ -73,68 +56,6 @@ pub struct PythonOptions {
     pub python_env: Option<PathBuf>,
     /// The PostgreSQL URL for the postgres savers; default $CHECKPOINT_POSTGRES_URL.
     pub postgres_url: Option<String>,
-}
-
-/// A 64-bit FNV-1a digest (stable across builds, for the environment's stamp).
-fn fnv(parts: &[&str]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in parts {
-        for b in p.bytes().chain([0u8]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
-}
-
-fn package_digest() -> String {
-    let mut parts: Vec<&str> = PINNED.to_vec();
-    for (name, text) in PACKAGE {
-        parts.push(name);
-        parts.push(text);
-    }
-    fnv(&parts)
-}
-
-/// Writes the embedded package to `<base>/python/src-<digest>` (once) and returns it.
-fn write_package(base: &Path) -> Result<PathBuf, String> {
-    let root = base.join("python");
-    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
-    let dir = root.join(format!("src-{}", package_digest()));
-    if dir.join(".complete").exists() {
-        return Ok(dir);
-    }
-    let tmp = tempfile::Builder::new()
-        .prefix("src-tmp-")
-        .tempdir_in(&root)
-        .map_err(|e| format!("cannot create a directory in {}: {e}", base.display()))?;
-    for (name, text) in PACKAGE {
-        let path = tmp.path().join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-        }
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    std::fs::write(tmp.path().join(".complete"), "").map_err(|e| format!("cannot write the package: {e}"))?;
-    let tmp = tmp.keep();
-    if let Err(e) = std::fs::rename(&tmp, &dir) {
-        // Another process wrote it first.
-        let _ = std::fs::remove_dir_all(&tmp);
-        if !dir.join(".complete").exists() {
-            return Err(format!("cannot move the bridge package to {}: {e}", dir.display()));
-        }
-    }
-    Ok(dir)
-}
-
-fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-    }
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let tail: Vec<&str> = text.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev().collect();
-    Err(format!("{what} failed ({}):\n{}", out.status, tail.join("\n")))
 }
 
 fn venv_python(venv: &Path) -> PathBuf {
@@ -153,35 +74,29 @@ fn venv_python(venv: &Path) -> PathBuf {
 /// # Errors
 /// A message with the failing step and the end of pip's output.
 pub fn managed_python(base: &Path) -> Result<PathBuf, String> {
-    let root = base.join("python");
-    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
-    let lock = File::create(root.join(".lock")).map_err(|e| format!("cannot create the lock file: {e}"))?;
-    lock.lock().map_err(|e| format!("cannot lock {}: {e}", root.join(".lock").display()))?;
-    let venv = root.join("venv");
-    let stamp_path = venv.join(".checkpoint-bridge-stamp");
-    let stamp = package_digest();
+    let venv = base.join("python").join("venv");
     let python = venv_python(&venv);
-    if std::fs::read_to_string(&stamp_path).ok().as_deref() == Some(stamp.as_str()) && python.exists() {
-        return Ok(python);
-    }
-    let pkg = write_package(base)?;
-    if venv.exists() {
-        std::fs::remove_dir_all(&venv).map_err(|e| format!("cannot remove the old {}: {e}", venv.display()))?;
-    }
-    let base_python = std::env::var_os(BASE_PYTHON_ENV_VAR).unwrap_or_else(|| OsString::from("python3"));
-    eprintln!(
-        "checkpoint-bridge: creating the Python environment {} (first use: pip installs {})",
-        venv.display(),
-        PINNED.join(", ")
-    );
-    run(Command::new(&base_python).arg("-m").arg("venv").arg(&venv), "creating the virtualenv")?;
-    let mut pip = Command::new(&python);
-    pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", "-c"])
-        .arg(pkg.join("constraints.txt"))
-        .args(PINNED)
-        .arg(&pkg);
-    run(&mut pip, "pip install")?;
-    std::fs::write(&stamp_path, &stamp).map_err(|e| format!("cannot write {}: {e}", stamp_path.display()))?;
+    let stamp = venv.join(".checkpoint-bridge-stamp");
+    let stamp = if python.exists() { stamp } else { venv.join(".missing-interpreter") };
+    PACKAGE.ensure(base, &stamp, || {
+        let pkg = PACKAGE.write(base)?;
+        if venv.exists() {
+            std::fs::remove_dir_all(&venv).map_err(|e| format!("cannot remove the old {}: {e}", venv.display()))?;
+        }
+        let base_python = std::env::var_os(BASE_PYTHON_ENV_VAR).unwrap_or_else(|| OsString::from("python3"));
+        eprintln!(
+            "checkpoint-bridge: creating the Python environment {} (first use: pip installs {})",
+            venv.display(),
+            PINNED.join(", ")
+        );
+        run(Command::new(&base_python).arg("-m").arg("venv").arg(&venv), "creating the virtualenv")?;
+        let mut pip = Command::new(&python);
+        pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", "-c"])
+            .arg(pkg.join("constraints.txt"))
+            .args(PINNED)
+            .arg(&pkg);
+        run(&mut pip, "pip install").map(|_| ())
+    })?;
     Ok(python)
 }
 
@@ -210,7 +125,7 @@ pub fn user_python(path: &Path) -> Result<PathBuf, String> {
 pub fn child_command(python: &Path, base: &Path, managed: bool, label: &str) -> Result<ChildCommand, String> {
     let mut env = vec![(OsString::from("PYTHONUNBUFFERED"), OsString::from("1"))];
     if !managed {
-        let pkg = write_package(base)?;
+        let pkg = PACKAGE.write(base)?;
         let mut path = pkg.into_os_string();
         if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
             path.push(":");
@@ -232,35 +147,8 @@ pub fn child_command(python: &Path, base: &Path, managed: bool, label: &str) -> 
 /// # Errors
 /// [`SpecError::Usage`] for anything else, with the valid names.
 pub fn parse_python_saver(backend: &str, saver: Option<&str>) -> Result<String, SpecError> {
-    let rest =
-        backend.strip_prefix("python").ok_or_else(|| SpecError::Usage(format!("{backend} is not a python backend")))?;
-    let named = match rest.strip_prefix(':') {
-        Some(n) if !n.is_empty() => Some(n),
-        Some(_) => return Err(SpecError::Usage("python: needs a saver name after the colon".into())),
-        None if rest.is_empty() => None,
-        None => return Err(SpecError::Usage(format!("unknown backend `{backend}`"))),
-    };
-    let spec = match (named, saver) {
-        (Some(_), Some(_)) => {
-            return Err(SpecError::Usage(format!("--saver goes with --backend python, not with {backend}")))
-        }
-        (Some(n), None) | (None, Some(n)) => n.trim(),
-        (None, None) => {
-            return Err(SpecError::Usage(format!(
-                "--backend python needs --saver module:factory (or use python:NAME with NAME one of {})",
-                SHORT_NAMES.join(", ")
-            )))
-        }
-    };
-    let valid_factory = spec.split_once(':').is_some_and(|(m, f)| !m.is_empty() && !f.is_empty());
-    if SHORT_NAMES.contains(&spec) || valid_factory {
-        Ok(spec.to_owned())
-    } else {
-        Err(SpecError::Usage(format!(
-            "unknown Python saver `{spec}`: give one of {} or module:factory",
-            SHORT_NAMES.join(", ")
-        )))
-    }
+    let factory = |spec: &str| spec.split_once(':').is_some_and(|(m, f)| !m.is_empty() && !f.is_empty());
+    parse_saver("python", backend, saver, SHORT_NAMES, factory, "module:factory")
 }
 
 /// Whether the saver spec (as [`parse_python_saver`] gives it) names one of LangGraph's
@@ -294,17 +182,8 @@ pub fn python_registration(
         child_command(&python, &options.base_dir, managed, &name).map_err(SpecError::Environment)?
     };
     if needs_postgres(&spec) {
-        let url = options
-            .postgres_url
-            .clone()
-            .or_else(|| std::env::var(POSTGRES_URL_ENV).ok())
-            .filter(|u| !u.is_empty())
-            .ok_or_else(|| {
-                SpecError::Environment(format!(
-                    "{name} needs a PostgreSQL server: set {POSTGRES_URL_ENV} or --postgres-url"
-                ))
-            })?;
-        command.env.push((POSTGRES_URL_ENV.into(), url.into()));
+        let url = postgres_url(&name, options.postgres_url.as_deref())?;
+        command.env.push((crate::POSTGRES_URL_ENV.into(), url.into()));
     }
     Ok(BridgeRegistration::new(BridgeSpec { name, command, saver: spec, work_dir: options.base_dir.join("runs") }))
 }
@@ -328,8 +207,8 @@ mod tests {
 
     #[test]
     fn the_package_digest_changes_with_the_package() {
-        assert_eq!(fnv(&["a", "b"]), fnv(&["a", "b"]));
-        assert_ne!(fnv(&["a", "b"]), fnv(&["ab"]));
-        assert_eq!(package_digest().len(), 16);
+        assert_eq!(crate::managed::fnv(&["a", "b"]), crate::managed::fnv(&["a", "b"]));
+        assert_ne!(crate::managed::fnv(&["a", "b"]), crate::managed::fnv(&["ab"]));
+        assert_eq!(PACKAGE.digest().len(), 16);
     }
 }

@@ -354,14 +354,10 @@ impl CheckpointSaver for MemorySaver {
             for id in ns.checkpoints.keys() {
                 d.writes.remove(&**id);
             }
-            for (id, writes) in ns.writes {
-                if ns.checkpoints.contains_key(id.as_str()) {
-                    d.writes.insert(id, writes);
-                } else {
-                    d.writes.entry(id).or_default().extend(writes);
-                }
-            }
             d.checkpoints.extend(ns.checkpoints);
+            for (id, writes) in ns.writes {
+                d.writes.entry(id).or_default().extend(writes);
+            }
             for (ch, versions) in ns.blobs {
                 d.blobs.entry(ch).or_default().extend(versions);
             }

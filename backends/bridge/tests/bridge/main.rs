@@ -7,6 +7,8 @@
 //! The Python trials (`python_*`) use the managed environment under
 //! `target/checkpoint-bridge` (made on first use: pip reaches PyPI) and write their reports
 //! to `target/checkpoint-bridge/reports/`. They run unless `CHECKPOINT_BRIDGE_PYTHON_TESTS=0`.
+//! The JavaScript trials (`js_*`) likewise install the JS child's pinned packages under
+//! `target/checkpoint-bridge/js` (npm ci on first use) unless `CHECKPOINT_BRIDGE_JS_TESTS=0`.
 
 mod values;
 
@@ -15,7 +17,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use checkpoint_bridge::server::{rust_registration, serve_if_requested};
-use checkpoint_bridge::{python_registration, BridgeRegistration, PythonOptions};
+use checkpoint_bridge::{js_registration, python_registration, BridgeRegistration, JsOptions, PythonOptions};
 use conformance_core::{Level, Outcome, Registration, Report, RunOptions};
 
 /// Makes this process a host that starts a bridge child, prints its pid and waits to be
@@ -42,6 +44,24 @@ fn python(saver: &str) -> BridgeRegistration {
         Ok(r) => r,
         Err(e) => panic!("python:{saver}: {e}"),
     }
+}
+
+fn js(backend: &str, saver: Option<&str>) -> BridgeRegistration {
+    let options = JsOptions { base_dir: base_dir(), ..JsOptions::default() };
+    match js_registration(backend, saver, &options) {
+        Ok(r) => r,
+        Err(e) => panic!("{backend} {saver:?}: {e}"),
+    }
+}
+
+/// The JS saver that keeps exactly what it is given (tests/bridge/exact_saver.mjs).
+fn js_exact() -> BridgeRegistration {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge/exact_saver.mjs");
+    js("js", Some(path))
+}
+
+fn js_tests() -> bool {
+    std::env::var("CHECKPOINT_BRIDGE_JS_TESTS").map_or(true, |v| v != "0")
 }
 
 fn python_tests() -> bool {
@@ -105,6 +125,16 @@ fn main() -> ExitCode {
             }
         }
     }
+    if js_tests() {
+        trials.extend([
+            trial("values_cross_the_bridge_exactly_js", || {
+                values::roundtrip(&js_exact(), values::Fidelity::JavaScript)
+            }),
+            trial("js_memory_catalog_completes", || {
+                catalog(&js("js:memory", None), "js-memory");
+            }),
+        ]);
+    }
     libtest_mimic::run(&args, trials).exit_code()
 }
 
@@ -121,13 +151,24 @@ fn run(reg: &BridgeRegistration) -> Report {
     report
 }
 
+/// The per-case limit of the same-outcomes comparison.
+const SAME_OUTCOMES_TIMEOUT: Duration = Duration::from_secs(180);
+
 /// A Rust saver through the bridge gets the same level as directly, and every case the
 /// same outcome.
+///
+/// Both runs get a per-case limit of [`SAME_OUTCOMES_TIMEOUT`]: this compares outcomes, not
+/// speed (that is the bench's), and a 16 MiB value through a debug build on a loaded
+/// machine can take longer than the default 30 s.
 fn same_outcomes(name: &str) {
     let direct_reg = served().into_iter().find(|r| r.name() == name).expect("served registration");
-    let direct = conformance_spec::validate(&direct_reg, &RunOptions::default());
+    let direct = conformance_spec::validate(&direct_reg.timeout(SAME_OUTCOMES_TIMEOUT), &RunOptions::default());
     let bridged_reg = bridged(name);
-    let through = run(&bridged_reg);
+    let mut through = conformance_spec::validate(
+        &bridged_reg.registration().clone().timeout(SAME_OUTCOMES_TIMEOUT),
+        &RunOptions::default(),
+    );
+    bridged_reg.annotate(&mut through);
     assert_eq!(direct.tests.len(), through.tests.len());
     let mut differences = Vec::new();
     for (d, b) in direct.tests.iter().zip(&through.tests) {
@@ -149,11 +190,19 @@ fn same_outcomes(name: &str) {
 /// The catalog against one of LangGraph's savers completes and writes a report with a
 /// level; the level itself is a finding about the saver (docs/langgraph-savers.md).
 fn python_catalog(saver: &str) {
-    let reg = python(saver);
-    let report = run(&reg);
+    let report = catalog(&python(saver), &format!("python-{saver}"));
+    assert_ne!(report.conformance_level, Level::None, "python:{saver}: level NONE");
+}
+
+/// Runs the catalog through `reg`, writes the report to
+/// `target/checkpoint-bridge/reports/<file>.json` and checks the run is a verdict on the
+/// saver, not on the bridge: no setup error, every case of a detected capability ran,
+/// more passed than failed, the side is reported and no child died.
+fn catalog(reg: &BridgeRegistration, file: &str) -> Report {
+    let report = run(reg);
     let dir = base_dir().join("reports");
     std::fs::create_dir_all(&dir).expect("reports directory");
-    let path = dir.join(format!("python-{saver}.json"));
+    let path = dir.join(format!("{file}.json"));
     std::fs::write(&path, report.to_json()).expect("report written");
     assert!(report.setup_error.is_none(), "setup failed: {:?}", report.setup_error);
     // Every case of a detected capability ran; the others are not implemented, none is
@@ -165,10 +214,10 @@ fn python_catalog(saver: &str) {
     }
     let (passed, failed, _) = report.case_counts();
     assert!(passed > failed, "{passed} passed, {failed} failed: the bridge is broken, not the saver");
-    assert_ne!(report.conformance_level, Level::None, "{}", path.display());
     assert!(report.facts.contains_key("bridge.side"), "{:?}", report.facts);
     let child_died = report.tests.iter().filter_map(|t| t.message.as_deref()).find(|m| m.contains("the bridge child"));
-    assert!(child_died.is_none(), "the bridge child died or broke the protocol: {child_died:?}");
+    assert!(child_died.is_none(), "the bridge child died or broke the protocol: {child_died:?} ({})", path.display());
+    report
 }
 
 /// The host side of `a_killed_host_leaves_no_child`: starts the bridge child, prints its

@@ -17,6 +17,21 @@ pub enum Fidelity {
     Exact,
     /// LangGraph's API: no task path comes back, so writes are made with `""`.
     LangGraph,
+    /// LangGraph JS's API: no task path either, and metadata and channel versions are JS
+    /// numbers, which hold integers only up to 2^53 (typed values keep any integer: the JS
+    /// child carries what a JS number cannot hold).
+    JavaScript,
+}
+
+impl Fidelity {
+    /// The largest integer metadata and channel versions can hold.
+    fn max_int(self) -> i64 {
+        if self == Self::JavaScript {
+            (1 << 53) - 1
+        } else {
+            i64::MAX
+        }
+    }
 }
 
 fn jv(v: Value) -> TypedValue {
@@ -76,8 +91,8 @@ pub fn edge_values() -> Vec<(&'static str, TypedValue)> {
     ]
 }
 
-fn metadata() -> CheckpointMetadata {
-    let Value::Object(m) = json!({
+fn metadata(fidelity: Fidelity) -> CheckpointMetadata {
+    let Value::Object(mut m) = json!({
         "source": "loop",
         "step": -1,
         "parents": {},
@@ -92,6 +107,10 @@ fn metadata() -> CheckpointMetadata {
     }) else {
         unreachable!()
     };
+    if fidelity == Fidelity::JavaScript {
+        m.insert("big".into(), json!(fidelity.max_int()));
+        m.insert("neg".into(), json!(-fidelity.max_int()));
+    }
     m
 }
 
@@ -138,12 +157,12 @@ pub fn roundtrip(reg: &BridgeRegistration, fidelity: Fidelity) {
             checkpoint.channel_values.insert((*name).to_owned(), v.clone());
             checkpoint.channel_versions.insert((*name).to_owned(), version);
         }
-        checkpoint.channel_versions.insert("kept_max".into(), ChannelVersion::Int(i64::MAX));
+        checkpoint.channel_versions.insert("kept_max".into(), ChannelVersion::Int(fidelity.max_int()));
         checkpoint.versions_seen.insert("node \u{1f30d}".into(), checkpoint.channel_versions.clone());
         let new_versions = checkpoint.channel_versions.clone();
         let thread = format!("values-{}", std::process::id());
         let stored = saver
-            .put(&CheckpointConfig::new(thread.clone()), checkpoint.clone(), metadata(), new_versions)
+            .put(&CheckpointConfig::new(thread.clone()), checkpoint.clone(), metadata(fidelity), new_versions)
             .await
             .expect("put");
         let path = if fidelity == Fidelity::Exact { "~push, ('a', 1) \u{1f30d}" } else { "" };
@@ -158,7 +177,7 @@ pub fn roundtrip(reg: &BridgeRegistration, fidelity: Fidelity) {
         ));
         problems.extend(differences(
             "metadata",
-            &metadata().into_iter().collect(),
+            &metadata(fidelity).into_iter().collect(),
             &got.metadata.clone().into_iter().collect(),
         ));
         for (field, same) in [

@@ -1,0 +1,371 @@
+// The JavaScript child of the bridge protocol (docs/bridge-protocol.md): newline-delimited
+// JSON requests on stdin, answers on stdout, in any order, many in flight.
+//
+// stdout carries nothing but answers: the real stdout's write is kept for the protocol and
+// process.stdout.write and console.log/info/debug go to stderr, so a saver that prints
+// cannot break the stream.
+
+import fs from "node:fs";
+import { createRequire } from "node:module";
+
+import { Num, parse, plain, write } from "./json.mjs";
+import { Inexact, WireError, checkpoint, exact, listArguments, runnableConfig, wireConfig, wireHistory, wireTuple } from "./mapping.mjs";
+import { resolve } from "./storage.mjs";
+import { decodeValue } from "./values.mjs";
+
+const PROTOCOL_VERSION = 1;
+const SERVER = "checkpoint-bridge-js 0.1.0";
+const SHUTDOWN_GRACE_MS = 10_000;
+const PACKAGES = [
+  "@langchain/langgraph-checkpoint",
+  "@langchain/langgraph-checkpoint-sqlite",
+  "@langchain/langgraph-checkpoint-postgres",
+  "@langchain/core",
+  "better-sqlite3",
+  "pg",
+];
+
+// The kit's operation -> the saver's method.
+const METHODS = {
+  put: "put",
+  put_writes: "putWrites",
+  get_tuple: "getTuple",
+  list: "list",
+  delete_thread: "deleteThread",
+  delete_for_runs: "deleteForRuns",
+  copy_thread: "copyThread",
+  prune: "prune",
+  delta_channel_history: "getDeltaChannelHistory",
+  get_next_version: "getNextVersion",
+};
+
+class ProtocolError extends Error {}
+class Unsupported extends Error {}
+
+// ---- transport -------------------------------------------------------------------
+
+const protoWrite = process.stdout.write.bind(process.stdout);
+process.stdout.write = process.stderr.write.bind(process.stderr);
+console.log = console.error;
+console.info = console.error;
+console.debug = console.error;
+
+function send(id, payload) {
+  let line;
+  try {
+    line = `{"id":${id === null ? "null" : id},${payload()}}\n`;
+  } catch (e) {
+    const message = `the saver's answer cannot be written as JSON: ${describe(e)}`;
+    line = `{"id":${id},"error":${JSON.stringify({ kind: "Storage", message })}}\n`;
+  }
+  protoWrite(line);
+}
+
+function sendError(id, kind, message) {
+  send(id, () => `"error":${JSON.stringify({ kind, message })}`);
+}
+
+/** The kit's error kind for an error a saver threw (docs/bridge-protocol.md, "Errors"). */
+function errorKind(e) {
+  if (e instanceof Unsupported) return "Unsupported";
+  const name = e?.name ?? "";
+  const message = String(e?.message ?? "");
+  if (name === "NotImplementedError" || /^(method )?not implemented\b/i.test(message)) return "Unsupported";
+  if (e instanceof TypeError || e instanceof RangeError || e instanceof SyntaxError) return "InvalidInput";
+  if (e instanceof Error && Object.getPrototypeOf(e) === Error.prototype) return "InvalidInput";
+  return "Storage";
+}
+
+function describe(e) {
+  if (!(e instanceof Error)) return String(e).replace(/\s*\n\s*/g, " ");
+  const name = e.constructor?.name && e.constructor.name !== "Error" ? e.constructor.name : e.name || "Error";
+  const text = String(e.message ?? "").replace(/\s*\n\s*/g, " ");
+  return text ? `${name}: ${text}` : name;
+}
+
+// ---- instances -------------------------------------------------------------------
+
+/** Per operation, who answers it: the saver's class (`async`), LangGraph's base class
+ * (`base`), or nobody (`none`). */
+function methodOwners(saver) {
+  const out = {};
+  for (const [op, name] of Object.entries(METHODS)) {
+    let proto = Object.getPrototypeOf(saver);
+    let owner = "none";
+    if (Object.prototype.hasOwnProperty.call(saver, name) && typeof saver[name] === "function") owner = "async";
+    while (owner === "none" && proto && proto !== Object.prototype) {
+      if (Object.prototype.hasOwnProperty.call(proto, name) && typeof proto[name] === "function") {
+        owner = proto.constructor?.name === "BaseCheckpointSaver" ? "base" : "async";
+      }
+      proto = Object.getPrototypeOf(proto);
+    }
+    out[op] = owner;
+  }
+  return out;
+}
+
+function className(saver) {
+  return saver?.constructor?.name ?? typeof saver;
+}
+
+const state = { storage: null, instances: new Map(), next: 1 };
+
+async function openInstance(location, caseHandle, owned) {
+  const saver = await state.storage.open(location);
+  if (saver === null || typeof saver !== "object" || typeof saver.getTuple !== "function") {
+    throw new TypeError(`the saver's open gave ${className(saver)}, not a checkpoint saver`);
+  }
+  const h = state.next;
+  state.next += 1;
+  const inst = { saver, location, case: caseHandle ?? h, owned, reopened: [], methods: methodOwners(saver) };
+  state.instances.set(h, inst);
+  return [h, inst];
+}
+
+function served(inst) {
+  return { class: className(inst.saver), side: "async", methods: inst.methods };
+}
+
+async function leave(h) {
+  const inst = state.instances.get(h);
+  state.instances.delete(h);
+  if (inst && state.storage.close) await state.storage.close(inst.saver);
+}
+
+/** Closes an instance; closing a case's own handle also closes the instances reopened
+ * from it and removes the case's storage. */
+async function close(h) {
+  const inst = state.instances.get(h);
+  const errors = [];
+  const own = inst.owned && inst.case === h;
+  for (const x of own ? [...inst.reopened, h] : [h]) {
+    try {
+      await leave(x);
+    } catch (e) {
+      errors.push(describe(e));
+    }
+  }
+  if (own && state.storage.destroy) {
+    try {
+      await state.storage.destroy(inst.location);
+    } catch (e) {
+      errors.push(describe(e));
+    }
+  }
+  if (errors.length) throw new Error(errors.join("; "));
+  return null;
+}
+
+function packageVersions() {
+  const require = createRequire(import.meta.url);
+  const out = {};
+  for (const name of PACKAGES) {
+    try {
+      const file = require.resolve(`${name}/package.json`);
+      out[name] = JSON.parse(fs.readFileSync(file, "utf8")).version;
+    } catch {
+      // not installed, or its package.json is not exported
+    }
+  }
+  return out;
+}
+
+// ---- operations ------------------------------------------------------------------
+
+async function hello(args) {
+  const versions = plain(args.protocol);
+  if (!Array.isArray(versions) || !versions.includes(PROTOCOL_VERSION)) {
+    throw new ProtocolError(`this child speaks protocol ${PROTOCOL_VERSION}, the host offers ${JSON.stringify(versions)}`);
+  }
+  if (typeof args.saver !== "string") throw new ProtocolError("hello needs the saver to serve (a short name or a module path)");
+  try {
+    state.storage = await resolve(args.saver, typeof args.workdir === "string" ? args.workdir : undefined);
+  } catch (e) {
+    throw new ProtocolError(e.message);
+  }
+  return {
+    protocol: PROTOCOL_VERSION,
+    server: SERVER,
+    runtime: `node ${process.versions.node}`,
+    packages: packageVersions(),
+    saver: args.saver,
+    reopen: Boolean(state.storage.reopenable),
+  };
+}
+
+async function dispatch(op, handle, args) {
+  if (op === "hello") return hello(args);
+  const storage = state.storage;
+  if (!storage) throw new ProtocolError(`${op} before hello`);
+  if (op === "setup") return (await storage.setup?.()) ?? null;
+  if (op === "teardown") return (await storage.teardown?.()) ?? null;
+  if (op === "open") {
+    const location = (await storage.create?.()) ?? null;
+    let h;
+    let inst;
+    try {
+      [h, inst] = await openInstance(location, null, true);
+    } catch (e) {
+      await storage.destroy?.(location);
+      throw e;
+    }
+    return { handle: h, location, reopen: Boolean(storage.reopenable), saver: served(inst) };
+  }
+  if (op === "open_at") {
+    if (!storage.reopenable) throw new ProtocolError("this saver's storage cannot be opened by location");
+    if (typeof args.location !== "string") throw new ProtocolError("open_at needs a string location");
+    const [h, inst] = await openInstance(args.location, null, false);
+    return { handle: h, saver: served(inst) };
+  }
+  const inst = typeof handle === "number" ? state.instances.get(handle) : undefined;
+  if (!inst) throw new ProtocolError(`${op}: no open handle ${JSON.stringify(handle)}`);
+  if (op === "reopen") {
+    if (!storage.reopenable) throw new ProtocolError("this saver's storage cannot be reopened");
+    const [h, created] = await openInstance(inst.location, inst.case, false);
+    state.instances.get(inst.case)?.reopened.push(h);
+    return { handle: h, saver: served(created) };
+  }
+  if (op === "close") return close(handle);
+  return saverCall(inst, op, args);
+}
+
+function decodeCall(op, a) {
+  switch (op) {
+    case "put":
+      return [runnableConfig(a.config), checkpoint(a.checkpoint), exact(a.metadata, "metadata"), exact(a.new_versions, "new_versions")];
+    case "put_writes":
+      return [runnableConfig(a.config), a.writes.map(([ch, v]) => [String(ch), decodeValue(v)]), a.task_id, a.task_path];
+    case "get_tuple":
+      return [runnableConfig(a.config)];
+    case "list":
+      return listArguments(a.thread_id, a.options);
+    case "delete_thread":
+      return [a.thread_id];
+    case "delete_for_runs":
+      return [[...a.run_ids]];
+    case "copy_thread":
+      return [a.source, a.target];
+    case "prune":
+      return [[...a.thread_ids], { strategy: a.strategy }];
+    case "delta_channel_history":
+      return [{ config: runnableConfig(a.config), channels: [...a.channels] }];
+    case "get_next_version":
+      return [a.current == null ? undefined : exact(a.current, "current")];
+    default:
+      throw new ProtocolError(`unknown operation ${JSON.stringify(op)}`);
+  }
+}
+
+async function saverCall(inst, op, args) {
+  let call;
+  try {
+    call = decodeCall(op, args ?? {});
+  } catch (e) {
+    if (e instanceof ProtocolError || e instanceof Inexact) throw e;
+    throw new ProtocolError(`${op}: bad arguments: ${describe(e)}`);
+  }
+  const { saver } = inst;
+  const name = METHODS[op];
+  if (typeof saver[name] !== "function") throw new Unsupported(`${className(saver)} has no ${name} method`);
+  const serde = saver.serde;
+  if (op === "list") {
+    const out = [];
+    for await (const t of saver.list(...call)) out.push(await wireTuple(t, serde));
+    return out;
+  }
+  const result = await saver[name](...call);
+  switch (op) {
+    case "put":
+      return wireConfig(result, "the config put returned");
+    case "get_tuple":
+      return wireTuple(result, serde);
+    case "delta_channel_history":
+      return wireHistory(result, serde);
+    case "get_next_version":
+      return result;
+    default:
+      return null;
+  }
+}
+
+async function handle(id, op, h, args) {
+  try {
+    const result = await dispatch(op, h, args ?? {});
+    send(id, () => `"ok":${write(result === undefined ? null : result)}`);
+  } catch (e) {
+    if (e instanceof ProtocolError) sendError(id, "Protocol", e.message);
+    else if (e instanceof WireError) sendError(id, "Storage", `the saver's answer does not fit: ${e.message}`);
+    else sendError(id, errorKind(e), describe(e));
+  }
+}
+
+const inFlight = new Set();
+
+function onLine(text) {
+  let req;
+  try {
+    req = parse(text);
+    if (req === null || typeof req !== "object") throw new SyntaxError("not an object");
+  } catch (e) {
+    sendError(null, "Protocol", `not a request: ${describe(e)}`);
+    return;
+  }
+  const id = req.id instanceof Num ? req.id.value : undefined;
+  if (!Number.isSafeInteger(id) || typeof req.op !== "string") {
+    sendError(Number.isSafeInteger(id) ? id : null, "Protocol", "not a request: id must be an integer and op a string");
+    return;
+  }
+  const h = req.handle == null ? undefined : plain(req.handle);
+  const p = handle(id, req.op, h, req.args);
+  inFlight.add(p);
+  p.finally(() => inFlight.delete(p));
+}
+
+async function shutdown() {
+  const cases = [...state.instances.entries()].filter(([h, i]) => i.owned && i.case === h).map(([h]) => h);
+  const others = [...state.instances.keys()].filter((h) => !cases.includes(h));
+  for (const h of [...others, ...cases]) {
+    if (!state.instances.has(h)) continue;
+    try {
+      await close(h);
+    } catch (e) {
+      console.error(`checkpoint-bridge: closing handle ${h} at exit: ${describe(e)}`);
+    }
+  }
+}
+
+function main() {
+  const expected = process.env.CHECKPOINT_BRIDGE_PARENT_PID;
+  if (expected && /^\d+$/.test(expected)) {
+    if (process.ppid !== Number(expected)) process.exit(1);
+    // The host owns this process: an interrupt reaches it and it ends the child.
+    process.on("SIGINT", () => {});
+  }
+  let pending = [];
+  process.stdin.on("data", (chunk) => {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+      pending.push(chunk.subarray(start, nl));
+      const line = Buffer.concat(pending).toString("utf8");
+      pending = [];
+      start = nl + 1;
+      if (line.trim()) onLine(line);
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  });
+  process.stdin.on("end", async () => {
+    // stdin closed: the host is done (or gone). Close what is open, bounded in time.
+    const timer = setTimeout(() => {
+      console.error("checkpoint-bridge: savers did not close in time; exiting");
+      process.exit(0);
+    }, SHUTDOWN_GRACE_MS);
+    await Promise.allSettled([...inFlight]);
+    await shutdown();
+    clearTimeout(timer);
+    // Pools and timers of savers must not keep a child alive after stdin closed.
+    process.stdout.write = protoWrite;
+    process.stdout.end(() => process.exit(0));
+  });
+}
+
+main();
