@@ -37,7 +37,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         copy_is_independent_of_source +[List, DeleteThread] -[GetTuple],
         target_continues_from_copied_values +[List] -[PutWrites],
         scenario_s16_copy_keeps_lineage_writes_and_namespaces +[List],
-        fuzz_copy_replaces_target_writes_with_none,
+        fuzz_copy_replaces_target_writes_with_none +[List] -[GetTuple],
     ])
 }
 

@@ -26,8 +26,8 @@ pub const SHIPPED: [(&str, &str); 5] = [
 
 /// One case per shipped trace.
 pub fn cases() -> Vec<SpecCase> {
-    crate::spec_cases!(Capability::Traces => [
-        replays_linear_graph_over_four_turns,
+    crate::spec_cases!(Capability::Traces, needs [Put, PutWrites, GetTuple] => [
+        replays_linear_graph_over_four_turns +[List],
         replays_subgraph_with_child_namespaces,
         replays_interrupt_and_resume,
         replays_send_fan_out_with_failed_task_retried,

@@ -121,6 +121,20 @@ impl SqliteStorage {
     }
 }
 
+/// A case that timed out never reaches `destroy` (its thread is abandoned): when the
+/// registration goes, at the end of the run, the files of every location still live are
+/// removed (temporary directories go with their `ScratchDir`).
+impl Drop for SqliteStorage {
+    fn drop(&mut self) {
+        let live = std::mem::take(&mut *self.live.lock().unwrap_or_else(|e| e.into_inner()));
+        for (location, held) in live {
+            if let Held::Guard(_) = held {
+                let _ = remove_database(Path::new(&location));
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl Storage for SqliteStorage {
     type Saver = SqliteSaver;
