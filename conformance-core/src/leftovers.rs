@@ -113,6 +113,35 @@ fn pid_gone(_pid: u32) -> bool {
     false
 }
 
+/// Sends SIGKILL to the child process `pid` that this process started (Unix; elsewhere
+/// nothing). For an interrupt cleanup ([`on_interrupt`]) that must not leave a child
+/// running after the front end exits.
+pub fn kill_child(pid: u32) {
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) with a pid this process spawned and has not reaped yet.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+/// In a child process the kit started: asks the kernel to SIGKILL it when its parent
+/// goes (Linux's `PR_SET_PDEATHSIG`, which also covers a parent killed by SIGKILL), and
+/// exits at once when the parent is already gone. Elsewhere nothing.
+pub fn die_with_parent() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid take no pointers.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() == 1 {
+            std::process::exit(137);
+        }
+    }
+}
+
 /// The pid in an entry name `<prefix><pid>-<rest>` or `<prefix><pid>.<rest>`, if it has one.
 pub fn pid_in_name(name: &str, prefix: &str) -> Option<u32> {
     let rest = name.strip_prefix(prefix)?;

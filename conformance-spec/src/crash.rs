@@ -121,6 +121,8 @@ fn protocol_line(line: &str) {
 }
 
 fn run_child(raw: &str, registrations: &[Registration]) -> ExitCode {
+    // A front end interrupted or killed mid-crash-test must not leave this child running.
+    conformance_core::leftovers::die_with_parent();
     let request: serde_json::Value = match serde_json::from_str(raw) {
         Ok(v) => v,
         Err(e) => {
@@ -579,6 +581,11 @@ async fn run_and_kill(exe: &std::path::Path, request: &str, plan: KillPlan) -> R
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("could not start the child {}: {e}", exe.display()))?;
+    // An interrupted front end kills the child before it exits (it would go on writing).
+    let child_pid = child.id();
+    let _killed_on_interrupt = conformance_core::leftovers::on_interrupt(move || {
+        conformance_core::leftovers::kill_child(child_pid);
+    });
     let log = Arc::new(Mutex::new(ChildLog::default()));
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Instant>();
     let (acks_tx, mut acks_rx) = tokio::sync::watch::channel((0usize, None::<Instant>));
