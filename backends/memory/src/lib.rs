@@ -352,7 +352,7 @@ impl CheckpointSaver for MemorySaver {
             // CONTRACT §3 copy_thread: a copied checkpoint's writes replace the target
             // checkpoint's writes (none in the source leaves none), found by the fuzzer.
             for id in ns.checkpoints.keys() {
-                d.writes.remove(id);
+                d.writes.remove(&**id);
             }
             d.checkpoints.extend(ns.checkpoints);
             for (id, writes) in ns.writes {
