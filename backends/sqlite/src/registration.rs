@@ -2,9 +2,9 @@
 //! which [`Registration::persistent`] derives the factory, reopen, location, crash-child
 //! opening and cleanup. Behind the `kit` feature, so a normal build has none of it.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
