@@ -33,6 +33,9 @@ pub enum Capability {
     Concurrency,
     /// Extended property (CONTRACT §4): acknowledged data survives a crash.
     Durability,
+    /// Extended: recorded LangGraph traffic (traces/) replays with the results the
+    /// contract gives (CONTRACT §2 on real call sequences).
+    Traces,
 }
 
 /// Whether a capability is required for a conformance level above NONE/BASE.
@@ -47,7 +50,7 @@ pub enum CapabilityKind {
 
 impl Capability {
     /// Every capability, in run order.
-    pub const ALL: [Capability; 11] = [
+    pub const ALL: [Capability; 12] = [
         Self::Put,
         Self::PutWrites,
         Self::GetTuple,
@@ -59,6 +62,7 @@ impl Capability {
         Self::DeltaChannelHistory,
         Self::Concurrency,
         Self::Durability,
+        Self::Traces,
     ];
 
     /// The five base capabilities.
@@ -78,6 +82,7 @@ impl Capability {
             Self::DeltaChannelHistory => "delta_channel_history",
             Self::Concurrency => "concurrency",
             Self::Durability => "durability",
+            Self::Traces => "traces",
         }
     }
 

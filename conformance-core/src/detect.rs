@@ -40,7 +40,8 @@ fn probe_checkpoint() -> Checkpoint {
 /// Probes a fresh saver from the registration's factory: each capability's method is
 /// called once with harmless input, and an `Unsupported` answer means "not implemented"
 /// (CONTRACT §5). `get_tuple` is detected when either form (latest, or by
-/// `checkpoint_id`) does not answer `Unsupported`. `concurrency` is detected with `put`;
+/// `checkpoint_id`) does not answer `Unsupported`. `concurrency` and `traces`
+/// are detected with `put`;
 /// `durability` when the fixture can reopen its storage.
 pub fn detect(registration: &Registration) -> Detection {
     let reg = registration.clone();
@@ -58,7 +59,7 @@ pub fn detect(registration: &Registration) -> Detection {
         let mut warnings = Vec::new();
         for cap in Capability::ALL {
             let d = match cap {
-                Capability::Concurrency => continue,
+                Capability::Concurrency | Capability::Traces => continue,
                 Capability::Durability => fixture.reopen.is_some(),
                 _ => match tokio::time::timeout(probe_limit, probe_on_own_thread(saver.clone(), cap, multi_thread))
                     .await
@@ -79,6 +80,7 @@ pub fn detect(registration: &Registration) -> Detection {
         }
         let put = detected.get(&Capability::Put).copied().unwrap_or(false);
         detected.insert(Capability::Concurrency, put);
+        detected.insert(Capability::Traces, put);
         drop(saver);
         if let Some(cleanup) = fixture.cleanup {
             let failed = match catch(cleanup()).await {
@@ -143,6 +145,6 @@ async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), Check
         Capability::CopyThread => saver.copy_thread(&thread, &format!("{thread}-copy")).await,
         Capability::Prune => saver.prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest).await,
         Capability::DeltaChannelHistory => saver.delta_channel_history(&with_id, &[]).await.map(|_| ()),
-        Capability::Concurrency | Capability::Durability => Ok(()),
+        Capability::Concurrency | Capability::Durability | Capability::Traces => Ok(()),
     }
 }

@@ -241,7 +241,8 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
 }
 
 /// Why `capability` counts as not implemented: `durability` when the fixture has no
-/// `Fixture::with_reopen` (it has no probe), `concurrency` when `put` is not implemented,
+/// `Fixture::with_reopen` (it has no probe), `concurrency` and `traces` when `put` is not
+/// implemented,
 /// any other capability when its probe answered `Unsupported` (CONTRACT §5).
 pub fn not_implemented_reason(capability: Capability) -> String {
     match capability {
@@ -250,7 +251,9 @@ pub fn not_implemented_reason(capability: Capability) -> String {
              instance can be opened on its storage"
                 .to_owned()
         }
-        Capability::Concurrency => "concurrency is not implemented: put is not implemented".to_owned(),
+        Capability::Concurrency | Capability::Traces => {
+            format!("{capability} is not implemented: put is not implemented")
+        }
         cap => format!("{cap} is not implemented: its probe answered Unsupported"),
     }
 }

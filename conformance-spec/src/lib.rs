@@ -44,6 +44,7 @@ pub mod copy_thread;
 pub mod delete_for_runs;
 pub mod delta_channel_history;
 pub mod prune;
+pub mod traces;
 
 pub use calls::{Cx, Reply};
 pub use compare::Checked;
@@ -196,6 +197,7 @@ pub fn catalog() -> Vec<SpecCase> {
     all.extend(delta_channel_history::cases());
     all.extend(concurrency::cases());
     all.extend(durability::cases());
+    all.extend(traces::cases());
     all
 }
 

@@ -16,7 +16,7 @@ use crate::registration::{reference, registration};
 /// How to run the analysis.
 #[derive(Clone, Debug)]
 pub struct AnalysisOptions {
-    /// Run only the capabilities each mutant declares it breaks (`false`, the default: a
+    /// Run only the capabilities each mutant declares it breaks, and `traces` (`false`, the default: a
     /// mutant must be caught by a case of its own capability, and a spec case counts as
     /// failing only when a mutant of its capability fails it), or every capability against
     /// every mutant (`true`: slower, shows the collateral failures of each bug).
@@ -58,13 +58,21 @@ impl MutantResult {
         !self.caught_by.is_empty()
     }
 
-    /// The failing cases of a capability the mutant declares it breaks.
+    /// The capabilities run against the mutant: those it declares, and `traces` (recorded
+    /// LangGraph traffic crosses capabilities, so the traces run against every mutant and
+    /// a trace that fails is never "outside" the mutant's capabilities).
+    pub fn runs(&self, capability: Capability) -> bool {
+        self.mutant.breaks.contains(&capability) || capability == Capability::Traces
+    }
+
+    /// The trace cases that caught it.
+    pub fn caught_by_traces(&self) -> Vec<&str> {
+        self.caught_by.iter().filter(|id| capability_of(id) == Some(Capability::Traces)).map(String::as_str).collect()
+    }
+
+    /// The failing cases of a capability the mutant declares it breaks (or `traces`).
     pub fn caught_in_declared(&self) -> Vec<&str> {
-        self.caught_by
-            .iter()
-            .filter(|id| capability_of(id).is_some_and(|c| self.mutant.breaks.contains(&c)))
-            .map(String::as_str)
-            .collect()
+        self.caught_by.iter().filter(|id| capability_of(id).is_some_and(|c| self.runs(c))).map(String::as_str).collect()
     }
 
     /// The capabilities whose cases caught it, each with how many of its cases failed, in
@@ -88,7 +96,7 @@ impl MutantResult {
     pub fn caught_outside(&self) -> Vec<&str> {
         self.caught_by
             .iter()
-            .filter(|id| !capability_of(id).is_some_and(|c| self.mutant.breaks.contains(&c)))
+            .filter(|id| !capability_of(id).is_some_and(|c| self.runs(c)))
             .map(String::as_str)
             .collect()
     }
@@ -256,6 +264,19 @@ impl Analysis {
         } else {
             let _ = writeln!(out, "{}", outside_home.join(", "));
         }
+        let by_traces: Vec<String> = self
+            .results
+            .iter()
+            .filter(|r| !r.caught_by_traces().is_empty())
+            .map(|r| format!("{} ({})", r.mutant.name, r.caught_by_traces().len()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n## Mutants the recorded traces kill ({} of {n})\n\nThe traces (traces/, capability `traces`) run against \
+             every mutant; in parentheses, how many of them failed.\n",
+            by_traces.len()
+        );
+        let _ = writeln!(out, "{}", if by_traces.is_empty() { "None.".to_owned() } else { by_traces.join(", ") });
         let survivors = self.survivors();
         let _ = writeln!(out, "\n## Kill rate\n");
         let _ = writeln!(out, "{k}/{n} mutants killed: {:.1}%", self.kill_rate());
@@ -309,6 +330,11 @@ fn failures(report: &Report) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The capabilities a mutant runs by default: those it declares and `traces`.
+fn declared_and_traces(mutant: &Mutant) -> BTreeSet<Capability> {
+    mutant.breaks.iter().copied().chain([Capability::Traces]).collect()
+}
+
 /// Whether `case` runs against the mutants of `base`.
 fn runs_on(base: Base, case: &SpecCase) -> bool {
     base.has_location() || !CASES_NEEDING_A_LOCATION.iter().any(|(id, _)| *id == case.id())
@@ -318,7 +344,7 @@ fn runs_on(base: Base, case: &SpecCase) -> bool {
 fn run_mutant(mutant: &'static Mutant, cases: &[SpecCase], options: &AnalysisOptions) -> MutantResult {
     let t0 = Instant::now();
     let opts = RunOptions {
-        capabilities: if options.all_capabilities { None } else { Some(mutant.breaks.iter().copied().collect()) },
+        capabilities: if options.all_capabilities { None } else { Some(declared_and_traces(mutant)) },
         jobs: 1,
         ..RunOptions::default()
     };
@@ -353,7 +379,7 @@ pub fn analyze_cases(all_cases: &[SpecCase], options: &AnalysisOptions) -> Analy
     }
     for base in bases {
         let capabilities: BTreeSet<Capability> =
-            MUTANTS.iter().filter(|m| m.base == base).flat_map(|m| m.breaks.iter().copied()).collect();
+            MUTANTS.iter().filter(|m| m.base == base).flat_map(declared_and_traces).collect();
         let opts = RunOptions { capabilities: Some(capabilities), ..base_opts.clone() };
         let base_cases: Vec<SpecCase> = cases.iter().filter(|c| runs_on(base, c)).copied().collect();
         let shared = conformance_core::run::run(&reference(base), &base_cases, &opts);

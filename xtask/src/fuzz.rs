@@ -12,8 +12,9 @@ use std::time::Duration;
 use checkpoint_postgres::test_server::TestServer;
 use conformance_backends::Backend;
 use conformance_core::Registration;
-use conformance_spec::fuzz::trace::Trace;
+use conformance_spec::fuzz::trace::{Op, Trace};
 use conformance_spec::fuzz::{fuzz, replay, FuzzOptions};
+use conformance_spec::traces::for_saver;
 
 use crate::USAGE;
 
@@ -52,7 +53,7 @@ pub struct Args {
 /// The options of `cargo xtask replay`.
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// The trace file.
+    /// The trace file, or a directory: every `*.json` in it, each on a fresh saver.
     file: PathBuf,
     #[command(flatten)]
     target: Target,
@@ -127,35 +128,81 @@ pub fn run(args: Args) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// Replays a trace file.
+/// The trace files `path` names: the file itself, or every `*.json` of a directory in
+/// name order.
+fn trace_files(path: &std::path::Path) -> Result<Vec<PathBuf>, String> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("{} has no trace files (*.json)", path.display()));
+    }
+    Ok(files)
+}
+
+/// Replays a trace file, or every trace of a directory (each on a fresh saver).
 pub fn run_replay(args: ReplayArgs) -> ExitCode {
-    let text = match std::fs::read_to_string(&args.file) {
-        Ok(t) => t,
+    let mut traces = Vec::new();
+    let files = match trace_files(&args.file) {
+        Ok(f) => f,
         Err(e) => {
-            eprintln!("error: cannot read {}: {e}", args.file.display());
+            eprintln!("error: {e}");
             return ExitCode::from(USAGE);
         }
     };
-    let trace = match Trace::parse(&text) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.file.display());
-            return ExitCode::from(USAGE);
+    for file in files {
+        let text = match std::fs::read_to_string(&file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", file.display());
+                return ExitCode::from(USAGE);
+            }
+        };
+        match Trace::parse(&text) {
+            Ok(t) => traces.push((file, t)),
+            Err(e) => {
+                eprintln!("error: {}: {e}", file.display());
+                return ExitCode::from(USAGE);
+            }
         }
-    };
+    }
     let (reg, _server) = match registration(&args.target) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    match replay(&reg, &trace) {
-        Ok(()) => {
-            println!("replay {}: {} steps, the saver gave what the trace says", reg.name(), trace.steps.len());
-            ExitCode::SUCCESS
+    let can_reopen = conformance_core::run::detect(&reg).is_detected(conformance_core::Capability::Durability);
+    let mut failed = 0;
+    for (file, trace) in &traces {
+        let trace = for_saver(trace, can_reopen);
+        match replay(&reg, &trace) {
+            Ok(()) => println!(
+                "replay {} {}: {} steps, the saver gave what the trace says",
+                reg.name(),
+                file.display(),
+                trace.steps.len()
+            ),
+            Err(e) => {
+                failed += 1;
+                println!("replay {} {}: {e}", reg.name(), file.display());
+            }
         }
-        Err(e) => {
-            println!("replay {}: {e}", reg.name());
-            ExitCode::FAILURE
-        }
+    }
+    if !can_reopen && traces.iter().any(|(_, t)| t.steps.iter().any(|s| s.op == Op::Reopen)) {
+        println!("note: {} cannot reopen its storage; reopen steps went on with the same instance", reg.name());
+    }
+    if traces.len() > 1 {
+        println!("{} of {} traces replayed without a difference", traces.len() - failed, traces.len());
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

@@ -47,7 +47,8 @@ enum Task {
     /// Model-based fuzzing: generated call sequences compared with the contract's model;
     /// a divergence is shrunk and written as a replayable trace.
     Fuzz(fuzz::Args),
-    /// Replay a trace file (docs/trace-format.md) against a backend or a mutant.
+    /// Replay a trace file, or every trace of a directory (docs/trace-format.md), against a
+    /// backend or a mutant.
     Replay(fuzz::ReplayArgs),
 }
 

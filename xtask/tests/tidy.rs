@@ -5,8 +5,9 @@
 //! - `conformance-core` or `conformance-spec` depending on a backend (`backends/*`,
 //!   `examples/*`), directly or through anything, with any kind of dependency;
 //! - `checkpoint-contract` depending on anything of the workspace (the kit, a backend);
-//! - a `-sys` crate under `checkpoint-contract`, `conformance-core` or `conformance-spec`
-//!   (normal and build dependencies, transitively, for the host platform);
+//! - a native crate (one whose manifest has `links`: `libsqlite3-sys`, `openssl-sys`, ...)
+//!   under `checkpoint-contract`, `conformance-core` or `conformance-spec` (normal and build
+//!   dependencies, transitively, for the host platform);
 //! - `sqlx` anywhere in the workspace's resolved graph.
 //!
 //! And: no `.rs` file over 600 lines in `selftest/src`.
@@ -53,6 +54,9 @@ struct Graph {
     /// Workspace member name -> its manifest directory relative to the workspace root.
     members: BTreeMap<String, String>,
     deps: BTreeMap<String, Vec<(String, BTreeSet<String>)>>,
+    /// Names of the packages that link a native library (`links` in their manifest, as
+    /// every `-sys` crate that builds C does; `linux-raw-sys`, pure Rust, has none).
+    native: BTreeSet<String>,
 }
 
 impl Graph {
@@ -60,8 +64,12 @@ impl Graph {
         let root = m["workspace_root"].as_str().unwrap_or("");
         let mut names = BTreeMap::new();
         let mut dirs = BTreeMap::new();
+        let mut native = BTreeSet::new();
         for p in m["packages"].as_array().into_iter().flatten() {
             let id = p["id"].as_str().unwrap_or("").to_owned();
+            if p["links"].is_string() {
+                native.insert(p["name"].as_str().unwrap_or("").to_owned());
+            }
             names.insert(id.clone(), p["name"].as_str().unwrap_or("").to_owned());
             let manifest = p["manifest_path"].as_str().unwrap_or("");
             let dir = manifest.strip_suffix("/Cargo.toml").unwrap_or(manifest);
@@ -92,7 +100,7 @@ impl Graph {
                 .collect();
             deps.insert(names[n["id"].as_str().unwrap_or("")].clone(), list);
         }
-        Self { names, members, deps }
+        Self { names, members, deps, native }
     }
 
     /// Every package reachable from `root` through dependencies of the given kinds, with
@@ -134,7 +142,7 @@ fn arrow_violations(metadata: &Value) -> Vec<String> {
     }
     for kit in KIT {
         for (dep, path) in g.reachable(kit, &["normal", "build"]) {
-            if dep.ends_with("-sys") {
+            if g.native.contains(&dep) {
                 out.push(format!("{kit} pulls in the native crate {dep}: {path}"));
             }
         }
@@ -191,7 +199,9 @@ fn doctored(packages: &[(&str, Option<&str>)], arrows: &[(&str, &str, &str)]) ->
                 Some(d) => format!("/ws/{d}/Cargo.toml"),
                 None => format!("/registry/{name}/Cargo.toml"),
             };
-            json!({"id": id(name), "name": name, "manifest_path": manifest})
+            // A `-sys` name stands for a crate that links a native library.
+            let links = if name.ends_with("-sys") { json!(name.trim_end_matches("-sys")) } else { Value::Null };
+            json!({"id": id(name), "name": name, "manifest_path": manifest, "links": links})
         })
         .collect();
     let members: Vec<Value> = packages.iter().filter(|(_, d)| d.is_some()).map(|(n, _)| json!(id(n))).collect();

@@ -76,8 +76,13 @@ fn venv_python(venv: &Path) -> PathBuf {
 pub fn managed_python(base: &Path) -> Result<PathBuf, String> {
     let venv = base.join("python").join("venv");
     let python = venv_python(&venv);
+    // One stamp path for every caller, checked under the lock: a caller that found the
+    // interpreter missing while another was still making the environment must not remake
+    // (and so remove) it afterwards. An interpreter gone with its stamp left makes it anew.
     let stamp = venv.join(".checkpoint-bridge-stamp");
-    let stamp = if python.exists() { stamp } else { venv.join(".missing-interpreter") };
+    if !python.exists() {
+        let _ = std::fs::remove_file(&stamp);
+    }
     PACKAGE.ensure(base, &stamp, || {
         let pkg = PACKAGE.write(base)?;
         if venv.exists() {

@@ -253,10 +253,11 @@ pub(crate) const DELETE_FOR_RUNS: &str = "WITH doomed AS (
 
 /// $1 source, $2 target, in this order (CONTRACT §3 copy_thread): checkpoints replace those
 /// with the same id in the target; the values the copied checkpoints read are replaced;
-/// stored values are added; writes replace those with the same key; the source's value
+/// stored values are added; a copied checkpoint's writes replace the target checkpoint's
+/// writes (none in the source leaves none); the source's value
 /// holders replace the target's. The caller then removes the target's values no checkpoint
 /// reads any more.
-pub(crate) const COPY_THREAD: [&str; 6] = [
+pub(crate) const COPY_THREAD: [&str; 7] = [
     "INSERT INTO checkpoints
         (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
     SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
@@ -275,6 +276,9 @@ pub(crate) const COPY_THREAD: [&str; 6] = [
     "INSERT INTO checkpoint_channels (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
     SELECT $2, checkpoint_ns, checkpoint_id, channel, version, digest
     FROM checkpoint_channels WHERE thread_id = $1",
+    "DELETE FROM checkpoint_writes t WHERE t.thread_id = $2 AND EXISTS (
+        SELECT 1 FROM checkpoints s WHERE s.thread_id = $1
+          AND s.checkpoint_ns = t.checkpoint_ns AND s.checkpoint_id = t.checkpoint_id)",
     "INSERT INTO checkpoint_writes
         (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type_tag, data)
     SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type_tag, data

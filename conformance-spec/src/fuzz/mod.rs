@@ -270,6 +270,15 @@ pub fn replay(registration: &Registration, trace: &Trace) -> Result<(), String> 
 /// A [`Failure`] naming the first differing call.
 pub async fn replay_in(cx: &crate::Cx, json: &str) -> Result<(), Failure> {
     let trace = Trace::parse(json).map_err(Failure::new)?;
+    replay_trace_in(cx, &trace).await
+}
+
+/// Replays a parsed trace in a spec case, on the case's saver (reopened at a `reopen`
+/// marker when the registration can reopen).
+///
+/// # Errors
+/// A [`Failure`] naming the first differing call.
+pub async fn replay_trace_in(cx: &crate::Cx, trace: &Trace) -> Result<(), Failure> {
     let reopen = cx.can_reopen().then(|| {
         let c = cx.clone();
         let f: conformance_core::ReopenFn = std::sync::Arc::new(move || {
@@ -278,7 +287,7 @@ pub async fn replay_in(cx: &crate::Cx, json: &str) -> Result<(), Failure> {
         });
         f
     });
-    replay_steps(Instances::new(cx.saver(), reopen), &trace).await.map_err(Failure::new)
+    replay_steps(Instances::new(cx.saver(), reopen), trace).await.map_err(Failure::new)
 }
 
 /// The outcome a trace step expects, for tools that build traces.

@@ -50,6 +50,7 @@ mod list_support;
 pub mod prune;
 pub mod put;
 pub mod put_writes;
+pub mod traces;
 pub mod types;
 
 /// Every module's list, in catalog order.
@@ -66,6 +67,7 @@ pub(crate) const LISTS: &[&[Mutant]] = &[
     delta_channel_history::MUTANTS,
     concurrency::MUTANTS,
     durability::MUTANTS,
+    traces::MUTANTS,
 ];
 
 /// What every mutant module imports.
@@ -89,7 +91,7 @@ pub(crate) mod prelude {
     pub(crate) use crate::wrapper::{lock, Inner};
     pub(crate) use conformance_core::Capability::{
         Concurrency as CC, CopyThread as CT, DeleteForRuns as DR, DeleteThread as DT, DeltaChannelHistory as DH,
-        Durability as DU, GetTuple as GT, List as LS, Prune as PR, Put as P, PutWrites as PW,
+        Durability as DU, GetTuple as GT, List as LS, Prune as PR, Put as P, PutWrites as PW, Traces as TR,
     };
     pub(crate) use Cover::{Gap as G, Rule as R, Scenario as S};
 }

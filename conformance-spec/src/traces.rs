@@ -1,0 +1,125 @@
+//! The `traces` capability: real LangGraph traffic, recorded once and replayed against
+//! any saver (traces/README.md). Each shipped trace under `traces/` is one case: a fresh
+//! saver gets every call the recorded run made, in order, and each result must be the
+//! recorded one under the contract's rules (ids and order exactly, values by their bytes;
+//! what the recorder normalised, and why, is in traces/README.md). A failure names the
+//! step (1-based), the call and every difference at it.
+//!
+//! A `reopen` step marks where the recorded process died and a new one opened the same
+//! storage: a saver that can reopen (CONTRACT §4, `durability` detected) is reopened
+//! there, so the resumed run must see what the killed one acknowledged; on one that cannot
+//! the replay goes on with the same instance ([`for_saver`]).
+
+use conformance_core::{Capability, SpecCase};
+
+use crate::fuzz::trace::{Op, Trace};
+use crate::{Checked, Cx};
+
+/// The shipped traces: `(name, JSON text)`, the name being the file's stem under `traces/`.
+pub const SHIPPED: [(&str, &str); 5] = [
+    ("linear", include_str!("../../traces/linear.json")),
+    ("subgraph", include_str!("../../traces/subgraph.json")),
+    ("interrupt", include_str!("../../traces/interrupt.json")),
+    ("fanout-retry", include_str!("../../traces/fanout-retry.json")),
+    ("killed-resumed", include_str!("../../traces/killed-resumed.json")),
+];
+
+/// One case per shipped trace.
+pub fn cases() -> Vec<SpecCase> {
+    crate::spec_cases!(Capability::Traces => [
+        replays_linear_graph_over_four_turns,
+        replays_subgraph_with_child_namespaces,
+        replays_interrupt_and_resume,
+        replays_send_fan_out_with_failed_task_retried,
+        replays_run_killed_halfway_and_resumed,
+    ])
+}
+
+/// `trace` as a saver that can (or cannot) reopen replays it: without reopening, the
+/// `reopen` markers are dropped and the calls go on with the same instance (the storage
+/// then outlives the "process" by staying open, which is what the recorded run needs).
+pub fn for_saver(trace: &Trace, can_reopen: bool) -> Trace {
+    let mut t = trace.clone();
+    if !can_reopen {
+        t.steps.retain(|s| !matches!(s.op, Op::Reopen));
+    }
+    t
+}
+
+async fn shipped(cx: &Cx, name: &str) -> Checked {
+    let Some((_, json)) = SHIPPED.iter().find(|(n, _)| *n == name) else {
+        return Err(conformance_core::Failure::new(format!("no shipped trace {name:?}")));
+    };
+    let trace = Trace::parse(json).map_err(|e| conformance_core::Failure::new(format!("traces/{name}.json: {e}")))?;
+    crate::fuzz::replay_trace_in(cx, &for_saver(&trace, cx.can_reopen()))
+        .await
+        .map_err(|f| conformance_core::Failure::new(format!("traces/{name}.json, {}", f.message)))
+}
+
+/// traces/linear.json: three nodes in a row, four turns on one thread, then the state
+/// and its history (`list`).
+async fn replays_linear_graph_over_four_turns(cx: Cx) -> Checked {
+    shipped(&cx, "linear").await
+}
+
+/// traces/subgraph.json: a compiled subgraph as a node; checkpoints in child namespaces
+/// with `parents` metadata.
+async fn replays_subgraph_with_child_namespaces(cx: Cx) -> Checked {
+    shipped(&cx, "subgraph").await
+}
+
+/// traces/interrupt.json: `interrupt()` in a node, then a resume with `Command(resume=)`
+/// (`__interrupt__` and `__resume__` writes).
+async fn replays_interrupt_and_resume(cx: Cx) -> Checked {
+    shipped(&cx, "interrupt").await
+}
+
+/// traces/fanout-retry.json: `Send` to four tasks, one fails (`__error__` next to the
+/// others' regular writes), the rerun retries only that task.
+async fn replays_send_fan_out_with_failed_task_retried(cx: Cx) -> Checked {
+    shipped(&cx, "fanout-retry").await
+}
+
+/// traces/killed-resumed.json: one branch's writes acknowledged, the process dies in the
+/// other, a new process (reopen) resumes from what the saver kept.
+async fn replays_run_killed_halfway_and_resumed(cx: Cx) -> Checked {
+    shipped(&cx, "killed-resumed").await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every file of traces/ is shipped (none forgotten), parses, and is of a size the
+    /// issue allows (a few hundred calls at most).
+    #[test]
+    fn every_trace_file_is_shipped_and_parses() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+            .collect();
+        files.sort();
+        let mut shipped: Vec<String> = SHIPPED.iter().map(|(n, _)| (*n).to_owned()).collect();
+        shipped.sort();
+        assert_eq!(files, shipped, "traces/*.json and SHIPPED differ");
+        for (name, json) in SHIPPED {
+            let t = Trace::parse(json).unwrap_or_else(|e| panic!("traces/{name}.json: {e}"));
+            assert!((10..=400).contains(&t.steps.len()), "traces/{name}.json has {} steps", t.steps.len());
+            assert!(t.steps.iter().all(|s| s.expect.is_some() || matches!(s.op, Op::Reopen)), "{name}");
+        }
+        assert_eq!(cases().len(), SHIPPED.len(), "one case per shipped trace");
+    }
+
+    /// Without reopening, only the `reopen` markers go.
+    #[test]
+    fn for_saver_drops_reopen_only_when_the_saver_cannot_reopen() {
+        let t = Trace::parse(SHIPPED[4].1).expect("killed-resumed parses");
+        let reopens = |t: &Trace| t.steps.iter().filter(|s| s.op == Op::Reopen).count();
+        assert_eq!(reopens(&t), 1);
+        assert_eq!(for_saver(&t, true), t);
+        let kept = for_saver(&t, false);
+        assert_eq!((reopens(&kept), kept.steps.len()), (0, t.steps.len() - 1));
+    }
+}
