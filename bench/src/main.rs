@@ -14,27 +14,36 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
-use conformance_core::{CheckpointSaver, RunOptions};
+use conformance_backends::{Backend, Needs};
+use conformance_core::{CheckpointSaver, CleanupFn, Registration, RunOptions};
 
 #[global_allocator]
 static ALLOC: alloc::Counting = alloc::Counting;
 use serde_json::{json, Value};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// What to measure: a reference backend of the kit's one list, or the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
-    Memory,
-    Sqlite,
-    /// The PostgreSQL saver on the server named by `CHECKPOINT_POSTGRES_URL`.
-    Postgres,
+    /// A backend (`postgres` on the server named by `CHECKPOINT_POSTGRES_URL`).
+    Backend(Backend),
     /// The disk itself: small appends, each followed by fdatasync.
     Disk,
+}
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    if s == "disk" {
+        return Ok(Target::Disk);
+    }
+    Backend::from_str(s, false)
+        .map(Target::Backend)
+        .map_err(|_| format!("unknown target `{s}`; valid targets are: disk, {}", Backend::names()))
 }
 
 #[derive(Parser, Debug)]
 #[command(about = "Benchmark one reference saver (or the disk) and print JSON")]
 struct Args {
-    /// What to measure.
-    #[arg(long, value_enum)]
+    /// What to measure: disk, or a backend (memory, sqlite, postgres).
+    #[arg(long, value_parser = parse_target)]
     target: Target,
     /// Repetitions per figure (the median is reported).
     #[arg(long, default_value_t = 5)]
@@ -42,7 +51,8 @@ struct Args {
     /// Minimum duration of one repetition of a throughput figure, in milliseconds.
     #[arg(long, default_value_t = 300)]
     min_ms: u64,
-    /// Directory for database files (default: a fresh temporary directory).
+    /// Directory for the disk's probe file (default: a fresh temporary directory); the
+    /// backends store where their registration's fixtures do.
     #[arg(long)]
     dir: Option<PathBuf>,
 }
@@ -97,55 +107,48 @@ fn fsync_rate(dir: &Path, min: Duration) -> f64 {
     r
 }
 
-async fn open(target: Target, dir: &Path, name: &str) -> Saver {
-    match target {
-        Target::Memory => Arc::new(checkpoint_memory::MemorySaver::new()),
-        Target::Sqlite => sqlite_saver(dir, name),
-        Target::Postgres => {
-            let schema = bench_schema(name);
-            let options = checkpoint_postgres::PostgresOptions::new().schema(schema);
-            match checkpoint_postgres::PostgresSaver::connect_with(&postgres_url(), options).await {
-                Ok(s) => Arc::new(s),
-                Err(e) => {
-                    eprintln!("cannot connect the PostgreSQL saver: {e}");
-                    std::process::exit(2)
-                }
-            }
+/// A fresh fixture of the backend's registration, as a spec case gets it: the saver and the
+/// cleanup that removes its storage (a temporary SQLite file, a PostgreSQL schema).
+async fn open(reg: &Registration) -> (Saver, Option<CleanupFn>) {
+    match reg.fixture().await {
+        Ok(f) => {
+            let (saver, cleanup, _, _) = f.into_parts();
+            (saver, cleanup)
         }
-        Target::Disk => unreachable!("the disk has no saver"),
-    }
-}
-
-/// The schema the PostgreSQL bench saver named `name` uses (dropped at the end).
-fn bench_schema(name: &str) -> String {
-    format!("bench_{}_{}", name, std::process::id())
-}
-
-/// `CHECKPOINT_POSTGRES_URL`, which `cargo xtask bench` sets (starting a throwaway server
-/// when it is not set).
-fn postgres_url() -> String {
-    match std::env::var("CHECKPOINT_POSTGRES_URL") {
-        Ok(u) if !u.is_empty() => u,
-        _ => {
-            eprintln!("--target postgres needs CHECKPOINT_POSTGRES_URL");
+        Err(e) => {
+            eprintln!("cannot open the {} saver: {e}", reg.name());
             std::process::exit(2)
         }
     }
 }
 
-fn registration(target: Target) -> conformance_core::Registration {
-    match target {
-        Target::Memory => checkpoint_memory::registration(),
-        Target::Sqlite => sqlite_registration(),
-        Target::Postgres => checkpoint_postgres::registration(&postgres_url()),
-        Target::Disk => unreachable!("the disk has no registration"),
+/// Runs a fixture's cleanup, warning when it fails.
+async fn close(cleanup: Option<CleanupFn>) {
+    if let Some(c) = cleanup {
+        if let Err(e) = c().await {
+            eprintln!("warning: could not remove the bench saver's storage: {e}");
+        }
     }
 }
 
-async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
+/// The backend's registration (postgres on `CHECKPOINT_POSTGRES_URL`, which `cargo xtask
+/// bench` sets, starting a throwaway server when it is not set).
+fn registration(backend: Backend) -> Registration {
+    let url = std::env::var("CHECKPOINT_POSTGRES_URL").ok().filter(|u| !u.is_empty());
+    match backend.registration(Needs { postgres_url: url.as_deref() }) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e} (set CHECKPOINT_POSTGRES_URL)");
+            std::process::exit(2)
+        }
+    }
+}
+
+async fn measure_saver(backend: Backend, args: &Args) -> Value {
     let min = Duration::from_millis(args.min_ms);
     let mut out = serde_json::Map::new();
-    let saver = open(target, dir, "bench").await;
+    let reg = registration(backend);
+    let (saver, cleanup) = open(&reg).await;
 
     // Fixed data for the read figures, built once.
     let one = workload::chain(&saver, "one", 1).await.without_id();
@@ -177,16 +180,13 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
     out.insert("put_8_tasks_per_s".into(), figure("ops/s", conc));
     out.insert("put_8_tasks_over_single".into(), figure("ratio", ratio));
     drop(saver);
-    if target == Target::Postgres {
-        if let Err(e) = checkpoint_postgres::drop_schema(&postgres_url(), &bench_schema("bench")).await {
-            eprintln!("warning: could not drop the bench schema: {e}");
-        }
-    }
-    if target == Target::Memory {
+    close(cleanup).await;
+    if backend == Backend::Memory {
         // The saver's own heap bytes per stored checkpoint (counting allocator, fresh saver).
         let (mut live, mut peak, mut payload) = (vec![], vec![], 0.0);
         for _ in 0..args.reps {
-            let (l, p, b) = workload::memory_per_checkpoint(open(target, dir, "memory"), 10_000).await;
+            // The saver is made under the count; the memory fixture has no cleanup.
+            let (l, p, b) = workload::memory_per_checkpoint(async { open(&reg).await.0 }, 10_000).await;
             payload = b;
             live.push(l);
             peak.push(p);
@@ -199,7 +199,6 @@ async fn measure_saver(target: Target, args: &Args, dir: &Path) -> Value {
     }
 
     // A whole in-process conformance run (build excluded).
-    let reg = registration(target);
     let mut runs = Vec::new();
     let mut cases = 0;
     let mut slowest = Vec::new();
@@ -234,34 +233,24 @@ fn main() -> std::process::ExitCode {
     let args = Args::parse();
     // The conformance run's durability crash test re-executes this binary with the same
     // arguments: in that child, run its workload instead of the benchmark.
-    if args.target != Target::Disk {
-        if let Some(code) = conformance_spec::child_main_if_requested(&registration(args.target)) {
+    if let Target::Backend(backend) = args.target {
+        if let Some(code) = conformance_spec::child_main_if_requested(&registration(backend)) {
             return code;
         }
     }
     let tmp = tempfile::tempdir().expect("temporary directory");
     let dir = args.dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
-    let value = if args.target == Target::Disk {
-        let reps = (0..args.reps).map(|_| fsync_rate(&dir, Duration::from_millis(args.min_ms))).collect();
-        json!({"fdatasync_small_append_per_s": figure("ops/s", reps)})
-    } else {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-        rt.block_on(measure_saver(args.target, &args, &dir))
+    let value = match args.target {
+        Target::Disk => {
+            let reps = (0..args.reps).map(|_| fsync_rate(&dir, Duration::from_millis(args.min_ms))).collect();
+            json!({"fdatasync_small_append_per_s": figure("ops/s", reps)})
+        }
+        Target::Backend(backend) => {
+            let rt =
+                tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+            rt.block_on(measure_saver(backend, &args))
+        }
     };
     println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
     std::process::ExitCode::SUCCESS
-}
-
-fn sqlite_saver(dir: &Path, name: &str) -> Saver {
-    match checkpoint_sqlite::SqliteSaver::open(dir.join(format!("{name}.db"))) {
-        Ok(s) => Arc::new(s),
-        Err(e) => {
-            eprintln!("cannot open the SQLite saver in {}: {e}", dir.display());
-            std::process::exit(2)
-        }
-    }
-}
-
-fn sqlite_registration() -> conformance_core::Registration {
-    checkpoint_sqlite::registration()
 }

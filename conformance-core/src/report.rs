@@ -229,6 +229,16 @@ impl Report {
         self.setup_error.is_none() && self.conformance_level == Level::Full
     }
 
+    /// The success of a run of selected capabilities only (`cargo xtask conformance
+    /// --capabilities`): the run started, no capability failed and at least one passed.
+    /// The level, which needs every base capability (CONTRACT §5), is not consulted: it is
+    /// still reported as it is.
+    pub fn is_selection_success(&self) -> bool {
+        self.setup_error.is_none()
+            && self.results.values().all(|r| r.passed != Some(false))
+            && self.results.values().any(|r| r.passed == Some(true))
+    }
+
     /// The report as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
@@ -318,6 +328,40 @@ mod tests {
     fn only_extended_selected_is_not_full() {
         let r: BTreeMap<_, _> = [(Capability::DeltaChannelHistory, result(true, Some(true)))].into();
         assert_eq!(conformance_level(&r), Level::None);
+    }
+
+    fn report(results: BTreeMap<Capability, CapabilityResult>) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            kit_version: KIT_VERSION.into(),
+            checkpointer_name: "x".into(),
+            conformance_level: conformance_level(&results),
+            results,
+            tests: vec![],
+            capabilities_passed: 0,
+            capabilities_detected: 0,
+            duration_ms: 1.0,
+            setup_error: None,
+            warnings: vec![],
+            facts: BTreeMap::new(),
+            failure_clusters: vec![],
+        }
+    }
+
+    #[test]
+    fn a_selection_succeeds_when_none_failed_and_one_passed() {
+        let one: BTreeMap<_, _> = [(Capability::Prune, result(true, Some(true)))].into();
+        let mut r = report(one);
+        assert!(r.is_selection_success() && !r.is_success(), "one extended capability passed, level NONE");
+        r.results.insert(Capability::CopyThread, result(true, None));
+        assert!(r.is_selection_success(), "a skipped one does not fail the selection");
+        r.results.insert(Capability::Put, result(true, Some(false)));
+        assert!(!r.is_selection_success(), "a failed one does");
+        let mut skipped = report([(Capability::Prune, result(true, None))].into());
+        assert!(!skipped.is_selection_success(), "nothing passed");
+        skipped.results.insert(Capability::Put, result(true, Some(true)));
+        skipped.setup_error = Some("no server".into());
+        assert!(!skipped.is_selection_success(), "the run did not start");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+use conformance_backends::Backend;
 use serde_json::{json, Value};
 
 use crate::bench_targets::{fmt, median, targets, COLUMNS, ROWS};
@@ -31,9 +32,8 @@ pub struct Args {
     min_ms: u64,
     /// Backends to measure, comma-separated (`postgres` uses $CHECKPOINT_POSTGRES_URL, else a
     /// throwaway server started for the run).
-    #[arg(long, value_delimiter = ',', default_values_t = ["memory".to_owned(), "sqlite".to_owned()],
-          value_parser = ["memory", "sqlite", "postgres"])]
-    backends: Vec<String>,
+    #[arg(long, value_delimiter = ',', value_enum, default_values_t = [Backend::Memory, Backend::Sqlite])]
+    backends: Vec<Backend>,
     /// Also measure LangGraph's own savers (InMemorySaver, SqliteSaver, PostgresSaver) on
     /// the same workloads in this run (the bridge's managed Python environment).
     #[arg(long)]
@@ -115,22 +115,15 @@ pub fn run(args: Args) -> ExitCode {
     // A server for the postgres figures: the given one, else a throwaway one (stopped and
     // removed when `server` is dropped at the end of this function).
     let mut server = None;
-    let mut postgres_url = std::env::var("CHECKPOINT_POSTGRES_URL").ok().filter(|u| !u.is_empty());
-    if args.backends.iter().any(|b| b == "postgres") && postgres_url.is_none() {
-        eprintln!("no CHECKPOINT_POSTGRES_URL: starting a throwaway PostgreSQL server");
-        match checkpoint_postgres::test_server::TestServer::start() {
-            Ok(s) => {
-                postgres_url = Some(s.url().to_owned());
-                server = Some(s);
-            }
-            Err(e) => {
-                eprintln!("error: cannot start a PostgreSQL server: {e}");
-                return ExitCode::FAILURE;
-            }
+    let mut postgres_url = None;
+    if args.backends.iter().any(|b| b.needs_postgres()) {
+        match crate::backend::postgres_url(None, &mut server) {
+            Ok(url) => postgres_url = Some(url),
+            Err(code) => return code,
         }
     }
     let mut all = serde_json::Map::new();
-    for target in std::iter::once("disk").chain(args.backends.iter().map(String::as_str)) {
+    for target in std::iter::once("disk").chain(args.backends.iter().map(|b| b.name())) {
         eprintln!("measuring {target} ...");
         match measure(target, &args, postgres_url.as_deref()) {
             Ok(v) => {
@@ -144,7 +137,7 @@ pub fn run(args: Args) -> ExitCode {
     }
     if args.python {
         let mut py = serde_json::Map::new();
-        for target in &args.backends {
+        for target in args.backends.iter().map(|b| b.name()) {
             eprintln!("measuring Python's {target} saver ...");
             match measure_python(target, &args, postgres_url.as_deref()) {
                 Ok(mut v) => {
@@ -152,7 +145,7 @@ pub fn run(args: Args) -> ExitCode {
                         let versions = json!({"python": o.remove("python"), "packages": o.remove("packages")});
                         py.insert("versions".to_owned(), versions);
                     }
-                    py.insert(target.clone(), v);
+                    py.insert(target.to_owned(), v);
                 }
                 Err(e) => {
                     eprintln!("error: {e}");

@@ -14,23 +14,21 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use checkpoint_postgres::test_server::TestServer;
+use conformance_backends::Backend;
 use conformance_core::render::render_terminal;
 use conformance_core::{Capability, Progress, RunOptions};
 use conformance_spec::harness::{check_writable, write_reports, ReportOutputs};
 
 use crate::USAGE;
 
-/// The saver under test: a reference backend, or a saver of another language through the
-/// bridge (docs/bridge-protocol.md).
+/// The saver under test: a reference backend of the kit's one list
+/// (`conformance_backends::Backend`), or a saver of another language through the bridge
+/// (docs/bridge-protocol.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// `checkpoint_memory`.
-    Memory,
-    /// `checkpoint_sqlite`.
-    Sqlite,
-    /// `checkpoint_postgres`, on `--postgres-url`, `CHECKPOINT_POSTGRES_URL` or a throwaway
-    /// server started for the run.
-    Postgres,
+pub enum Choice {
+    /// A reference backend: memory, sqlite or postgres (postgres on `--postgres-url`,
+    /// `CHECKPOINT_POSTGRES_URL` or a throwaway server started for the run).
+    Kit(Backend),
     /// A Python saver through the bridge, as written: `python:sqlite`, `python:module:factory`
     /// or `python` with `--saver module:factory` (`checkpoint_bridge::parse_python_saver`).
     Python(String),
@@ -39,21 +37,20 @@ pub enum Backend {
     Js(String),
 }
 
-impl Backend {
-    const NAMES: &'static str = "memory, sqlite, postgres, python:NAME (NAME one of memory, sqlite, sqlite-async, postgres, postgres-async, or module:factory), js:NAME (NAME one of memory, sqlite, postgres, or ./initializer.mjs)";
+impl Choice {
+    const BRIDGED: &'static str = "python:NAME (NAME one of memory, sqlite, sqlite-async, postgres, postgres-async, or module:factory), js:NAME (NAME one of memory, sqlite, postgres, or ./initializer.mjs)";
 
     /// Whether the saver stores in PostgreSQL (and so needs a server URL); `saver` is
     /// `--saver`. The Python rule is the bridge's own (`checkpoint_bridge::needs_postgres`).
     fn needs_postgres(&self, saver: Option<&str>) -> bool {
         match self {
-            Self::Postgres => true,
+            Self::Kit(b) => b.needs_postgres(),
             Self::Python(spec) => {
                 checkpoint_bridge::parse_python_saver(spec, saver).is_ok_and(|s| checkpoint_bridge::needs_postgres(&s))
             }
             Self::Js(spec) => {
                 checkpoint_bridge::parse_js_saver(spec, saver).is_ok_and(|s| checkpoint_bridge::js_needs_postgres(&s))
             }
-            _ => false,
         }
     }
 }
@@ -66,7 +63,7 @@ pub struct Args {
     /// python:postgres, python:postgres-async, python:module:factory, or one of LangGraph
     /// JS's: js:memory, js:sqlite, js:postgres, js:./initializer.mjs (docs/langgraph-savers.md).
     #[arg(long, value_name = "BACKEND", default_value = "sqlite", value_parser = parse_backend)]
-    backend: Backend,
+    backend: Choice,
 
     /// With --backend python: the saver's factory as module:factory (a callable that
     /// returns a saver, or a context manager yielding one). With --backend js: the path of
@@ -133,14 +130,13 @@ pub struct Args {
     fail_fast: bool,
 }
 
-fn parse_backend(s: &str) -> Result<Backend, String> {
+fn parse_backend(s: &str) -> Result<Choice, String> {
     match s {
-        "memory" => Ok(Backend::Memory),
-        "sqlite" => Ok(Backend::Sqlite),
-        "postgres" => Ok(Backend::Postgres),
-        python if python == "python" || python.starts_with("python:") => Ok(Backend::Python(python.to_owned())),
-        js if js == "js" || js.starts_with("js:") => Ok(Backend::Js(js.to_owned())),
-        other => Err(format!("unknown backend `{other}`; valid backends are: {}", Backend::NAMES)),
+        python if python == "python" || python.starts_with("python:") => Ok(Choice::Python(python.to_owned())),
+        js if js == "js" || js.starts_with("js:") => Ok(Choice::Js(js.to_owned())),
+        name => <Backend as clap::ValueEnum>::from_str(name, false).map(Choice::Kit).map_err(|_| {
+            format!("unknown backend `{name}`; valid backends are: {}, {}", Backend::names(), Choice::BRIDGED)
+        }),
     }
 }
 
@@ -252,7 +248,7 @@ fn outputs(args: &Args) -> Vec<(&'static str, PathBuf)> {
 
 /// Everything checked before the run; a message is a usage error.
 fn prepare(args: &Args) -> Result<(), String> {
-    if args.sqlite_path.is_some() && args.backend != Backend::Sqlite {
+    if args.sqlite_path.is_some() && args.backend != Choice::Kit(Backend::Sqlite) {
         return Err("--sqlite-path applies only to --backend sqlite".into());
     }
     if let Some(p) = &args.sqlite_path {
@@ -262,16 +258,16 @@ fn prepare(args: &Args) -> Result<(), String> {
         return Err("--postgres-url applies only to --backend postgres (or python:postgres*, js:postgres)".into());
     }
     match &args.backend {
-        Backend::Python(spec) => {
+        Choice::Python(spec) => {
             checkpoint_bridge::parse_python_saver(spec, args.saver.as_deref()).map_err(|e| e.to_string())?;
         }
-        Backend::Js(spec) => {
+        Choice::Js(spec) => {
             checkpoint_bridge::parse_js_saver(spec, args.saver.as_deref()).map_err(|e| e.to_string())?;
         }
         _ if args.saver.is_some() => return Err("--saver applies only to --backend python or js".into()),
         _ => {}
     }
-    if args.python.is_some() && !matches!(args.backend, Backend::Python(_)) {
+    if args.python.is_some() && !matches!(args.backend, Choice::Python(_)) {
         return Err("--python applies only to --backend python:*".into());
     }
     // Before anything opens an output: none is the database or another output.
@@ -302,23 +298,33 @@ pub fn run(args: Args) -> ExitCode {
     // A bridged saver: kept for the report's annotation (the side judged, its versions).
     let mut bridged: Option<checkpoint_bridge::BridgeRegistration> = None;
     let mut registration = match (&args.backend, &args.sqlite_path) {
-        (Backend::Memory, _) => checkpoint_memory::registration(),
-        // A fresh temporary database file per case, removed by the case's cleanup.
-        (Backend::Sqlite, None) => checkpoint_sqlite::registration(),
-        (Backend::Sqlite, Some(path)) => match checkpoint_sqlite::registration_at(path) {
+        (Choice::Kit(Backend::Sqlite), Some(path)) => match checkpoint_sqlite::registration_at(path) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: --sqlite-path {}: {}", path.display(), e.display_chain());
                 return ExitCode::from(USAGE);
             }
         },
-        (Backend::Postgres, _) => match postgres_url(&args, &mut server) {
-            Ok(url) => checkpoint_postgres::registration(&url),
-            Err(code) => return code,
-        },
-        (backend @ (Backend::Python(_) | Backend::Js(_)), _) => {
+        (Choice::Kit(backend), _) => {
+            let postgres_url = if backend.needs_postgres() {
+                match crate::backend::postgres_url(args.postgres_url.clone(), &mut server) {
+                    Ok(url) => Some(url),
+                    Err(code) => return code,
+                }
+            } else {
+                None
+            };
+            match backend.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(USAGE);
+                }
+            }
+        }
+        (backend @ (Choice::Python(_) | Choice::Js(_)), _) => {
             let postgres_url = if backend.needs_postgres(args.saver.as_deref()) {
-                match postgres_url(&args, &mut server) {
+                match crate::backend::postgres_url(args.postgres_url.clone(), &mut server) {
                     Ok(url) => Some(url),
                     Err(code) => return code,
                 }
@@ -326,7 +332,7 @@ pub fn run(args: Args) -> ExitCode {
                 None
             };
             let made = match backend {
-                Backend::Python(spec) => {
+                Choice::Python(spec) => {
                     let options = checkpoint_bridge::PythonOptions {
                         base_dir: bridge_dir(),
                         python_env: args.python.clone(),
@@ -334,7 +340,7 @@ pub fn run(args: Args) -> ExitCode {
                     };
                     checkpoint_bridge::python_registration(spec, args.saver.as_deref(), &options)
                 }
-                Backend::Js(spec) => {
+                Choice::Js(spec) => {
                     let options = checkpoint_bridge::JsOptions { base_dir: bridge_dir(), postgres_url };
                     checkpoint_bridge::js_registration(spec, args.saver.as_deref(), &options)
                 }
@@ -405,42 +411,12 @@ pub fn run(args: Args) -> ExitCode {
     // needs every base capability, is still reported as it is).
     let success = match &args.capabilities {
         None => report.is_success(),
-        Some(_) => {
-            report.setup_error.is_none()
-                && report.results.values().all(|r| r.passed != Some(false))
-                && report.results.values().any(|r| r.passed == Some(true))
-        }
+        Some(_) => report.is_selection_success(),
     };
     if success && written.is_ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    }
-}
-
-/// The PostgreSQL server's URL: `--postgres-url`, else $CHECKPOINT_POSTGRES_URL, else a
-/// throwaway server started for this run (kept in `server` until the reports are written).
-/// On failure, the exit code to return.
-fn postgres_url(args: &Args, server: &mut Option<TestServer>) -> Result<String, ExitCode> {
-    let from_env = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty());
-    if let Some(url) = args.postgres_url.clone().or(from_env) {
-        return Ok(url);
-    }
-    eprintln!("no --postgres-url and no {}: starting a throwaway PostgreSQL server", checkpoint_postgres::URL_ENV);
-    match TestServer::start() {
-        Ok(s) => {
-            // The durability crash test re-executes this binary: its child must use this
-            // server, not start its own. Still single-threaded here.
-            std::env::set_var(checkpoint_postgres::URL_ENV, s.url());
-            eprintln!("throwaway PostgreSQL server in {} ({})", s.dir().display(), s.url());
-            let url = s.url().to_owned();
-            *server = Some(s);
-            Ok(url)
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            Err(ExitCode::FAILURE)
-        }
     }
 }
 
@@ -461,15 +437,15 @@ mod tests {
     #[test]
     fn value_parsers_name_the_valid_values() {
         assert!(parse_backend("oracle").unwrap_err().contains("memory, sqlite, postgres"));
-        assert_eq!(parse_backend("postgres").unwrap(), Backend::Postgres);
-        assert_eq!(parse_backend("python:sqlite").unwrap(), Backend::Python("python:sqlite".into()));
+        assert_eq!(parse_backend("postgres").unwrap(), Choice::Kit(Backend::Postgres));
+        assert_eq!(parse_backend("python:sqlite").unwrap(), Choice::Python("python:sqlite".into()));
         assert!(parse_backend("pythonx").unwrap_err().contains("python:NAME"));
-        assert!(Backend::Python("python:postgres-async".into()).needs_postgres(None));
-        assert!(!Backend::Python("python:my.postgres:make".into()).needs_postgres(None));
-        assert!(Backend::Python("python".into()).needs_postgres(Some("postgres_saver:make")));
-        assert_eq!(parse_backend("js:memory").unwrap(), Backend::Js("js:memory".into()));
-        assert!(Backend::Js("js:postgres".into()).needs_postgres(None));
-        assert!(!Backend::Js("js".into()).needs_postgres(Some("./postgres.mjs")));
+        assert!(Choice::Python("python:postgres-async".into()).needs_postgres(None));
+        assert!(!Choice::Python("python:my.postgres:make".into()).needs_postgres(None));
+        assert!(Choice::Python("python".into()).needs_postgres(Some("postgres_saver:make")));
+        assert_eq!(parse_backend("js:memory").unwrap(), Choice::Js("js:memory".into()));
+        assert!(Choice::Js("js:postgres".into()).needs_postgres(None));
+        assert!(!Choice::Js("js".into()).needs_postgres(Some("./postgres.mjs")));
         assert!(parse_backend("jsx").unwrap_err().contains("js:NAME"));
         assert!(parse_capability("puts").unwrap_err().contains("put_writes"));
         assert_eq!(parse_skip("prune= no server ").unwrap(), (Capability::Prune, "no server".into()));

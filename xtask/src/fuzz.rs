@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use checkpoint_postgres::test_server::TestServer;
+use conformance_backends::Backend;
 use conformance_core::Registration;
 use conformance_spec::fuzz::trace::{Op, Trace};
 use conformance_spec::fuzz::{fuzz, replay, FuzzOptions};
@@ -20,9 +21,10 @@ use crate::USAGE;
 /// The saver: a reference backend or a mutant of the self-test's catalog.
 #[derive(Debug, clap::Args)]
 pub struct Target {
-    /// memory, sqlite or postgres.
-    #[arg(long, value_name = "BACKEND", default_value = "memory", value_parser = ["memory", "sqlite", "postgres"])]
-    backend: String,
+    /// The reference backend (postgres uses $CHECKPOINT_POSTGRES_URL, else a throwaway
+    /// server started for the run).
+    #[arg(long, value_name = "BACKEND", value_enum, default_value_t = Backend::Memory)]
+    backend: Backend,
 
     /// A mutant of the catalog (`cargo xtask mutants` lists them) instead of a backend.
     #[arg(long, value_name = "NAME")]
@@ -66,20 +68,14 @@ fn registration(target: &Target) -> Result<(Registration, Option<TestServer>), E
         };
         return Ok((conformance_selftest::registration(m), None));
     }
-    match target.backend.as_str() {
-        "memory" => Ok((checkpoint_memory::registration(), None)),
-        "sqlite" => Ok((checkpoint_sqlite::registration(), None)),
-        _ => {
-            if let Some(url) = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty()) {
-                return Ok((checkpoint_postgres::registration(&url), None));
-            }
-            match TestServer::start() {
-                Ok(s) => Ok((checkpoint_postgres::registration(s.url()), Some(s))),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    Err(ExitCode::FAILURE)
-                }
-            }
+    let mut server = None;
+    let postgres_url =
+        if target.backend.needs_postgres() { Some(crate::backend::postgres_url(None, &mut server)?) } else { None };
+    match target.backend.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {
+        Ok(reg) => Ok((reg, server)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::from(USAGE))
         }
     }
 }

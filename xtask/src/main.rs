@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod backend;
 mod bench;
 mod bench_targets;
 mod conformance;

@@ -1,0 +1,114 @@
+//! The kit's one list of reference backends: [`Backend`], parsed by clap (`ValueEnum`) and
+//! turned into its [`Registration`]. `cargo xtask conformance`, `fuzz`, `replay` and `bench`
+//! (and the `conformance-bench` binary) all choose their backend from it.
+//!
+//! Adding a persistent backend costs its `Storage` impl (in its own crate, behind its `kit`
+//! feature, `conformance_core::Storage`), its dependency line in this crate's `Cargo.toml`
+//! and one line in the `backends!` list below (CONTRIBUTING.md, "What an addition costs").
+
+use conformance_core::Registration;
+
+/// What a backend's registration may need from the front end that runs it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Needs<'a> {
+    /// The PostgreSQL server's URL (`postgres://…`), for a backend declared `postgres`;
+    /// the front end resolves it (`--postgres-url`, `$CHECKPOINT_POSTGRES_URL` or a
+    /// throwaway server) before asking for the registration.
+    pub postgres_url: Option<&'a str>,
+}
+
+/// The error of [`Backend::registration`]: the backend needs something the front end did
+/// not give (the message names it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingNeed(pub String);
+
+impl std::fmt::Display for MissingNeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MissingNeed {}
+
+impl Needs<'_> {
+    /// The PostgreSQL URL, or the error naming the backend that needs it.
+    fn postgres(&self, backend: &str) -> Result<&str, MissingNeed> {
+        self.postgres_url.ok_or_else(|| MissingNeed(format!("--backend {backend} needs a PostgreSQL server URL")))
+    }
+}
+
+macro_rules! backends {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, postgres: $pg:literal, |$needs:ident| $make:expr; )*) => {
+        /// A reference backend of the kit. Parsed by clap from its name (`memory`, `sqlite`,
+        /// `postgres`); [`Backend::registration`] builds its registration.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+        pub enum Backend {
+            $( $(#[$doc])* #[value(name = $name)] $variant, )*
+        }
+
+        impl Backend {
+            /// Every backend, in the list's order.
+            pub const ALL: &'static [Backend] = &[$(Backend::$variant),*];
+
+            /// The backend's name on the command line and in reports (`memory`, …).
+            pub fn name(self) -> &'static str {
+                match self { $(Backend::$variant => $name),* }
+            }
+
+            /// Whether its registration needs [`Needs::postgres_url`].
+            pub fn needs_postgres(self) -> bool {
+                match self { $(Backend::$variant => $pg),* }
+            }
+
+            /// The backend's registration (`Registration::persistent` over its `Storage`,
+            /// or the memory saver's own).
+            ///
+            /// # Errors
+            /// [`MissingNeed`] when it needs a PostgreSQL URL and `needs` has none.
+            pub fn registration(self, needs: Needs<'_>) -> Result<Registration, MissingNeed> {
+                match self { $(Backend::$variant => { let $needs = needs; let _ = &$needs; Ok($make) }),* }
+            }
+        }
+    };
+}
+
+backends! {
+    /// `checkpoint_memory`: in-process, nothing persisted.
+    Memory = "memory", postgres: false, |n| checkpoint_memory::registration();
+    /// `checkpoint_sqlite`: a fresh temporary database file per case.
+    Sqlite = "sqlite", postgres: false, |n| checkpoint_sqlite::registration();
+    /// `checkpoint_postgres`: a schema per case on the server of [`Needs::postgres_url`].
+    Postgres = "postgres", postgres: true, |n| checkpoint_postgres::registration(n.postgres("postgres")?);
+}
+
+impl Backend {
+    /// The names of [`Backend::ALL`], comma-separated (`memory, sqlite, postgres`).
+    pub fn names() -> String {
+        Self::ALL.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn every_backend_parses_from_its_name_and_builds_its_registration() {
+        assert_eq!(Backend::names(), "memory, sqlite, postgres");
+        for b in Backend::ALL {
+            assert_eq!(Backend::from_str(b.name(), false), Ok(*b));
+            let needs = Needs { postgres_url: b.needs_postgres().then_some("postgres://u@127.0.0.1:1/db") };
+            assert_eq!(b.registration(needs).map(|r| r.name().to_owned()).ok(), Some(b.name().to_owned()));
+        }
+        assert!(Backend::from_str("oracle", false).is_err());
+        let missing = Backend::Postgres.registration(Needs::default()).err().map(|e| e.to_string());
+        assert_eq!(missing.as_deref(), Some("--backend postgres needs a PostgreSQL server URL"));
+    }
+}

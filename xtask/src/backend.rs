@@ -1,0 +1,37 @@
+//! What the tasks that choose a reference backend (`conformance_backends::Backend`:
+//! conformance, fuzz, replay, bench) share beyond the list itself: the PostgreSQL server a
+//! postgres backend runs on.
+
+use std::process::ExitCode;
+
+use checkpoint_postgres::test_server::TestServer;
+
+/// The PostgreSQL server's URL: `given` (`--postgres-url`), else a non-empty
+/// `$CHECKPOINT_POSTGRES_URL`, else a throwaway server started for this run on 127.0.0.1
+/// (kept in `server`; dropping it stops and removes it). A started server's URL is also put
+/// in `$CHECKPOINT_POSTGRES_URL`, so that a child this binary re-executes (the durability
+/// crash test) or starts (the bench) uses it rather than starting its own; call this while
+/// the process is still single-threaded.
+///
+/// # Errors
+/// The exit code to return when no server could be started (the reason is printed).
+pub fn postgres_url(given: Option<String>, server: &mut Option<TestServer>) -> Result<String, ExitCode> {
+    let from_env = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty());
+    if let Some(url) = given.or(from_env) {
+        return Ok(url);
+    }
+    eprintln!("no --postgres-url and no {}: starting a throwaway PostgreSQL server", checkpoint_postgres::URL_ENV);
+    match TestServer::start() {
+        Ok(s) => {
+            std::env::set_var(checkpoint_postgres::URL_ENV, s.url());
+            eprintln!("throwaway PostgreSQL server in {} ({})", s.dir().display(), s.url());
+            let url = s.url().to_owned();
+            *server = Some(s);
+            Ok(url)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
