@@ -15,6 +15,18 @@ fn database_files(base: &Path) -> Vec<PathBuf> {
     let mut bases = vec![base.to_path_buf()];
     if let Ok(real) = std::fs::canonicalize(base) {
         bases.push(real);
+    } else {
+        // A dangling symbolic link (chain): SQLite would create the file it points at, so
+        // that file is the database too (canonicalize fails on a missing target).
+        let mut at = base.to_path_buf();
+        for _ in 0..40 {
+            let Ok(target) = std::fs::read_link(&at) else { break };
+            at = match at.parent() {
+                Some(dir) if target.is_relative() => dir.join(target),
+                _ => target,
+            };
+            bases.push(at.clone());
+        }
     }
     let mut files = Vec::new();
     for b in bases {

@@ -40,6 +40,22 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Item 1 (attack): `--sqlite-path` a dangling symbolic link: the file it points at is the
+/// database SQLite would create, so a report there is refused and nothing is created.
+#[test]
+fn a_report_is_never_the_target_of_a_dangling_database_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::os::unix::fs::symlink("real.db", d.join("dlink")).unwrap();
+    let out = xtask_in(
+        d,
+        &["--sqlite-path", d.join("dlink").to_str().unwrap(), "--json", d.join("real.db").to_str().unwrap()],
+        &[],
+    );
+    assert_usage(&out, "is the --sqlite-path database");
+    assert!(!d.join("real.db").exists(), "the report was written where the database goes");
+}
+
 /// Item 1: a report path that is, or resolves to, the database or one of its side files,
 /// or another report, is refused with exit 2 and the database's bytes stay as they were.
 #[test]
