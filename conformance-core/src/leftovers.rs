@@ -144,12 +144,44 @@ pub fn die_with_parent() {
 
 /// The pid in an entry name `<prefix><pid>-<rest>` or `<prefix><pid>.<rest>`, if it has one.
 pub fn pid_in_name(name: &str, prefix: &str) -> Option<u32> {
+    pid_and_tail(name, prefix).map(|(pid, _)| pid)
+}
+
+/// The pid and the rest after it (starting at its `-` or `.`).
+fn pid_and_tail<'a>(name: &'a str, prefix: &str) -> Option<(u32, &'a str)> {
     let rest = name.strip_prefix(prefix)?;
     let end = rest.find(|c: char| !c.is_ascii_digit())?;
     if end == 0 || !matches!(rest.as_bytes()[end], b'-' | b'.') {
         return None;
     }
-    rest[..end].parse().ok()
+    Some((rest[..end].parse().ok()?, &rest[end..]))
+}
+
+/// The shape of what follows `<prefix><pid>` in the names a front end makes, so that a
+/// sweep never takes a user's entry that merely starts like one (`db.case-123-1.bak`).
+#[derive(Clone, Copy, Debug)]
+pub enum Tail {
+    /// `-<n>`: a decimal counter.
+    Counter,
+    /// `-<n>` plus nothing or one of SQLite's side suffixes (`-wal`, `-shm`, `-journal`).
+    CounterWithSqliteSide,
+    /// `-` and exactly `len` ASCII letters or digits (a random suffix).
+    Random(usize),
+}
+
+impl Tail {
+    /// Whether `tail` (from the separator after the pid) has this shape.
+    pub fn matches(self, tail: &str) -> bool {
+        let Some(t) = tail.strip_prefix('-') else { return false };
+        let counter = |c: &str| !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit());
+        match self {
+            Tail::Counter => counter(t),
+            Tail::CounterWithSqliteSide => {
+                ["", "-wal", "-shm", "-journal"].iter().any(|side| t.strip_suffix(side).is_some_and(counter))
+            }
+            Tail::Random(len) => t.len() == len && t.bytes().all(|b| b.is_ascii_alphanumeric()),
+        }
+    }
 }
 
 /// An entry that [`sweep`] found and tried to remove.
@@ -178,16 +210,19 @@ impl Swept {
     }
 }
 
-/// Removes, with `remove`, every entry of `dir` named `<prefix><pid>-…` (or `<prefix><pid>.…`)
-/// whose process is gone ([`process_gone`]), after [`claim`]ing this process's lock. Returns
-/// what it found (an unreadable or missing `dir` gives nothing).
-pub fn sweep(dir: &Path, prefix: &str, mut remove: impl FnMut(&Path) -> io::Result<()>) -> Vec<Swept> {
+/// Removes, with `remove`, every entry of `dir` named `<prefix><pid><tail>` with `tail` of
+/// the given shape whose process is gone ([`process_gone`]), after [`claim`]ing this
+/// process's lock. Returns what it found (an unreadable or missing `dir` gives nothing).
+pub fn sweep(dir: &Path, prefix: &str, tail: Tail, mut remove: impl FnMut(&Path) -> io::Result<()>) -> Vec<Swept> {
     claim();
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut found = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| pid_in_name(n, prefix)) else { continue };
+        let Some((pid, rest)) = name.to_str().and_then(|n| pid_and_tail(n, prefix)) else { continue };
+        if !tail.matches(rest) {
+            continue;
+        }
         if process_gone(pid) {
             let path = entry.path();
             let result = remove(&path);
@@ -356,13 +391,19 @@ mod tests {
         let me = std::process::id();
         // A pid above the kernel's limit (2^22) is gone (ESRCH).
         let dead = 4_194_400u32;
-        for n in [format!("x-{me}-1"), format!("x-{dead}-1"), format!("x-{dead}.y"), "x-nopid".into()] {
+        let users = [format!("x-{dead}-1.bak"), format!("x-{dead}-mydata"), format!("x-{dead}.y")];
+        for n in [format!("x-{me}-1"), format!("x-{dead}-1"), format!("x-{dead}-2-wal"), "x-nopid".into()] {
             std::fs::write(dir.join(n), b"").unwrap();
         }
-        let swept = sweep(&dir, "x-", |p| std::fs::remove_file(p));
+        for n in &users {
+            std::fs::write(dir.join(n), b"").unwrap();
+        }
+        let swept = sweep(&dir, "x-", Tail::CounterWithSqliteSide, |p| std::fs::remove_file(p));
         let names: Vec<_> = swept.iter().map(|s| s.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
-        assert_eq!(names, [format!("x-{dead}-1"), format!("x-{dead}.y")]);
+        assert_eq!(names, [format!("x-{dead}-1"), format!("x-{dead}-2-wal")]);
         assert!(dir.join(format!("x-{me}-1")).exists() && dir.join("x-nopid").exists());
+        // A user's entry that merely starts like the kit's is never taken.
+        assert!(users.iter().all(|n| dir.join(n).exists()), "a user's file was swept");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -58,6 +58,8 @@ impl Supervisor {
         sweep_stale_runs(&self.spec.work_dir);
         let workdir = tempfile::Builder::new()
             .prefix(&format!("run-{}-", std::process::id()))
+            // Six letters or digits: the shape the sweep matches (`Tail::Random(6)`).
+            .rand_bytes(6)
             .tempdir_in(&self.spec.work_dir)
             .map_err(|e| format!("cannot create a run directory in {}: {e}", self.spec.work_dir.display()))?;
         let args = HelloArgs {
@@ -154,7 +156,12 @@ impl Supervisor {
 /// with SIGKILL (the crash test's children, an interrupted run) cannot remove its own. The
 /// kit's one sweep (`conformance_core::leftovers::sweep`).
 fn sweep_stale_runs(dir: &std::path::Path) {
-    for s in conformance_core::leftovers::sweep(dir, "run-", conformance_core::leftovers::remove_dir) {
+    for s in conformance_core::leftovers::sweep(
+        dir,
+        "run-",
+        conformance_core::leftovers::Tail::Random(6),
+        conformance_core::leftovers::remove_dir,
+    ) {
         if s.result.is_err() {
             eprintln!("warning: {}", s.describe());
         }

@@ -48,7 +48,7 @@ fn stop_dir(dir: &Path) -> io::Result<()> {
 
 /// Stops and removes the servers whose process is gone, naming each on stderr.
 fn sweep_orphans() {
-    for s in leftovers::sweep(Path::new("/tmp"), DIR_PREFIX, stop_dir) {
+    for s in leftovers::sweep(Path::new("/tmp"), DIR_PREFIX, leftovers::Tail::Random(8), stop_dir) {
         eprintln!("note: {} (a throwaway PostgreSQL server, stopped)", s.describe());
     }
 }

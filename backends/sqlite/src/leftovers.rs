@@ -24,7 +24,7 @@ pub(crate) fn temp_case_dir() -> std::io::Result<ScratchDir> {
     static SWEPT: Once = Once::new();
     let tmp = std::env::temp_dir();
     SWEPT.call_once(|| {
-        for s in leftovers::sweep(&tmp, TEMP_PREFIX, leftovers::remove_dir) {
+        for s in leftovers::sweep(&tmp, TEMP_PREFIX, leftovers::Tail::Counter, leftovers::remove_dir) {
             eprintln!("note: {}", s.describe());
         }
     });
@@ -39,7 +39,9 @@ pub(crate) fn sweep_case_files(base: &Path) {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    for s in leftovers::sweep(&dir, &format!("{name}.case-"), leftovers::remove_file) {
+    for s in
+        leftovers::sweep(&dir, &format!("{name}.case-"), leftovers::Tail::CounterWithSqliteSide, leftovers::remove_file)
+    {
         eprintln!("note: {}", s.describe());
     }
 }
