@@ -253,4 +253,5 @@ fn an_empty_no_color_keeps_colour_on_a_terminal() {
     };
     assert!(run("").contains("\x1b["), "NO_COLOR= (empty) turned colour off");
     assert!(!run("1").contains("\x1b["), "NO_COLOR=1 kept colour on");
+    assert!(!run("0").contains("\x1b["), "NO_COLOR=0 kept colour on (any non-empty value turns it off)");
 }

@@ -1,7 +1,8 @@
 //! When the terminal report and the progress are coloured. owo-colors decides
 //! (`supports-colors`: a terminal on stdout, `FORCE_COLOR`, `NO_COLOR`, ...), except that an
 //! empty `NO_COLOR=` does not turn colour off: <https://no-color.org> asks for "present and
-//! not an empty string", and `supports-color` counts any value.
+//! not an empty string", and `supports-color` counts any value (but `0`, which here turns
+//! colour off too).
 
 use std::io::IsTerminal;
 use std::sync::Once;
@@ -28,6 +29,10 @@ pub(crate) fn init() {
                 std::io::stdout().is_terminal(),
                 term.as_deref(),
             ));
+        } else if std::env::var_os("NO_COLOR").is_some() {
+            // Any other value turns colour off, `0` included (no-color.org: "regardless of
+            // its value"; `supports-color` reads `NO_COLOR=0` as unset).
+            owo_colors::set_override(false);
         }
     });
 }
