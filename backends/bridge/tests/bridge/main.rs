@@ -126,11 +126,9 @@ fn main() -> ExitCode {
         }
     }
     if js_tests() {
-        trials.extend([
-            trial("values_cross_the_bridge_exactly_js", || {
-                values::roundtrip(&js_exact(), values::Fidelity::JavaScript)
-            }),
-        ]);
+        trials.extend([trial("values_cross_the_bridge_exactly_js", || {
+            values::roundtrip(&js_exact(), values::Fidelity::JavaScript)
+        })]);
         // The whole catalog on LangGraph JS's MemorySaver: its 16 MiB values keep node's
         // event loop busy for minutes on a loaded 2-core machine (a CI run sat in it for
         // over 15 minutes), so it runs on request only (CHECKPOINT_BRIDGE_JS_CATALOG=1), as
