@@ -290,9 +290,20 @@ pub fn on_interrupt(cleanup: impl Fn() + Send + Sync + 'static) -> InterruptGuar
     InterruptGuard(id)
 }
 
-/// Runs (and unregisters) every registered interrupt cleanup, newest first. A front end's
-/// SIGINT / SIGTERM handler calls it before the process exits.
+/// Set by [`run_interrupt_cleanups`]: the process is being interrupted.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the process is being interrupted ([`run_interrupt_cleanups`] was called): from
+/// then on `run::run` starts no new case.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Marks the process as interrupted ([`interrupted`]: no new case starts), then runs (and
+/// unregisters) every registered interrupt cleanup, newest first. A front end's SIGINT /
+/// SIGTERM handler calls it before the process exits.
 pub fn run_interrupt_cleanups() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
     let all = std::mem::take(&mut *registry().lock().unwrap_or_else(|e| e.into_inner()));
     for (_, cleanup) in all.into_iter().rev() {
         cleanup();

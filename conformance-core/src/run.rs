@@ -78,6 +78,10 @@ pub struct RunOptions {
 /// The start of the skip reason of a case that `--fail-fast` did not run.
 pub const FAIL_FAST_SKIP: &str = "not run: --fail-fast stopped the run after";
 
+/// The reason of a case not started because the process was interrupted (SIGINT, SIGTERM:
+/// `leftovers::interrupted`).
+pub const INTERRUPTED_SKIP: &str = "not run: the run was interrupted";
+
 impl Default for RunOptions {
     fn default() -> Self {
         Self {
@@ -470,11 +474,16 @@ struct Stop {
 }
 
 impl Stop {
+    /// Whether no further case may start: `--fail-fast` stopped the run, or the process is
+    /// being interrupted (`leftovers::interrupted`).
     fn stopped(&self) -> bool {
-        self.failed.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+        crate::leftovers::interrupted() || self.failed.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 
     fn reason(&self) -> String {
+        if crate::leftovers::interrupted() {
+            return INTERRUPTED_SKIP.to_owned();
+        }
         let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
         format!("{FAIL_FAST_SKIP} {} failed", failed.as_deref().unwrap_or("a case"))
     }
@@ -513,7 +522,8 @@ pub fn timeout_hint(r: &CaseResult) -> Option<String> {
 }
 
 /// Runs `cases` with up to `options.jobs` at once and returns their results in input order;
-/// `None` for a case not started because `--fail-fast` stopped the run.
+/// `None` for a case not started because `--fail-fast` stopped the run or the process is
+/// being interrupted.
 fn run_parallel(
     registration: &Registration,
     cases: &[&SpecCase],

@@ -1,4 +1,5 @@
-//! SIGINT, SIGTERM and SIGHUP during `cargo xtask conformance`: what the run made is undone
+//! SIGINT, SIGTERM and SIGHUP during `cargo xtask conformance`: no new case starts
+//! (`conformance_core::leftovers::interrupted`), what the run made is undone
 //! (`conformance_core::leftovers::run_interrupt_cleanups`: the throwaway PostgreSQL server,
 //! case files, temporary directories) and the process exits with 128 + the signal's number.
 

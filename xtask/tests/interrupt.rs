@@ -4,14 +4,17 @@
 //! server script installs them when missing and running as root).
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A run that starts a throwaway server; returns it once the server's directory is named.
+/// The run leads a process group of its own, as a terminal's foreground job does.
 fn start_run() -> (Child, PathBuf, std::thread::JoinHandle<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(["conformance", "--backend", "postgres", "--progress", "quiet", "--jobs", "1"])
+        .process_group(0)
         .env_remove("CHECKPOINT_POSTGRES_URL")
         .env("NO_COLOR", "1")
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -99,4 +102,23 @@ fn killed_and_terminated_runs_leave_no_server() {
     assert_eq!(status.code(), Some(128 + 2), "{stderr}");
     assert!(!dir3.exists(), "SIGINT left {}: {stderr}", dir3.display());
     wait_gone(pm3, &dir3);
+}
+
+/// Review finding on issue 13: a terminal's Ctrl-C goes to the whole foreground process
+/// group, again and again while the user waits. The cleanup's `pg_ctl stop` must not be
+/// killed by the repeats: the server stops and its directory goes.
+#[test]
+fn repeated_ctrl_c_does_not_stop_the_cleanup() {
+    let (mut run, dir, reader) = start_run();
+    let pm = postmaster(&dir);
+    let group = format!("-{}", run.id());
+    let start = Instant::now();
+    while run.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(60) {
+        let _ = Command::new("kill").args(["-INT", "--", &group]).stderr(Stdio::null()).status();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = run.wait().unwrap();
+    let stderr = reader.join().unwrap();
+    assert_eq!(status.code(), Some(128 + 2), "{stderr}");
+    wait_gone(pm, &dir);
 }

@@ -13,7 +13,8 @@
 //! servers of processes that are gone (a run killed with SIGKILL), naming each on stderr.
 //! While a server lives it is registered with `conformance_core::leftovers::on_interrupt`, so
 //! a front end's SIGINT / SIGTERM handler stops it too (the server runs in a session of its
-//! own, so a terminal's Ctrl-C does not reach it).
+//! own and the script, pg_ctl included, in a process group of its own, so a terminal's
+//! Ctrl-C, however often repeated, reaches neither).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -53,8 +54,14 @@ fn sweep_orphans() {
     }
 }
 
+/// Runs the server script in a process group of its own: a terminal's Ctrl-C (sent to the
+/// whole foreground group, again while the user waits) never reaches it, so an interrupt's
+/// `stop` (pg_ctl, then removing the directory) runs to its end.
 fn run_script(args: &[&str]) -> io::Result<Output> {
-    Command::new("bash")
+    let mut command = Command::new("bash");
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command
         .arg("-c")
         .arg(SCRIPT)
         .arg("pg-test-server.sh")
