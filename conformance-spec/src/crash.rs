@@ -17,12 +17,13 @@
 //!
 //! # Settings
 //!
-//! - `CHECKPOINT_CONFORMANCE_KILLS=N`: the number of kills (default [`DEFAULT_KILLS`]);
-//!   0, or a run in which the child acknowledged nothing, fails the case.
+//! - `CHECKPOINT_CONFORMANCE_KILLS=N`: the number of kills, 1 to [`MAX_KILLS`] (default
+//!   [`DEFAULT_KILLS`]; empty or unset gives the default; any other value is a usage error
+//!   before the run); a run in which the child acknowledged nothing fails the case.
 //!   Each takes a few tens of milliseconds plus the child's start-up; raise the
 //!   registration's timeout for large N.
-//! - `CHECKPOINT_CONFORMANCE_SEED=S`: the seed of the random kill moments (default:
-//!   random, printed in every failure message and recorded as the `durability.seed` fact).
+//! - `CHECKPOINT_CONFORMANCE_SEED=S`: the seed of the random kill moments, 0 to 2^64 - 1
+//!   (default, also when empty: random, printed in every failure message and recorded as the `durability.seed` fact).
 //!
 //! # When the kill comes
 //!
@@ -65,6 +66,8 @@ pub const KILLS_ENV: &str = "CHECKPOINT_CONFORMANCE_KILLS";
 pub const SEED_ENV: &str = "CHECKPOINT_CONFORMANCE_SEED";
 /// Kills per crash test unless [`KILLS_ENV`] says otherwise.
 pub const DEFAULT_KILLS: usize = 20;
+/// The most kills [`KILLS_ENV`] may ask for (each takes a child's start-up and a kill).
+pub const MAX_KILLS: usize = 10_000;
 
 /// The prefix of the child's protocol lines.
 const PREFIX: &str = "checkpoint-conformance-crash:";
@@ -454,13 +457,20 @@ pub fn env_settings() -> Result<(Option<u64>, usize), String> {
         ),
         None => None,
     };
-    let kills =
-        match var(KILLS_ENV) {
-            Some(s) => s.trim().parse::<usize>().ok().filter(|_| !s.trim().starts_with('+')).ok_or_else(|| {
-                format!("{KILLS_ENV}={s:?}: expected a whole number of kills (default {DEFAULT_KILLS})")
+    let kills = match var(KILLS_ENV) {
+        Some(s) => s
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| !s.trim().starts_with('+') && (1..=MAX_KILLS).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "{KILLS_ENV}={s:?}: expected a whole number of kills from 1 to {MAX_KILLS} (default \
+                         {DEFAULT_KILLS}; empty or unset means the default)"
+                )
             })?,
-            None => DEFAULT_KILLS,
-        };
+        None => DEFAULT_KILLS,
+    };
     Ok((seed, kills))
 }
 

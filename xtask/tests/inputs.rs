@@ -166,7 +166,13 @@ fn a_locked_database_is_reported_as_locked() {
 fn bad_settings_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for (k, v) in [("CHECKPOINT_CONFORMANCE_KILLS", "many"), ("CHECKPOINT_CONFORMANCE_SEED", "-1")] {
+    for (k, v) in [
+        ("CHECKPOINT_CONFORMANCE_KILLS", "many"),
+        ("CHECKPOINT_CONFORMANCE_SEED", "-1"),
+        // Review finding: 0 ran a crash test that killed nothing; 2^32 - 1 ran forever.
+        ("CHECKPOINT_CONFORMANCE_KILLS", "0"),
+        ("CHECKPOINT_CONFORMANCE_KILLS", "4294967295"),
+    ] {
         assert_usage(&xtask_in(d, &["--backend", "memory"], &[(k, v)]), k);
     }
     let out = xtask_in(d, &["--backend", "postgres", "--postgres-url", "postgresql://u:pw@127.0.0.1:notaport/db"], &[]);
