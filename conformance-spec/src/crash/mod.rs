@@ -1,0 +1,295 @@
+//! The crash test of `durability` (CONTRACT §4 "Durability", bug scenario S20): the test
+//! binary re-executes itself as a child process that opens the same storage, writes
+//! checkpoints and writes, and reports each acknowledged (`Ok`) call on its stdout; the
+//! parent kills it with SIGKILL at a random moment, opens the storage again and checks that
+//! every acknowledged item is there and that nothing present is torn.
+//!
+//! # Wiring
+//!
+//! Every front end calls [`child_main_if_requested`] first thing in `main` (the
+//! `checkpointer_test!` main and `cargo xtask conformance` do). Without the
+//! `CHECKPOINT_CONFORMANCE_CRASH_CHILD` environment variable it returns `None` and the front
+//! end goes on as usual; with it, the process is a crash child: it opens the storage named
+//! in the variable with the registration's [`Registration::open_at`], runs the workload
+//! until it is killed, and `main` must return the exit code it gives. The child gets the
+//! parent's own arguments, so a front end that picks its registration from its arguments
+//! picks the same one; it must call this function before it runs anything else.
+//!
+//! # Settings
+//!
+//! - `CHECKPOINT_CONFORMANCE_KILLS=N`: the number of kills, 1 to [`MAX_KILLS`] (default
+//!   [`DEFAULT_KILLS`]; empty or unset gives the default; any other value is a usage error
+//!   before the run); a run in which the child acknowledged nothing fails the case.
+//!   Each takes a few tens of milliseconds plus the child's start-up; raise the
+//!   registration's timeout for large N.
+//! - `CHECKPOINT_CONFORMANCE_SEED=S`: the seed of the random kill moments, 0 to 2^64 - 1
+//!   (default, also when empty: random, printed in every failure message and recorded as the `durability.seed` fact).
+//!
+//! # When the kill comes
+//!
+//! For each kill the parent draws a number of acknowledgements to wait for (0 to
+//! [`MAX_ACKS_BEFORE_KILL`]; at least 1 for the first kill, so a run always has something
+//! to verify) and a fraction of one call: once the child has acknowledged
+//! that many calls, the parent waits that fraction of the child's average time per call
+//! and kills it. The kills so land at random points inside a call, whatever the saver's
+//! speed, from before the first write to a few steps in.
+//!
+//! # The child's protocol
+//!
+//! One line per event on stdout, each starting with `checkpoint-conformance-crash:`:
+//! `ready` once the storage is open, `ack put <i> <checkpoint id>` after `put` of step `i`
+//! returned `Ok`, `ack writes <i> <checkpoint id> <task id>` after a `put_writes` of step
+//! `i` returned `Ok`, and `error <message>` before exiting with code 3 when a call failed.
+//! Other output is ignored.
+
+//!
+//! # Files
+//!
+//! This file holds the settings, the wiring and the case; `child.rs` the child's side (its
+//! request and its workload), `kill.rs` the parent's start-and-kill of one child and
+//! `verify.rs` the check of the storage after a kill.
+
+mod child;
+mod kill;
+mod verify;
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use conformance_core::{Failure, Registration};
+use serde_json::json;
+
+use crate::calls::Cx;
+use crate::compare::Checked;
+use kill::{run_and_kill, Ack, KillPlan};
+use verify::{settle, verify_thread};
+
+/// The environment variable that makes a process a crash child; its value is a JSON
+/// object `{"registration": name, "location": locator, "thread": thread id}`.
+pub const CRASH_CHILD_ENV: &str = "CHECKPOINT_CONFORMANCE_CRASH_CHILD";
+/// The environment variable with the number of kills.
+pub const KILLS_ENV: &str = "CHECKPOINT_CONFORMANCE_KILLS";
+/// The environment variable with the seed of the kill delays.
+pub const SEED_ENV: &str = "CHECKPOINT_CONFORMANCE_SEED";
+/// Kills per crash test unless [`KILLS_ENV`] says otherwise.
+pub const DEFAULT_KILLS: usize = 20;
+/// The most kills [`KILLS_ENV`] may ask for (each takes a child's start-up and a kill).
+pub const MAX_KILLS: usize = 10_000;
+
+/// The prefix of the child's protocol lines.
+const PREFIX: &str = "checkpoint-conformance-crash:";
+/// How long the child may take to open the storage.
+const READY_TIMEOUT: Duration = Duration::from_secs(20);
+/// The child's workload stops after this many steps if nobody killed it.
+const MAX_STEPS: usize = 100_000;
+/// The most acknowledgements the parent waits for before it kills the child.
+pub const MAX_ACKS_BEFORE_KILL: usize = 12;
+/// How long the parent waits for the acknowledgements it wants before it kills anyway.
+const ACK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Set once a front end called [`child_main_if_requested`]: only then is re-executing the
+/// binary known to reach the child mode instead of running the tests again.
+static WIRED: AtomicBool = AtomicBool::new(false);
+
+/// Runs the crash child when this process was started as one, for a binary with a single
+/// registration. Call it first thing in `main`:
+///
+/// ```no_run
+/// # use conformance_core::{Fixture, CheckpointSaver, Registration};
+/// # struct MySaver; impl CheckpointSaver for MySaver {}
+/// # fn registration() -> Registration { Registration::new("mine", || async { Ok(Fixture::new(MySaver)) }) }
+/// fn main() -> std::process::ExitCode {
+///     let reg = registration();
+///     if let Some(code) = conformance_spec::child_main_if_requested(&reg) {
+///         return code;
+///     }
+///     // ... the normal run: validate(&reg, ...), libtest-mimic trials, ...
+///     # std::process::ExitCode::SUCCESS
+/// }
+/// ```
+///
+/// Returns `None` in a normal run (and records that the front end is wired, which the
+/// crash test needs before it re-executes the binary). In a crash child it opens the
+/// storage, writes until killed and returns the exit code (`Some`): 0 when the workload
+/// ended without a kill, 3 when a call failed, 2 when the request was unusable.
+pub fn child_main_if_requested(registration: &Registration) -> Option<ExitCode> {
+    child_main_if_requested_among(std::slice::from_ref(registration))
+}
+
+/// [`child_main_if_requested`] for a binary with several registrations: the child picks
+/// the one whose name the parent sent.
+pub fn child_main_if_requested_among(registrations: &[Registration]) -> Option<ExitCode> {
+    WIRED.store(true, Ordering::SeqCst);
+    let raw = std::env::var(CRASH_CHILD_ENV).ok()?;
+    Some(child::run_child(&raw, registrations))
+}
+
+/// Reads the seed and kill count from the environment.
+fn settings() -> Result<(u64, usize), Failure> {
+    let (seed, kills) = env_settings().map_err(Failure::new)?;
+    Ok((seed.unwrap_or_else(|| fastrand::u64(..)), kills))
+}
+
+/// The seed ([`SEED_ENV`], `None` when unset or empty: random) and the number of kills
+/// ([`KILLS_ENV`], [`DEFAULT_KILLS`] when unset or empty) from the environment.
+///
+/// # Errors
+/// A one-line message naming the variable, its value and what is valid. The front ends
+/// call [`check_env_settings`] before a run, so a bad value is a usage error (exit 2).
+pub fn env_settings() -> Result<(Option<u64>, usize), String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let seed = match var(SEED_ENV) {
+        Some(s) => Some(
+            s.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("{SEED_ENV}={s:?}: expected a whole number from 0 to {}", u64::MAX))?,
+        ),
+        None => None,
+    };
+    let kills = match var(KILLS_ENV) {
+        Some(s) => s
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| !s.trim().starts_with('+') && (1..=MAX_KILLS).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "{KILLS_ENV}={s:?}: expected a whole number of kills from 1 to {MAX_KILLS} (default \
+                         {DEFAULT_KILLS}; empty or unset means the default)"
+                )
+            })?,
+        None => DEFAULT_KILLS,
+    };
+    Ok((seed, kills))
+}
+
+/// Checks [`KILLS_ENV`] and [`SEED_ENV`] before a run (a usage error, not a verdict).
+///
+/// # Errors
+/// The message of [`env_settings`].
+pub fn check_env_settings() -> Result<(), String> {
+    env_settings().map(drop)
+}
+
+/// The crash test (see the module docs): `kills` times, start a child on the storage, kill
+/// it at a random moment, reopen and verify; then verify every thread once more through a
+/// last fresh instance. Records the facts `kills`, `seed` and `acknowledged`.
+pub(crate) async fn crash_test(cx: Cx) -> Checked {
+    if !cx.can_reopen() {
+        return Err(Failure::new(
+            "the fixture has no Fixture::with_reopen, so the storage cannot be opened again after a kill: add \
+             Fixture::with_reopen, Fixture::with_location and Registration::open_at to run the crash test",
+        ));
+    }
+    if std::env::var_os(CRASH_CHILD_ENV).is_some() {
+        return Err(Failure::new(format!(
+            "this process is a crash child ({CRASH_CHILD_ENV} is set) yet runs the suite: the front end does not \
+             call conformance_spec::child_main_if_requested first in main"
+        )));
+    }
+    if !WIRED.load(Ordering::SeqCst) {
+        return Err(Failure::new(
+            "the crash test re-executes this binary as a child process, but the front end did not call \
+             conformance_spec::child_main_if_requested at the start of main (checkpointer_test! and cargo xtask \
+             conformance do; a custom main that calls validate() must too)",
+        ));
+    }
+    let Some(location) = cx.location().map(str::to_owned) else {
+        return Err(Failure::new(
+            "the fixture can reopen its storage (with_reopen) but names no location for another process: add \
+             Fixture::with_location(locator) to the factory's fixture and Registration::open_at(|locator| ...) to \
+             the registration so the crash test can open the storage in a child process",
+        ));
+    };
+    let (seed, kills) = settings()?;
+    cx.fact("seed", seed.to_string());
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let exe = std::env::current_exe().map_err(|e| Failure::new(format!("cannot find this test binary: {e}")))?;
+    let mut checked: Vec<(String, Vec<Ack>)> = Vec::new();
+    let mut acknowledged = 0usize;
+    for k in 1..=kills {
+        let thread = cx.thread(&format!("crash{k}"));
+        // The first kill waits for at least one acknowledgement, so a run always has
+        // something to verify.
+        let least = usize::from(k == 1);
+        let plan = KillPlan { after_acks: rng.usize(least..=MAX_ACKS_BEFORE_KILL), fraction: rng.f64() };
+        let request = json!({"registration": cx.registration_name(), "location": location, "thread": thread});
+        let log = run_and_kill(&exe, &request.to_string(), plan).await.map_err(|m| {
+            Failure::new(format!("kill {k} of {kills} (seed {seed}, rerun with {SEED_ENV}={seed}): {m}"))
+        })?;
+        cx.fact("kills", k);
+        let context = |msg: String| {
+            Failure::new(format!(
+                "kill {k} of {kills} ({}; seed {seed}, rerun with {SEED_ENV}={seed}): {msg}",
+                log.moment
+            ))
+        };
+        if let Some(e) = &log.error {
+            return Err(context(format!("the child's call failed: {e}")));
+        }
+        let reader = cx.reopened("a new instance opened after the kill").await.map_err(|f| context(f.message))?;
+        settle(&reader, &thread).await.map_err(|f| context(f.message))?;
+        acknowledged += verify_thread(&reader, &thread, &log.acks).await.map_err(|f| context(f.message))?;
+        checked.push((thread, log.acks));
+    }
+    let last = cx.reopened("a last new instance").await?;
+    for (thread, acks) in &checked {
+        verify_thread(&last, thread, acks).await.map_err(|f| {
+            Failure::new(format!("after all {kills} kills (seed {seed}, rerun with {SEED_ENV}={seed}): {f}"))
+        })?;
+    }
+    cx.fact("kills", kills);
+    cx.fact("acknowledged", acknowledged);
+    verified_something(kills, acknowledged, seed)
+}
+
+/// A crash run passes only if it killed a child and verified at least one acknowledged
+/// call: a run that acknowledged nothing has checked nothing (issue 13).
+fn verified_something(kills: usize, acknowledged: usize, seed: u64) -> Checked {
+    if kills == 0 {
+        return Err(Failure::new(format!(
+            "{KILLS_ENV}=0: the crash test killed nothing, so it showed nothing about durability; set it to 1 or more \
+             (default {DEFAULT_KILLS})"
+        )));
+    }
+    if acknowledged == 0 {
+        return Err(Failure::new(format!(
+            "the crash test killed {kills} child(ren) and verified {acknowledged} acknowledged call(s) (seed {seed}, \
+             rerun with {SEED_ENV}={seed}): a run that acknowledged nothing has not shown that acknowledged data \
+             survives a kill"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verified_something;
+
+    #[test]
+    fn a_run_that_killed_or_acknowledged_nothing_does_not_pass() {
+        let none = verified_something(0, 0, 7).unwrap_err().message;
+        assert!(none.contains("KILLS=0") && none.contains("killed nothing"), "{none}");
+        let unacked = verified_something(20, 0, 7).unwrap_err().message;
+        assert!(unacked.contains("verified 0 acknowledged"), "{unacked}");
+        assert!(verified_something(20, 3, 7).is_ok());
+    }
+
+    struct NoReopen;
+    impl conformance_core::CheckpointSaver for NoReopen {}
+
+    /// Forced to run on a fixture without `with_reopen`, the crash case says so, and does
+    /// not claim the fixture can reopen.
+    #[test]
+    fn forced_crash_case_names_the_missing_with_reopen() {
+        let reg = conformance_core::Registration::new("no-reopen", || async {
+            Ok(conformance_core::Fixture::new(NoReopen).with_location("nowhere"))
+        });
+        let cases = crate::durability::cases();
+        let case = cases.iter().find(|c| c.name == "acknowledged_writes_survive_kill").expect("the crash case");
+        let r = conformance_core::run::execute_case(&reg, case);
+        let m = r.message.unwrap_or_default();
+        assert!(m.contains("has no Fixture::with_reopen") && !m.contains("can reopen"), "{m}");
+    }
+}
