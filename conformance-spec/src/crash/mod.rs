@@ -244,15 +244,10 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
     verified_something(kills, acknowledged, seed)
 }
 
-/// A crash run passes only if it killed a child and verified at least one acknowledged
-/// call: a run that acknowledged nothing has checked nothing (issue 13).
+/// A crash run passes only if it verified at least one acknowledged call: a run that
+/// acknowledged nothing has checked nothing (issue 13). (`kills` is at least 1: [`env_settings`]
+/// refuses 0, a usage error tested in `xtask/tests/inputs.rs`.)
 fn verified_something(kills: usize, acknowledged: usize, seed: u64) -> Checked {
-    if kills == 0 {
-        return Err(Failure::new(format!(
-            "{KILLS_ENV}=0: the crash test killed nothing, so it showed nothing about durability; set it to 1 or more \
-             (default {DEFAULT_KILLS})"
-        )));
-    }
     if acknowledged == 0 {
         return Err(Failure::new(format!(
             "the crash test killed {kills} child(ren) and verified {acknowledged} acknowledged call(s) (seed {seed}, \
@@ -268,9 +263,7 @@ mod tests {
     use super::verified_something;
 
     #[test]
-    fn a_run_that_killed_or_acknowledged_nothing_does_not_pass() {
-        let none = verified_something(0, 0, 7).unwrap_err().message;
-        assert!(none.contains("KILLS=0") && none.contains("killed nothing"), "{none}");
+    fn a_run_that_acknowledged_nothing_does_not_pass() {
         let unacked = verified_something(20, 0, 7).unwrap_err().message;
         assert!(unacked.contains("verified 0 acknowledged"), "{unacked}");
         assert!(verified_something(20, 3, 7).is_ok());
