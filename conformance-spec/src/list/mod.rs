@@ -4,12 +4,15 @@
 //! Every case compares the exact ids (and namespaces) that come back, in order: a count
 //! alone would pass a saver that returns the wrong checkpoints.
 
+mod filter;
+
 use conformance_core::{Capability, Failure, ListOptions, ERROR};
 use serde_json::{json, Value};
 
 use crate::calls::Cx;
 use crate::compare::{ensure, Checked, Diffs};
 use crate::data::{at, jv, metadata, pending, Ids, Step};
+use filter::*;
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
@@ -58,12 +61,12 @@ pub fn cases() -> Vec<crate::SpecCase> {
 }
 
 /// `Step` for checkpoint `label` of `ids` with exactly the metadata `meta` (a JSON object).
-fn step(ids: &Ids, label: &str, meta: Value) -> Step {
+pub(super) fn step(ids: &Ids, label: &str, meta: Value) -> Step {
     Step::new(ids.id(label)).metadata(metadata(meta))
 }
 
 /// Puts each `(label, metadata)` on (`thread`, `""`) without parents, in the given order.
-async fn put_unchained(cx: &Cx, ids: &Ids, thread: &str, items: &[(&str, Value)]) -> Checked {
+pub(super) async fn put_unchained(cx: &Cx, ids: &Ids, thread: &str, items: &[(&str, Value)]) -> Checked {
     for (label, meta) in items {
         cx.put(&at(thread, ""), step(ids, label, meta.clone())).await?;
     }
@@ -72,7 +75,7 @@ async fn put_unchained(cx: &Cx, ids: &Ids, thread: &str, items: &[(&str, Value)]
 
 /// The upstream list fixture: a chain c0 <- c1 <- c2 <- c3 on (`thread`, `""`) with
 /// metadata steps 0..3 and sources input, loop, input, loop.
-async fn list_data(cx: &Cx, thread: &str) -> Result<Ids, Failure> {
+pub(super) async fn list_data(cx: &Cx, thread: &str) -> Result<Ids, Failure> {
     let ids = Ids::new(&["c0", "c1", "c2", "c3"]);
     let mut parent = at(thread, "");
     for (i, source) in ["input", "loop", "input", "loop"].iter().enumerate() {
@@ -81,11 +84,6 @@ async fn list_data(cx: &Cx, thread: &str) -> Result<Ids, Failure> {
         parent = cx.put(&parent, step(&ids, &label, meta)).await?;
     }
     Ok(ids)
-}
-
-/// A filter with the given entries (a JSON object).
-fn filter(value: Value) -> ListOptions {
-    ListOptions { filter: metadata(value), ..ListOptions::default() }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -146,72 +144,6 @@ async fn newest_id_first(cx: Cx) -> Checked {
     cx.expect_list(&ids, &t, &ListOptions::all(), &["c3", "c2", "c1", "c0"]).await
 }
 
-/// S07: a single-key filter returns exactly the matching checkpoints, newest first.
-async fn filter_single_key(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = list_data(&cx, &t).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"source": "input"})), &["c2", "c0"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"source": "loop"})), &["c3", "c1"]).await
-}
-
-/// An integer filter value matches that step only; `0` is a value like any other.
-async fn filter_integer_value(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = list_data(&cx, &t).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"step": 1})), &["c1"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"step": 0})), &["c0"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"step": -1})), &[]).await
-}
-
-/// Every filter key must match (AND, never OR).
-async fn filter_all_keys_must_match(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["a", "b", "c"]);
-    put_unchained(
-        &cx,
-        &ids,
-        &t,
-        &[
-            ("a", json!({"source": "input", "step": 1})),
-            ("b", json!({"source": "loop", "step": 1})),
-            ("c", json!({"source": "input", "step": 2})),
-        ],
-    )
-    .await?;
-    cx.expect_list(&ids, &t, &filter(json!({"source": "input", "step": 2})), &["c"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"source": "input", "step": 1})), &["a"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"source": "loop", "step": 2})), &[]).await
-}
-
-/// A filter nothing matches returns nothing, also when some of its keys do match.
-async fn filter_without_match_returns_nothing(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = list_data(&cx, &t).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"source": "update", "step": 99})), &[]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"source": "input", "step": 99})), &[]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"source": "update", "step": 1})), &[]).await
-}
-
-/// Keys outside the well-known ones filter like any other, and the listed metadata
-/// carries every key as stored.
-async fn filter_custom_keys(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["a", "b"]);
-    let meta_a = json!({"source": "loop", "step": 0, "score": 42, "run_id": "run-abc"});
-    let meta_b = json!({"source": "loop", "step": 0, "score": 99, "run_id": "run-xyz"});
-    put_unchained(&cx, &ids, &t, &[("a", meta_a.clone()), ("b", meta_b)]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"score": 42})), &["a"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"run_id": "run-xyz"})), &["b"]).await?;
-    let got = cx.list(&t, &filter(json!({"score": 42}))).await?;
-    let want = metadata(meta_a);
-    match got.first() {
-        Some(tuple) => {
-            got.diffs().of(format_args!("{got}: tuple a ({})", tuple.config)).metadata(&want, &tuple.metadata).finish()
-        }
-        None => Err(Failure::new(format!("{got}: expected a, got nothing"))),
-    }
-}
-
 /// S11: `before` keeps only ids strictly less than it, newest first.
 async fn before_is_strict(cx: Cx) -> Checked {
     let t = cx.thread("main");
@@ -234,18 +166,6 @@ async fn limit_applies_after_before(cx: Cx) -> Checked {
     let ids = list_data(&cx, &t).await?;
     cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c3")).limit(1), &["c2"]).await?;
     cx.expect_list(&ids, &t, &ListOptions::all().before(ids.id("c3")).limit(2), &["c2", "c1"]).await
-}
-
-/// A filter applies within the thread: matching checkpoints of another thread never
-/// come back.
-async fn filter_scoped_to_thread(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let u = cx.thread("other");
-    let ids = list_data(&cx, &t).await?;
-    let other = Ids::new(&["u0", "u1"]);
-    put_unchained(&cx, &other, &u, &[("u0", json!({"source": "loop"})), ("u1", json!({"source": "input"}))]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"source": "loop"})), &["c3", "c1"]).await?;
-    cx.expect_list(&other, &u, &filter(json!({"source": "loop"})), &["u0"]).await
 }
 
 /// An unknown thread lists nothing, with or without a filter, even when another thread
@@ -395,166 +315,6 @@ async fn before_applies_across_namespaces(cx: Cx) -> Checked {
 // ---------------------------------------------------------------------------------------
 // filter value types
 // ---------------------------------------------------------------------------------------
-
-/// Numbers compare by value: 1 matches 1.0 and 1.0 matches 1; 2 matches neither.
-async fn filter_numbers_by_value(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["int", "float", "two", "half"]);
-    put_unchained(
-        &cx,
-        &ids,
-        &t,
-        &[
-            ("int", json!({"n": 1})),
-            ("float", json!({"n": 1.0})),
-            ("two", json!({"n": 2})),
-            ("half", json!({"n": 1.5})),
-        ],
-    )
-    .await?;
-    cx.expect_list(&ids, &t, &filter(json!({"n": 1})), &["float", "int"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"n": 1.0})), &["float", "int"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"n": 1.5})), &["half"]).await
-}
-
-/// Booleans never equal numbers: `true` is not 1, `false` is not 0.
-async fn filter_booleans_never_equal_numbers(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["yes", "one", "no", "zero"]);
-    put_unchained(
-        &cx,
-        &ids,
-        &t,
-        &[
-            ("yes", json!({"f": true})),
-            ("one", json!({"f": 1})),
-            ("no", json!({"f": false})),
-            ("zero", json!({"f": 0})),
-        ],
-    )
-    .await?;
-    cx.expect_list(&ids, &t, &filter(json!({"f": true})), &["yes"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"f": 1})), &["one"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"f": false})), &["no"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"f": 0})), &["zero"]).await
-}
-
-/// Strings match exactly: no case folding, no trimming, no prefix match, no pattern
-/// characters, and the string "1" is not the number 1.
-async fn filter_strings_exact(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["exact", "upper", "space", "prefix", "longer", "num", "numstr", "pct"]);
-    put_unchained(
-        &cx,
-        &ids,
-        &t,
-        &[
-            ("exact", json!({"s": "acme"})),
-            ("upper", json!({"s": "Acme"})),
-            ("space", json!({"s": "acme "})),
-            ("prefix", json!({"s": "acm"})),
-            ("longer", json!({"s": "acme-corp"})),
-            ("num", json!({"s": 1})),
-            ("numstr", json!({"s": "1"})),
-            ("pct", json!({"s": "ac%"})),
-        ],
-    )
-    .await?;
-    cx.expect_list(&ids, &t, &filter(json!({"s": "acme"})), &["exact"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"s": "1"})), &["numstr"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"s": "ac%"})), &["pct"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"s": "ac_e"})), &[]).await
-}
-
-/// A null filter value matches a missing key or a null, and nothing else (not `false`,
-/// `0`, `""` or an empty object).
-async fn filter_null_matches_missing_or_null(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["null", "missing", "text", "zero", "false", "empty", "object"]);
-    put_unchained(
-        &cx,
-        &ids,
-        &t,
-        &[
-            ("null", json!({"k": null})),
-            ("missing", json!({"other": 1})),
-            ("text", json!({"k": "x"})),
-            ("zero", json!({"k": 0})),
-            ("false", json!({"k": false})),
-            ("empty", json!({"k": ""})),
-            ("object", json!({"k": {}})),
-        ],
-    )
-    .await?;
-    cx.expect_list(&ids, &t, &filter(json!({"k": null})), &["missing", "null"]).await
-}
-
-/// Nested object and array values match by JSON equality: a subset or superset object
-/// does not match, array order and length matter.
-async fn filter_nested_values_by_json_equality(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["obj", "subset", "superset", "arr", "reversed", "shorter", "nested"]);
-    put_unchained(
-        &cx,
-        &ids,
-        &t,
-        &[
-            ("obj", json!({"o": {"x": 1, "y": [1, 2]}})),
-            ("subset", json!({"o": {"x": 1}})),
-            ("superset", json!({"o": {"x": 1, "y": [1, 2], "z": 3}})),
-            ("arr", json!({"a": ["p", "q"]})),
-            ("reversed", json!({"a": ["q", "p"]})),
-            ("shorter", json!({"a": ["p"]})),
-            ("nested", json!({"a": ["p", "q", {"r": null}]})),
-        ],
-    )
-    .await?;
-    cx.expect_list(&ids, &t, &filter(json!({"o": {"x": 1, "y": [1, 2]}})), &["obj"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"o": {"x": 1}})), &["subset"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"a": ["p", "q"]})), &["arr"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"a": ["p", "q", {"r": null}]})), &["nested"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"a": "p"})), &[]).await
-}
-
-/// An empty filter matches everything, including checkpoints with empty metadata.
-async fn empty_filter_matches_everything(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["empty", "full", "nulls"]);
-    put_unchained(
-        &cx,
-        &ids,
-        &t,
-        &[
-            ("empty", json!({})),
-            ("full", json!({"source": "input", "step": -1, "parents": {}})),
-            ("nulls", json!({"source": null})),
-        ],
-    )
-    .await?;
-    cx.expect_list(&ids, &t, &filter(json!({})), &["nulls", "full", "empty"]).await
-}
-
-/// A key missing from the metadata never matches a non-null filter value.
-async fn filter_missing_key_never_matches_value(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["has", "lacks"]);
-    put_unchained(&cx, &ids, &t, &[("has", json!({"k": "x"})), ("lacks", json!({"source": "loop"}))]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"k": "x"})), &["has"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"k": false})), &[]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"k": 0})), &[]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"k": ""})), &[]).await
-}
-
-/// A filter key names a top-level metadata key literally: `a.b` is the key "a.b", not a
-/// path into `a`, and a key nested inside a value is not matched at top level.
-async fn filter_key_is_top_level_literal(cx: Cx) -> Checked {
-    let t = cx.thread("main");
-    let ids = Ids::new(&["dotted", "nested"]);
-    put_unchained(&cx, &ids, &t, &[("dotted", json!({"a.b": 1})), ("nested", json!({"a": {"b": 1}, "o": {"k": "v"}}))])
-        .await?;
-    cx.expect_list(&ids, &t, &filter(json!({"a.b": 1})), &["dotted"]).await?;
-    cx.expect_list(&ids, &t, &filter(json!({"k": "v"})), &[]).await
-}
 
 // ---------------------------------------------------------------------------------------
 // Namespaces, checkpoint id scope, order
