@@ -1,0 +1,186 @@
+//! `put`: which values a read rebuilds (CONTRACT §2 put, "channel_values"): a channel kept
+//! at its version reads the value stored at that version, in the same thread and namespace
+//! and on the same branch. The cases are listed in the parent module's `cases()`.
+
+use conformance_core::{ChannelVersion, CheckpointConfig};
+use serde_json::json;
+
+use crate::calls::Cx;
+use crate::compare::{Checked, Diffs};
+use crate::data::{jv, new_id, values, Step};
+
+/// CONTRACT §2 put, bug scenario S06: a channel in `channel_versions` that the checkpoint
+/// neither carries nor lists in `new_versions` reads the value stored earlier at that
+/// version; the earlier checkpoint keeps reading its own values.
+pub(super) async fn unchanged_channel_reads_value_stored_earlier(cx: Cx) -> Checked {
+    let cfg = cx.config("main");
+    let c1 = cx.put(&cfg, Step::fresh().value("messages", json!(["hi"]), 1).value("count", json!(1), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().keep("messages", 1).value("count", json!(2), 2)).await?;
+    let mut d = Diffs::new();
+    let t2 = cx.get_some(&c2).await?;
+    let want2 = values(&[("messages", jv(json!(["hi"]))), ("count", jv(json!(2)))]);
+    d.of(&t2).map("checkpoint.channel_values", &want2, &t2.checkpoint.channel_values);
+    let t1 = cx.get_some(&c1).await?;
+    let want1 = values(&[("messages", jv(json!(["hi"]))), ("count", jv(json!(1)))]);
+    d.of(&t1).map("checkpoint.channel_values", &want1, &t1.checkpoint.channel_values);
+    d.finish()
+}
+
+/// CONTRACT §2 put: a channel added in a step is read together with the channels kept
+/// (not carried) from the parent.
+pub(super) async fn new_channel_is_read_alongside_kept_ones(cx: Cx) -> Checked {
+    let cfg = cx.config("main");
+    let c1 = cx.put(&cfg, Step::fresh().value("a", json!("v1"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("new_channel"), 1)).await?;
+    let t = cx.get_some(&c2).await?;
+    let want = values(&[("a", jv(json!("v1"))), ("b", jv(json!("new_channel")))]);
+    t.diffs().map("checkpoint.channel_values", &want, &t.checkpoint.channel_values).finish()
+}
+
+/// CONTRACT §2 put: a channel not in `channel_versions` is absent on read, even if an
+/// older checkpoint of the thread stored a value for it.
+pub(super) async fn channel_not_in_versions_is_absent(cx: Cx) -> Checked {
+    let cfg = cx.config("main");
+    let c1 = cx.put(&cfg, Step::fresh().value("a", json!("v1"), 1).value("b", json!("v2"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().value("a", json!("v1_updated"), 2)).await?;
+    let mut d = Diffs::new();
+    let t = cx.get_some(&c2).await?;
+    d.of(&t).map("checkpoint.channel_values", &values(&[("a", jv(json!("v1_updated")))]), &t.checkpoint.channel_values);
+    let t = cx.get_some(&c1).await?;
+    let want = values(&[("a", jv(json!("v1"))), ("b", jv(json!("v2")))]);
+    d.of(&t).map("checkpoint.channel_values", &want, &t.checkpoint.channel_values);
+    d.finish()
+}
+
+/// CONTRACT §2 put: a channel in `new_versions` with no value is empty and absent on read
+/// (not filled from an older version), while its version still round-trips.
+pub(super) async fn channel_in_new_versions_without_value_is_absent(cx: Cx) -> Checked {
+    let cfg = cx.config("main");
+    let c1 = cx.put(&cfg, Step::fresh().value("a", json!("old"), 1).value("b", json!("kept"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().emptied("a", 2).keep("b", 1)).await?;
+    let t = cx.get_some(&c2).await?;
+    t.diffs()
+        .map("checkpoint.channel_values", &values(&[("b", jv(json!("kept")))]), &t.checkpoint.channel_values)
+        .eq(
+            "checkpoint.channel_versions[\"a\"]",
+            &Some(&ChannelVersion::Int(2)),
+            &t.checkpoint.channel_versions.get("a"),
+        )
+        .finish()
+}
+
+/// CONTRACT §2 put: a kept channel reads the value stored at that version *in this
+/// thread and namespace*. The same checkpoint ids, channel and version are used in two
+/// threads and two namespaces, each with its own value.
+pub(super) async fn kept_channel_reads_its_own_thread_and_namespace(cx: Cx) -> Checked {
+    let (id1, id2) = (new_id(), new_id());
+    let t1 = cx.thread("one");
+    let t2 = cx.thread("two");
+    let scopes = [
+        (CheckpointConfig::new(&t1), "one-root"),
+        (CheckpointConfig::new(&t1).with_ns("child:1"), "one-child"),
+        (CheckpointConfig::new(&t2), "two-root"),
+    ];
+    // Every value first, then every child: a saver that looks values up by (channel,
+    // version) alone would now find the last one stored.
+    for (cfg, label) in &scopes {
+        cx.put(cfg, Step::new(&id1).value("a", json!(label), 1)).await?;
+    }
+    for (cfg, _) in &scopes {
+        cx.put(&cfg.clone().with_id(&id1), Step::new(&id2).keep("a", 1)).await?;
+    }
+    for (cfg, label) in &scopes {
+        let at = cfg.clone().with_id(&id2);
+        let t = cx.get_some(&at).await?;
+        t.expect_eq(
+            "checkpoint.channel_values[\"a\"] (kept at version 1)",
+            &Some(&jv(json!(label))),
+            &t.checkpoint.channel_values.get("a"),
+        )?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §2 put: two sibling checkpoints whose versions both came from
+/// `get_next_version` of the same current version each read back their own value.
+pub(super) async fn sibling_checkpoints_read_their_own_values(cx: Cx) -> Checked {
+    let cfg = cx.config("main");
+    let v1 = cx.next_version(None).into_value();
+    let parent = cx.put(&cfg, Step::fresh().typed("a", jv(json!("base")), v1.clone())).await?;
+    let left_v = cx.next_version(Some(&v1)).into_value();
+    let right_v = cx.next_version(Some(&v1)).into_value();
+    let left = cx.put(&parent, Step::fresh().typed("a", jv(json!("left")), left_v)).await?;
+    let right = cx.put(&parent, Step::fresh().typed("a", jv(json!("right")), right_v)).await?;
+    for (at, want) in [(&parent, "base"), (&left, "left"), (&right, "right")] {
+        let t = cx.get_some(at).await?;
+        t.diffs().channel_value("a", &jv(json!(want)), &t.checkpoint).finish()?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §2 put: an unchanged channel reads "the value stored for that channel at that
+/// version in this thread and namespace", not the newest value of the channel. c1 stores
+/// a = "v1" at version 1; c2, a child of c1, stores a = "v2" at version 2; then c3, a second
+/// child of c1 (a fork), keeps a at version 1 and must read "v1".
+pub(super) async fn fork_reads_value_at_kept_version_not_newest(cx: Cx) -> Checked {
+    let cfg = cx.config("main");
+    let c1 = cx.put(&cfg, Step::fresh().value("a", json!("v1"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().value("a", json!("v2"), 2)).await?;
+    let c3 = cx.put(&c1, Step::fresh().keep("a", 1)).await?;
+    let context = [
+        (&c3, "v1", "c3 forks c1 and keeps a at version 1; c2, also a child of c1, stored \"v2\" at version 2"),
+        (&c2, "v2", "c2 stored a = \"v2\" at version 2"),
+        (&c1, "v1", "c1 stored a = \"v1\" at version 1"),
+    ];
+    for (at, want, why) in context {
+        let t = cx.get_some(at).await?;
+        t.expect_eq(
+            format_args!("checkpoint.channel_values[\"a\"] ({why})"),
+            &Some(&jv(json!(want))),
+            &t.checkpoint.channel_values.get("a"),
+        )?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §2 put: siblings must not collide. c2a and c2b, both children of c1, store a at
+/// `get_next_version(v1)` with "x" and "y" (c2b put first); c3, a child of c2b, keeps a at
+/// c2b's version and must read "y", c2b's value, not the one stored last. A saver whose
+/// `get_next_version` never repeats passes this trivially (the versions differ).
+pub(super) async fn child_of_sibling_reads_its_branch_value(cx: Cx) -> Checked {
+    let cfg = cx.config("main");
+    let v1 = cx.next_version(None).into_value();
+    let c1 = cx.put(&cfg, Step::fresh().typed("a", jv(json!("base")), v1.clone())).await?;
+    let (a_id, b_id) = (new_id(), new_id());
+    let va = cx.next_version(Some(&v1)).into_value();
+    let vb = cx.next_version(Some(&v1)).into_value();
+    let c2b = cx.put(&c1, Step::new(&b_id).typed("a", jv(json!("y")), vb.clone())).await?;
+    let c2a = cx.put(&c1, Step::new(&a_id).typed("a", jv(json!("x")), va)).await?;
+    let c3 = cx.put(&c2b, Step::fresh().keep("a", vb.clone())).await?;
+    let why = format!("c3 is a child of c2b and keeps a at c2b's version {vb:?}; c2a ({c2a}) stored \"x\" after");
+    let t = cx.get_some(&c3).await?;
+    t.expect_eq(
+        format_args!("checkpoint.channel_values[\"a\"] ({why})"),
+        &Some(&jv(json!("y"))),
+        &t.checkpoint.channel_values.get("a"),
+    )
+}
+
+/// CONTRACT §2 put: a kept channel reads the value stored at that version in this thread
+/// and namespace, "whether it came with this put or an earlier one", also when the parent
+/// holds another version. c1 stores a = "v1" at version 1, c2 (child of c1) a = "v2" at
+/// version 2; c3, a child of c2, keeps a at version 1 and must read "v1" (not the parent's
+/// "v2", and not nothing).
+pub(super) async fn kept_older_version_reads_value_stored_at_it(cx: Cx) -> Checked {
+    let cfg = cx.config("main");
+    let c1 = cx.put(&cfg, Step::fresh().value("a", json!("v1"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().value("a", json!("v2"), 2)).await?;
+    let c3 = cx.put(&c2, Step::fresh().keep("a", 1)).await?;
+    let t = cx.get_some(&c3).await?;
+    t.expect_eq(
+        "checkpoint.channel_values[\"a\"] (c3, a child of c2 which holds \"v2\" at version 2, keeps a at version 1, \
+         where c1 stored \"v1\")",
+        &Some(&jv(json!("v1"))),
+        &t.checkpoint.channel_values.get("a"),
+    )
+}
