@@ -104,6 +104,7 @@
 #![warn(missing_docs)]
 
 mod cache;
+mod changes;
 mod codec;
 #[cfg(feature = "kit")]
 mod leftovers;
@@ -303,7 +304,7 @@ impl CheckpointSaver for SqliteSaver {
             checkpoint_ns: config.checkpoint_ns.clone(),
             checkpoint_id: Some(checkpoint.id.clone()),
         };
-        let args = writer::PutArgs {
+        let args = changes::PutArgs {
             thread_id: config.thread_id.clone(),
             checkpoint_ns: config.checkpoint_ns.clone(),
             parent: config.checkpoint_id.clone(),
@@ -312,7 +313,7 @@ impl CheckpointSaver for SqliteSaver {
             checkpoint,
             new_versions,
         };
-        self.inner.writer.submit(Box::new(move |conn| writer::put(conn, &args))).await?;
+        self.inner.writer.submit(Box::new(move |conn| changes::put(conn, &args))).await?;
         Ok(stored)
     }
 
@@ -327,7 +328,7 @@ impl CheckpointSaver for SqliteSaver {
         if writes.is_empty() {
             return Ok(());
         }
-        let args = writer::PutWritesArgs {
+        let args = changes::PutWritesArgs {
             thread_id: config.thread_id.clone(),
             checkpoint_ns: config.checkpoint_ns.clone(),
             checkpoint_id: checkpoint_id.to_owned(),
@@ -335,7 +336,7 @@ impl CheckpointSaver for SqliteSaver {
             task_path: task_path.to_owned(),
             writes,
         };
-        self.inner.writer.submit(Box::new(move |conn| writer::put_writes(conn, &args))).await
+        self.inner.writer.submit(Box::new(move |conn| changes::put_writes(conn, &args))).await
     }
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
@@ -385,7 +386,7 @@ impl CheckpointSaver for SqliteSaver {
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         check_thread(thread_id)?;
         let thread_id = thread_id.to_owned();
-        self.inner.writer.submit(Box::new(move |conn| writer::delete_thread(conn, &thread_id))).await
+        self.inner.writer.submit(Box::new(move |conn| changes::delete_thread(conn, &thread_id))).await
     }
 
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
@@ -393,7 +394,7 @@ impl CheckpointSaver for SqliteSaver {
             return Ok(());
         }
         let json = serde_json::to_string(run_ids).map_err(|e| CheckpointError::storage("encoding run ids", e))?;
-        self.inner.writer.submit(Box::new(move |conn| writer::delete_for_runs(conn, &json))).await
+        self.inner.writer.submit(Box::new(move |conn| changes::delete_for_runs(conn, &json))).await
     }
 
     async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
@@ -403,7 +404,7 @@ impl CheckpointSaver for SqliteSaver {
             return Ok(());
         }
         let (source, target) = (source.to_owned(), target.to_owned());
-        self.inner.writer.submit(Box::new(move |conn| writer::copy_thread(conn, &source, &target))).await
+        self.inner.writer.submit(Box::new(move |conn| changes::copy_thread(conn, &source, &target))).await
     }
 
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
@@ -416,8 +417,8 @@ impl CheckpointSaver for SqliteSaver {
             .submit(Box::new(move |conn| {
                 for t in &threads {
                     match strategy {
-                        PruneStrategy::Delete => writer::delete_thread(conn, t)?,
-                        PruneStrategy::KeepLatest => writer::prune_keep_latest(conn, t)?,
+                        PruneStrategy::Delete => changes::delete_thread(conn, t)?,
+                        PruneStrategy::KeepLatest => changes::prune_keep_latest(conn, t)?,
                     }
                 }
                 Ok(())
