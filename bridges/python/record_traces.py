@@ -5,6 +5,7 @@ traces/NAME.json. No model and no API key: every node is a stub.
 
     python3 bridges/python/record_traces.py            # every trace
     python3 bridges/python/record_traces.py interrupt  # one trace
+    python3 bridges/python/record_traces.py --out DIR  # into DIR instead of traces/
 
 Needs `langgraph` (the version in traces/README.md); without it, the script makes a
 virtualenv under target/record-venv with the pinned packages and runs itself there.
@@ -16,6 +17,7 @@ import operator
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Annotated, TypedDict
@@ -144,11 +146,20 @@ def fan_out(rec: Recorder) -> None:
     """Send fan-out over four items; the task of item 2 fails the first time, the run
     stops with the error, and running again retries only that task."""
     failed: set[int] = set()
+    done = threading.Semaphore(0)
 
     def work(s: Item) -> dict:
         if s["item"] == 2 and 2 not in failed:
             failed.add(2)
+            # Fail only once the three other tasks have returned, so that their writes are
+            # saved before the error stops the step (the tasks run on threads; without the
+            # wait the recording depends on timing).
+            for _ in range(3):
+                done.acquire(timeout=10)
+            time.sleep(0.2)
             raise RuntimeError("tool timed out (stub)")
+        if s["item"] != 2:
+            done.release()
         return {"results": [f"done {s['item']}"]}
 
     g = StateGraph(Fan)
@@ -234,20 +245,26 @@ TRACES = {
 }
 
 
-def main(names: list[str]) -> int:
+def main(argv: list[str]) -> int:
     import langgraph.version as v
 
+    out, names = OUT, list(argv)
+    if names[:1] == ["--out"]:
+        if len(names) < 2:
+            print("record_traces: --out needs a directory", file=sys.stderr)
+            return 2
+        out, names = Path(names[1]), names[2:]
     unknown = [n for n in names if n not in TRACES]
     if unknown:
         print(f"record_traces: unknown trace {unknown[0]!r} (known: {', '.join(TRACES)})", file=sys.stderr)
         return 2
-    OUT.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     for name in names or list(TRACES):
         rec = Recorder(InMemorySaver())
         TRACES[name](rec)
         source = f"python3 bridges/python/record_traces.py {name} (langgraph {v.__version__}, InMemorySaver)"
-        write_trace(str(OUT / f"{name}.json"), rec.trace(source))
-        print(f"traces/{name}.json: {len(rec.steps)} steps")
+        write_trace(str(out / f"{name}.json"), rec.trace(source))
+        print(f"{out / name}.json: {len(rec.steps)} steps")
     return 0
 
 
