@@ -105,6 +105,7 @@ pub struct CaseEnv {
     location: Option<String>,
     registration: String,
     facts: Facts,
+    task_path_on_reads: bool,
 }
 
 impl CaseEnv {
@@ -112,7 +113,15 @@ impl CaseEnv {
     /// storage (used by the durability and two-instance cases).
     pub fn new(saver: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>) -> Self {
         let prefix = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
-        Self { saver, reopen, prefix, location: None, registration: String::new(), facts: Facts::default() }
+        Self {
+            saver,
+            reopen,
+            prefix,
+            location: None,
+            registration: String::new(),
+            facts: Facts::default(),
+            task_path_on_reads: true,
+        }
     }
 
     /// The same context with the storage location of the fixture
@@ -146,6 +155,19 @@ impl CaseEnv {
     /// The facts recorded so far, by their unqualified key.
     pub fn facts(&self) -> BTreeMap<String, serde_json::Value> {
         self.facts.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The same context for a saver whose reads carry no `task_path`
+    /// ([`crate::Fixture::without_task_path_on_reads`]) when `on_reads` is false.
+    pub fn with_task_path_on_reads(mut self, on_reads: bool) -> Self {
+        self.task_path_on_reads = on_reads;
+        self
+    }
+
+    /// False when the fixture declared that the saver's reads carry no `task_path`
+    /// ([`crate::Fixture::without_task_path_on_reads`]).
+    pub fn task_path_on_reads(&self) -> bool {
+        self.task_path_on_reads
     }
 
     /// The same context recording its facts into `facts` (the runner's map).

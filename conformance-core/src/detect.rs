@@ -37,6 +37,10 @@ fn probe_checkpoint() -> Checkpoint {
     Checkpoint { v: 1, id: "00000000-0000-7000-8000-000000000001".into(), ..Checkpoint::default() }
 }
 
+/// The report's warning for a fixture declared with
+/// [`crate::Fixture::without_task_path_on_reads`] (CONTRACT §2 put_writes).
+pub(crate) const NO_TASK_PATH_ON_READS: &str = "the saver declares that its reads carry no task_path (as LangGraph's API, whose PendingWrite is (task_id, channel, value)): pending writes are compared without the field, their order still is, and the case that checks the field fails";
+
 /// Probes a fresh saver from the registration's factory: each capability's method is
 /// called once with harmless input, and an `Unsupported` answer means "not implemented"
 /// (CONTRACT §5). `get_tuple` is detected when either form (latest, or by
@@ -82,6 +86,9 @@ pub fn detect(registration: &Registration) -> Detection {
         detected.insert(Capability::Concurrency, put);
         detected.insert(Capability::Traces, put);
         drop(saver);
+        if !fixture.task_path_on_reads {
+            warnings.push(NO_TASK_PATH_ON_READS.to_owned());
+        }
         if let Some(cleanup) = fixture.cleanup {
             let failed = match catch(cleanup()).await {
                 Ok(Ok(())) => None,

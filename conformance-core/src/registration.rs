@@ -28,6 +28,7 @@ pub struct Fixture {
     pub(crate) cleanup: Option<CleanupFn>,
     pub(crate) reopen: Option<ReopenFn>,
     pub(crate) location: Option<String>,
+    pub(crate) task_path_on_reads: bool,
 }
 
 impl Fixture {
@@ -38,7 +39,7 @@ impl Fixture {
 
     /// A fixture around a shared saver.
     pub fn from_arc(saver: Arc<dyn CheckpointSaver>) -> Self {
-        Self { saver, cleanup: None, reopen: None, location: None }
+        Self { saver, cleanup: None, reopen: None, location: None, task_path_on_reads: true }
     }
 
     /// Runs `cleanup` after the case, whether it passed, failed, panicked or timed out
@@ -76,6 +77,22 @@ impl Fixture {
     pub fn with_location(mut self, location: impl Into<String>) -> Self {
         self.location = Some(location.into());
         self
+    }
+
+    /// Declares that the saver's read API cannot return a pending write's `task_path`, as
+    /// with every saver behind LangGraph's API, whose `PendingWrite` is `(task_id, channel,
+    /// value)` (CONTRACT §2 put_writes, "A saver whose reads carry no task_path"). Its
+    /// pending writes are then compared without the field (their order still is), the
+    /// one case that checks the field (`put_writes::task_path_roundtrips`) fails saying
+    /// so, and the report carries a warning naming the declaration.
+    pub fn without_task_path_on_reads(mut self) -> Self {
+        self.task_path_on_reads = false;
+        self
+    }
+
+    /// False after [`Fixture::without_task_path_on_reads`].
+    pub fn task_path_on_reads(&self) -> bool {
+        self.task_path_on_reads
     }
 
     /// The saver.

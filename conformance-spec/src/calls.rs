@@ -186,6 +186,23 @@ impl Cx {
         Self { ctx, saver, note: None }
     }
 
+    /// Runs the case `f` on `ctx` (what [`crate::spec_cases!`] does for each case), judging
+    /// pending writes as the saver reads them ([`crate::compare::judging_task_path`]).
+    pub async fn run<F, Fut>(ctx: CaseEnv, f: F) -> Checked
+    where
+        F: FnOnce(Self) -> Fut,
+        Fut: std::future::Future<Output = Checked>,
+    {
+        let on_reads = ctx.task_path_on_reads();
+        crate::compare::judging_task_path(on_reads, f(Self::new(ctx))).await
+    }
+
+    /// False when the saver declared that its reads carry no `task_path`
+    /// ([`conformance_core::Fixture::without_task_path_on_reads`]).
+    pub fn task_path_on_reads(&self) -> bool {
+        self.ctx.task_path_on_reads()
+    }
+
     fn noted(&self, note: String) -> Self {
         let note = match &self.note {
             Some(old) => format!("{old}, {note}"),

@@ -45,6 +45,42 @@ pub fn ensure(cond: bool, message: impl FnOnce() -> String) -> Checked {
     }
 }
 
+tokio::task_local! {
+    /// False while a case runs on a saver whose reads carry no `task_path`
+    /// ([`conformance_core::Fixture::without_task_path_on_reads`]).
+    static TASK_PATH_ON_READS: bool;
+}
+
+/// Runs `f` judging pending writes as a saver with `on_reads` reads them: when false, a
+/// write's `task_path` is left out of every comparison of pending writes ([`same_writes`],
+/// [`Diffs::writes`], [`Diffs::tuple`]) and their order still counts (CONTRACT §2
+/// put_writes, "A saver whose reads carry no task_path"). Outside it, the field is compared.
+pub async fn judging_task_path<F: std::future::Future>(on_reads: bool, f: F) -> F::Output {
+    TASK_PATH_ON_READS.scope(on_reads, f).await
+}
+
+/// Whether the case being run compares a pending write's `task_path` (see
+/// [`judging_task_path`]); true outside one.
+pub fn task_path_compared() -> bool {
+    TASK_PATH_ON_READS.try_with(|on| *on).unwrap_or(true)
+}
+
+/// `writes` as they are compared: unchanged, or without their `task_path` when the case's
+/// saver reads none ([`judging_task_path`]).
+fn as_compared(writes: &[PendingWrite]) -> std::borrow::Cow<'_, [PendingWrite]> {
+    if task_path_compared() {
+        std::borrow::Cow::Borrowed(writes)
+    } else {
+        std::borrow::Cow::Owned(writes.iter().map(|w| PendingWrite { task_path: String::new(), ..w.clone() }).collect())
+    }
+}
+
+/// Whether two lists of pending writes are the same, order included, under the case's
+/// rule for `task_path` ([`judging_task_path`]).
+pub fn same_writes(expected: &[PendingWrite], got: &[PendingWrite]) -> bool {
+    as_compared(expected) == as_compared(got)
+}
+
 /// `[(task, channel, value), ...]` for messages; a write with a task path shows it as
 /// `task@path`.
 pub fn describe_writes(writes: &[PendingWrite]) -> String {
@@ -246,9 +282,11 @@ impl Diffs {
 
     /// Compares two lists of pending writes as a whole (order included): one difference
     /// showing both lists.
+    /// Without `task_path` on a saver whose reads carry none ([`judging_task_path`]).
     pub fn writes(&mut self, field: impl Display, expected: &[PendingWrite], got: &[PendingWrite]) -> &mut Self {
+        let (expected, got) = (as_compared(expected), as_compared(got));
         if got != expected {
-            self.push(field, describe_writes(expected), describe_writes(got));
+            self.push(field, describe_writes(&expected), describe_writes(&got));
         }
         self
     }

@@ -110,7 +110,16 @@ async fn large_write_value_roundtrips(cx: Cx) -> Checked {
 }
 
 /// CONTRACT §1 "Pending write": `task_path` is stored and returned exactly.
+///
+/// A saver that declares its reads carry no `task_path` fails here, saying so: its other
+/// cases judge the order of its writes without the field (CONTRACT §2 put_writes).
 async fn task_path_roundtrips(cx: Cx) -> Checked {
+    if !cx.task_path_on_reads() {
+        return Err(crate::Failure::new(
+            "get_tuple: pending_writes[].task_path: the saver declares that its reads carry no task_path \
+             (LangGraph's PendingWrite is (task_id, channel, value)), so the path a put_writes stored is never read back",
+        ));
+    }
     let at = one_checkpoint(&cx).await?;
     let path = "~__pregel_push, ('__pregel_pull', 'node'), 2, True";
     cx.put_writes(&at, vec![("ch", jv(json!(1)))], "task-a", "a:b:c").await?;

@@ -74,6 +74,10 @@ pub(crate) struct HelloArgs {
     pub workdir: Option<String>,
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// What a child says about itself in the handshake.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Hello {
@@ -92,6 +96,12 @@ pub struct Hello {
     /// Whether a storage can be opened again (`reopen`, `open_at`).
     #[serde(default)]
     pub reopen: bool,
+    /// Whether a read returns the `task_path` a `put_writes` stored (default true). False
+    /// for every saver behind LangGraph's API, whose `PendingWrite` is `(task_id, channel,
+    /// value)`; the kit then judges its writes without the field
+    /// (`Fixture::without_task_path_on_reads`, CONTRACT §2 put_writes).
+    #[serde(default = "yes")]
+    pub task_path: bool,
 }
 
 /// How a child serves one saver instance (`open`'s `saver`).

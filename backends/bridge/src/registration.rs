@@ -119,6 +119,10 @@ impl Supervisor {
                 .map(|_| ())
                 .map_err(|e| BoxError::from(format!("closing the saver (handle {handle}) failed: {e}")))
         });
+        let task_path = self.facts.lock().unwrap_or_else(|e| e.into_inner()).hello.as_ref().is_none_or(|h| h.task_path);
+        if !task_path {
+            fixture = fixture.without_task_path_on_reads();
+        }
         if opened.reopen {
             let sup = self.clone();
             fixture = fixture.with_reopen(move || {

@@ -221,6 +221,7 @@ impl Server {
                     packages: Default::default(),
                     saver: a.saver,
                     reopen: reg.can_open_at(),
+                    task_path: true,
                 };
                 self.state.lock().unwrap_or_else(|e| e.into_inner()).registration = Some(reg);
                 ok(&hello)

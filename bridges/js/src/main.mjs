@@ -190,6 +190,8 @@ async function hello(args) {
     packages: packageVersions(),
     saver: args.saver,
     reopen: Boolean(state.storage.reopenable),
+    // LangGraph's PendingWrite is [taskId, channel, value]: no read returns a path.
+    task_path: false,
   };
 }
 

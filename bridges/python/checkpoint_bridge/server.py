@@ -228,6 +228,8 @@ class Server:
             "packages": package_versions(),
             "saver": spec,
             "reopen": bool(self.storage.reopenable),
+            # LangGraph's PendingWrite is (task_id, channel, value): no read returns a path.
+            "task_path": False,
         }
 
     async def open_instance(self, location: str | None, case: int | None) -> tuple[int, Instance]:

@@ -142,6 +142,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
         let ctx = CaseEnv::new(traced, fixture.reopen.clone())
             .for_registration(reg.name.clone(), fixture.location.clone())
+            .with_task_path_on_reads(fixture.task_path_on_reads)
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
         let result = match catch_within(remaining, run(ctx)).await {
