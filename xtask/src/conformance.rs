@@ -113,16 +113,16 @@ pub struct Args {
     progress: Progress,
 
     /// Per-case time limit in seconds (factory and cleanup included); default 30.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout, allow_negative_numbers = true)]
     timeout: Option<Duration>,
 
     /// Run every case N times (1 to 1000): a case whose runs disagree is reported as failed,
     /// "nondeterministic: failed in F of N runs" (the macro reads $CHECKPOINT_CONFORMANCE_REPEAT).
-    #[arg(long, value_name = "N", value_parser = conformance_spec::harness::parse_repeat)]
+    #[arg(long, value_name = "N", value_parser = conformance_spec::harness::parse_repeat, allow_negative_numbers = true)]
     repeat: Option<u32>,
 
     /// Cases run at once (default: the number of CPUs).
-    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    #[arg(long, value_name = "N", value_parser = parse_jobs, allow_negative_numbers = true)]
     jobs: Option<usize>,
 
     /// Stop at the first failed case; the cases not run are reported as skipped.

@@ -261,3 +261,32 @@ fn an_empty_no_color_keeps_colour_on_a_terminal() {
     assert!(!run("1").contains("\x1b["), "NO_COLOR=1 kept colour on");
     assert!(!run("0").contains("\x1b["), "NO_COLOR=0 kept colour on (any non-empty value turns it off)");
 }
+
+/// Issue 13: a `--postgres-url` (or `$CHECKPOINT_POSTGRES_URL`) no server answers is one
+/// line naming the URL, its password hidden, and the connection error, exit 2, before any
+/// case runs (it was every capability "not implemented", with no cause).
+#[test]
+fn an_unreachable_postgres_server_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = "postgresql://u:pw@127.0.0.1:1/x";
+    let out = xtask_in(dir.path(), &["--backend", "postgres", "--postgres-url", url], &[]);
+    assert_usage(&out, "--postgres-url: cannot connect to `postgresql://u:***@127.0.0.1:1/x` (error connecting");
+    assert!(text(&out.stderr).contains("refused"), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains(":pw@") && text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    let out = xtask_in(dir.path(), &["--backend", "postgres"], &[("CHECKPOINT_POSTGRES_URL", url)]);
+    assert_usage(&out, "$CHECKPOINT_POSTGRES_URL: cannot connect to");
+}
+
+/// Issue 13: a `--sqlite-path` whose directory fits the filesystem but makes the case
+/// files' full paths longer than SQLite takes is one line and exit 2 before any case runs
+/// (every case failed, level NONE), and the probe leaves nothing behind.
+#[test]
+fn a_path_too_long_for_sqlite_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = dir.path().join("d".repeat(200)).join("e".repeat(200)).join("f".repeat(200));
+    std::fs::create_dir_all(&deep).unwrap();
+    let out = xtask_in(dir.path(), &["--sqlite-path", deep.join("db.sqlite").to_str().unwrap()], &[]);
+    assert_usage(&out, "more than the 511 SQLite takes");
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    assert!(names(&deep).is_empty(), "{:?}", names(&deep));
+}
