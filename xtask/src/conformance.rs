@@ -291,8 +291,20 @@ pub fn run(args: Args) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(USAGE);
     }
+    let code = run_checked(args);
+    // Everything the run made is gone (dropped with `run_checked`'s locals, on every path
+    // out of it): its lock file goes too (conformance_core::leftovers), so the next run does
+    // not take this one for a killed run.
+    conformance_core::leftovers::release();
+    code
+}
+
+/// The run once the arguments passed [`prepare`].
+fn run_checked(args: Args) -> ExitCode {
     // From here on an interrupt removes what the run made (server, case files, temp dirs).
     crate::interrupt::install();
+    // A throwaway PostgreSQL server a killed run left is stopped now, whatever the backend.
+    checkpoint_postgres::test_server::sweep_orphans();
     // Kept alive until the reports are written; dropping it stops and removes the server.
     let mut server: Option<TestServer> = None;
     // A bridged saver: kept for the report's annotation (the side judged, its versions).
@@ -404,9 +416,7 @@ pub fn run(args: Args) -> ExitCode {
             eprintln!("warning: {e}");
         }
     }
-    // Everything the run made is gone: its lock file goes too (conformance_core::leftovers).
     drop(registration);
-    conformance_core::leftovers::release();
     // With --capabilities, success is "no selected capability failed" (the level, which
     // needs every base capability, is still reported as it is).
     let success = match &args.capabilities {

@@ -290,3 +290,45 @@ fn a_path_too_long_for_sqlite_is_a_usage_error() {
     assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
     assert!(names(&deep).is_empty(), "{:?}", names(&deep));
 }
+
+/// Issue 13: the lock files of runs that did not finish (a run killed with SIGKILL, and
+/// one by hand for a pid no process has) are removed by the next run, which names them in
+/// one line; a run that ended on an error leaves none behind to be named.
+#[test]
+fn the_next_run_names_the_lock_files_it_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let locks = dir.path().join("checkpoint-conformance");
+    let mut killed = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--progress", "quiet", "--jobs", "1"])
+        .env("TMPDIR", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = locks.join(format!("{}.lock", killed.id()));
+    let start = Instant::now();
+    while !lock.exists() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(lock.exists(), "the run made no lock file");
+    // A pid above the kernel's limit (2^22) belongs to no process.
+    std::fs::write(locks.join("4194400.lock"), b"").unwrap();
+    let run = || xtask_in(dir.path(), &["--backend", "memory", "--capabilities", "put", "--progress", "quiet"], &[]);
+    let out = run();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.contains("lock file")).collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(notes[0].contains(&format!("removed 2 lock files from {}", locks.display())), "{}", notes[0]);
+    assert!(notes[0].contains(&format!("{}, 4194400, gone)", killed.id())), "{}", notes[0]);
+    // A run that ended on a usage error after its start (an unreachable server) takes its
+    // lock with it: the next run has nothing to name.
+    let refused = xtask_in(dir.path(), &["--backend", "postgres", "--postgres-url", "postgresql://127.0.0.1:1/x"], &[]);
+    assert_usage(&refused, "cannot connect");
+    let out = run();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("lock file"), "{}", text(&out.stderr));
+    assert!(!locks.exists() || names(&locks).is_empty(), "{:?}", names(&locks));
+}
