@@ -88,6 +88,8 @@ pub struct Args {
     /// The PostgreSQL server for --backend postgres (each case uses its own schema, dropped
     /// after it). Default: $CHECKPOINT_POSTGRES_URL, else a throwaway server started for
     /// this run on 127.0.0.1 (Debian's binaries, scripts/pg-test-server.sh) and removed after.
+    /// A given server is connected to once before the run: one that cannot be reached is a
+    /// usage error naming the URL (password hidden) and the connection error.
     #[arg(long, value_name = "URL")]
     postgres_url: Option<String>,
 
