@@ -75,7 +75,10 @@ pub fn detect(registration: &Registration) -> Detection {
                         true
                     }
                     Err(_) => {
-                        warnings.push(format!("probing {cap}: no answer within {:.1} s", probe_limit.as_secs_f64()));
+                        warnings.push(format!(
+                            "probing {cap}: no answer within {}",
+                            crate::isolation::limit_text(probe_limit)
+                        ));
                         true
                     }
                 },

@@ -57,18 +57,28 @@ impl Abort {
     }
 }
 
+/// A case's time limit for a message: whole milliseconds below one second (`10 ms`, never
+/// `0.0 s` for `--timeout 0.01`), else seconds with one decimal (`2.5 s`).
+pub(crate) fn limit_text(limit: Duration) -> String {
+    if limit < Duration::from_secs(1) {
+        format!("{} ms", limit.as_millis().max(1))
+    } else {
+        format!("{:.1} s", limit.as_secs_f64())
+    }
+}
+
 impl fmt::Display for Abort {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Abort::Panicked(m) => write!(f, "panicked: {m}"),
             Abort::TimedOut { limit, in_flight, abandoned: false } => {
-                write!(f, "timed out after {:.1} s{in_flight}", limit.as_secs_f64())
+                write!(f, "timed out after {}{in_flight}", limit_text(*limit))
             }
             Abort::TimedOut { limit, in_flight, abandoned: true } => write!(
                 f,
-                "timed out after {:.1} s and did not yield (a blocking call in an async method?); its thread was \
+                "timed out after {} and did not yield (a blocking call in an async method?); its thread was \
                  abandoned{in_flight}",
-                limit.as_secs_f64()
+                limit_text(*limit)
             ),
             Abort::ThreadDied => f.write_str("died: its thread ended without a result"),
             Abort::NotStarted(m) => write!(f, "could not start: {m}"),
@@ -207,7 +217,9 @@ mod tests {
         let rt = runtime(false).unwrap();
         let cancelled = rt.block_on(catch_within(Duration::from_millis(10), std::future::pending::<()>()));
         let cancelled = cancelled.err().unwrap().with_in_flight(" while in put(x)".into());
-        assert_eq!(cancelled.to_string(), "timed out after 0.0 s while in put(x)");
+        assert_eq!(cancelled.to_string(), "timed out after 10 ms while in put(x)");
+        assert_eq!(limit_text(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(limit_text(Duration::from_micros(10)), "1 ms");
         assert!(cancelled.is_timeout() && !Abort::ThreadDied.is_timeout());
     }
 }

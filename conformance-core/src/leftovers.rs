@@ -33,13 +33,15 @@ fn lock_dir() -> PathBuf {
 }
 
 /// Takes this process's lock (`<temp dir>/checkpoint-conformance/<pid>.lock`) once, and
-/// removes the lock files of processes that are gone. Call before making an entry named
+/// removes the lock files of processes that are gone, naming them in one stderr line
+/// (`note: removed 2 lock files from DIR, left by earlier runs ... (processes 12, 34, gone)`). Call before making an entry named
 /// after this process; [`sweep`] calls it. When the lock file cannot be made, liveness falls
 /// back to `kill(pid, 0)` and nothing fails.
 pub fn claim() {
     CLAIM.get_or_init(|| {
         let dir = lock_dir();
         let _ = std::fs::create_dir_all(&dir);
+        let mut gone = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&dir) {
             for e in entries.flatten() {
                 let name = e.file_name();
@@ -47,10 +49,16 @@ pub fn claim() {
                 else {
                     continue;
                 };
-                if pid != std::process::id() && lock_is_free(&e.path()) == Some(true) {
-                    let _ = std::fs::remove_file(e.path());
+                if pid != std::process::id()
+                    && lock_is_free(&e.path()) == Some(true)
+                    && std::fs::remove_file(e.path()).is_ok()
+                {
+                    gone.push(pid);
                 }
             }
+        }
+        if let Some(note) = stale_locks_note(&dir, gone) {
+            eprintln!("{note}");
         }
         let file = File::options()
             .create(true)
@@ -61,6 +69,27 @@ pub fn claim() {
         file.try_lock().ok()?;
         Some(file)
     });
+}
+
+/// The one stderr line [`claim`] prints for the lock files it removed (`pids`: their
+/// processes, gone: killed runs or crash-test children), or `None` when it removed none.
+fn stale_locks_note(dir: &Path, mut pids: Vec<u32>) -> Option<String> {
+    if pids.is_empty() {
+        return None;
+    }
+    pids.sort_unstable();
+    const SHOWN: usize = 8;
+    let mut named: Vec<String> = pids.iter().take(SHOWN).map(u32::to_string).collect();
+    if pids.len() > SHOWN {
+        named.push(format!("and {} more", pids.len() - SHOWN));
+    }
+    let (files, processes) = if pids.len() == 1 { ("file", "process") } else { ("files", "processes") };
+    Some(format!(
+        "note: removed {} lock {files} from {}, left by earlier runs that did not finish ({processes} {}, gone)",
+        pids.len(),
+        dir.display(),
+        named.join(", ")
+    ))
 }
 
 /// Removes this process's lock file (a front end calls it when the run is over and
@@ -375,6 +404,22 @@ mod tests {
         assert_eq!(pid_in_name("checkpoint-pg-abc", "checkpoint-pg-"), None);
         assert_eq!(pid_in_name("checkpoint-pg-12", "checkpoint-pg-"), None);
         assert_eq!(pid_in_name("other-12-x", "checkpoint-pg-"), None);
+    }
+
+    #[test]
+    fn removed_lock_files_are_named_in_one_line() {
+        assert_eq!(stale_locks_note(Path::new("/t"), vec![]), None);
+        let one = stale_locks_note(Path::new("/t"), vec![42]).unwrap();
+        assert_eq!(
+            one,
+            "note: removed 1 lock file from /t, left by earlier runs that did not finish (process 42, gone)"
+        );
+        let many = stale_locks_note(Path::new("/t"), (1..=10).rev().collect()).unwrap();
+        assert!(
+            many.contains("removed 10 lock files")
+                && many.contains("(processes 1, 2, 3, 4, 5, 6, 7, 8, and 2 more, gone)"),
+            "{many}"
+        );
     }
 
     #[test]

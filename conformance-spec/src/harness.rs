@@ -166,11 +166,20 @@ pub fn take_junit_flag(args: Vec<OsString>) -> Result<(Option<PathBuf>, Vec<OsSt
 
 /// Checks, without changing any file, that a report can be written at `path`: it is not a
 /// directory, its directory exists, and an existing file is writable (a new file is
-/// created and removed again to check the directory's permissions).
+/// created and removed again to check the directory's permissions). A symbolic link that
+/// points nowhere is checked as its target (the report would be written there) and named
+/// with it; a loop of links is named as such.
 ///
 /// # Errors
 /// A one-line message naming the path and the problem.
 pub fn check_writable(path: &Path) -> Result<(), String> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return check_dangling_link(path),
+            Err(e) => return Err(format!("cannot write {}: {e}", path.display())),
+            Ok(_) => {}
+        }
+    }
     if path.is_dir() {
         return Err(format!("{} is a directory, not a file", path.display()));
     }
@@ -206,6 +215,26 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
             })
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
+}
+
+/// [`check_writable`] for a symbolic link whose target does not exist: the target's
+/// directory must exist and take a new file.
+fn check_dangling_link(link: &Path) -> Result<(), String> {
+    let target = std::fs::read_link(link).map_err(|e| format!("cannot write {}: {e}", link.display()))?;
+    let target = match link.parent() {
+        Some(dir) if target.is_relative() => dir.join(target),
+        _ => target,
+    };
+    let named =
+        |why: String| format!("cannot write {}: it is a symbolic link to {}, {why}", link.display(), target.display());
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(named(format!("whose directory {} does not exist", dir.display())));
+    }
+    check_writable(&target).map_err(|e| named(format!("which cannot be created ({e})")))
 }
 
 /// Where the outputs of a whole-suite run go.

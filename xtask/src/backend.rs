@@ -6,18 +6,31 @@ use std::process::ExitCode;
 
 use checkpoint_postgres::test_server::TestServer;
 
+/// How long the check that a given server can be reached waits for it.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The PostgreSQL server's URL: `given` (`--postgres-url`), else a non-empty
-/// `$CHECKPOINT_POSTGRES_URL`, else a throwaway server started for this run on 127.0.0.1
+/// `$CHECKPOINT_POSTGRES_URL` (either connected to once first: a server that cannot be
+/// reached is a usage error, exit 2, printed), else a throwaway server started for this run on 127.0.0.1
 /// (kept in `server`; dropping it stops and removes it). A started server's URL is also put
 /// in `$CHECKPOINT_POSTGRES_URL`, so that a child this binary re-executes (the durability
 /// crash test) or starts (the bench) uses it rather than starting its own; call this while
 /// the process is still single-threaded.
 ///
 /// # Errors
-/// The exit code to return when no server could be started (the reason is printed).
+/// The exit code to return when the given server cannot be reached or no server could be
+/// started (the reason is printed).
 pub fn postgres_url(given: Option<String>, server: &mut Option<TestServer>) -> Result<String, ExitCode> {
     let from_env = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty());
+    let source =
+        if given.is_some() { "--postgres-url".to_owned() } else { format!("${}", checkpoint_postgres::URL_ENV) };
     if let Some(url) = given.or(from_env) {
+        // Before any case runs: an unreachable server is one line, not every capability
+        // "not implemented" (issue 13).
+        if let Err(e) = checkpoint_postgres::check_reachable(&url, CONNECT_TIMEOUT) {
+            eprintln!("error: {source}: {e}");
+            return Err(ExitCode::from(crate::USAGE));
+        }
         return Ok(url);
     }
     eprintln!("no --postgres-url and no {}: starting a throwaway PostgreSQL server", checkpoint_postgres::URL_ENV);

@@ -88,6 +88,8 @@ pub struct Args {
     /// The PostgreSQL server for --backend postgres (each case uses its own schema, dropped
     /// after it). Default: $CHECKPOINT_POSTGRES_URL, else a throwaway server started for
     /// this run on 127.0.0.1 (Debian's binaries, scripts/pg-test-server.sh) and removed after.
+    /// A given server is connected to once before the run: one that cannot be reached is a
+    /// usage error naming the URL (password hidden) and the connection error.
     #[arg(long, value_name = "URL")]
     postgres_url: Option<String>,
 
@@ -113,16 +115,16 @@ pub struct Args {
     progress: Progress,
 
     /// Per-case time limit in seconds (factory and cleanup included); default 30.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout, allow_negative_numbers = true)]
     timeout: Option<Duration>,
 
     /// Run every case N times (1 to 1000): a case whose runs disagree is reported as failed,
     /// "nondeterministic: failed in F of N runs" (the macro reads $CHECKPOINT_CONFORMANCE_REPEAT).
-    #[arg(long, value_name = "N", value_parser = conformance_spec::harness::parse_repeat)]
+    #[arg(long, value_name = "N", value_parser = conformance_spec::harness::parse_repeat, allow_negative_numbers = true)]
     repeat: Option<u32>,
 
     /// Cases run at once (default: the number of CPUs).
-    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    #[arg(long, value_name = "N", value_parser = parse_jobs, allow_negative_numbers = true)]
     jobs: Option<usize>,
 
     /// Stop at the first failed case; the cases not run are reported as skipped.
@@ -291,8 +293,20 @@ pub fn run(args: Args) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(USAGE);
     }
+    let code = run_checked(args);
+    // Everything the run made is gone (dropped with `run_checked`'s locals, on every path
+    // out of it): its lock file goes too (conformance_core::leftovers), so the next run does
+    // not take this one for a killed run.
+    conformance_core::leftovers::release();
+    code
+}
+
+/// The run once the arguments passed [`prepare`].
+fn run_checked(args: Args) -> ExitCode {
     // From here on an interrupt removes what the run made (server, case files, temp dirs).
     crate::interrupt::install();
+    // A throwaway PostgreSQL server a killed run left is stopped now, whatever the backend.
+    checkpoint_postgres::test_server::sweep_orphans();
     // Kept alive until the reports are written; dropping it stops and removes the server.
     let mut server: Option<TestServer> = None;
     // A bridged saver: kept for the report's annotation (the side judged, its versions).
@@ -404,9 +418,7 @@ pub fn run(args: Args) -> ExitCode {
             eprintln!("warning: {e}");
         }
     }
-    // Everything the run made is gone: its lock file goes too (conformance_core::leftovers).
     drop(registration);
-    conformance_core::leftovers::release();
     // With --capabilities, success is "no selected capability failed" (the level, which
     // needs every base capability, is still reported as it is).
     let success = match &args.capabilities {

@@ -71,6 +71,11 @@ fn bad_progress_timeout_jobs_and_flags() {
     assert_usage_error(&["conformance", "--progress", "loud"], "dots, verbose, quiet");
     assert_usage_error(&["conformance", "--timeout", "0"], "from 0.01 to 86400");
     assert_usage_error(&["conformance", "--jobs", "0"], "at least 1");
+    // Issue 13: a negative number is a bad value (one line naming the range), not clap's
+    // "unexpected argument '-1' found".
+    assert_usage_error(&["conformance", "--timeout", "-1"], "from 0.01 to 86400, got `-1`");
+    assert_usage_error(&["conformance", "--jobs", "-2"], "at least 1, got `-2`");
+    assert_usage_error(&["conformance", "--repeat", "-1"], "--repeat");
     assert_usage_error(&["conformance", "--frobnicate"], "--frobnicate");
     assert_usage_error(&["mutate"], "valid tasks are: conformance");
 }
@@ -82,6 +87,26 @@ fn report_paths_are_checked_before_running() {
     assert_usage_error(&["conformance", "--backend", "memory", "--json", missing.to_str().unwrap()], "does not exist");
     let as_dir = dir.path().to_str().unwrap();
     assert_usage_error(&["conformance", "--backend", "memory", "--junit", as_dir], "is a directory");
+    // Issue 13: a dangling symbolic link is named with where it points and why that fails
+    // (it was "File exists (os error 17)").
+    let link = dir.path().join("dangling.json");
+    std::os::unix::fs::symlink(dir.path().join("gone").join("r.json"), &link).unwrap();
+    let link_s = link.to_str().unwrap();
+    assert_usage_error(
+        &["conformance", "--backend", "memory", "--json", link_s],
+        &format!(
+            "--json: cannot write {link_s}: it is a symbolic link to {}",
+            dir.path().join("gone/r.json").display()
+        ),
+    );
+    assert_usage_error(&["conformance", "--backend", "memory", "--junit", link_s], "directory");
+    let out = xtask(&["conformance", "--backend", "memory", "--junit", link_s]);
+    assert!(!text(&out.stderr).contains("os error 17"), "{}", text(&out.stderr));
+    // A link in a loop: named as such.
+    let a = dir.path().join("loop-a.json");
+    std::os::unix::fs::symlink("loop-b.json", &a).unwrap();
+    std::os::unix::fs::symlink("loop-a.json", dir.path().join("loop-b.json")).unwrap();
+    assert_usage_error(&["conformance", "--backend", "memory", "--json", a.to_str().unwrap()], "symbolic links");
 }
 
 #[test]
@@ -241,4 +266,7 @@ fn fail_fast_stops_at_the_first_failure_and_a_timeout_names_both_limits() {
     assert!(failed[0]["message"].as_str().unwrap().contains("timed out"), "{}", failed[0]);
     assert_eq!(hints.len(), 1, "stderr: {stderr}");
     assert!(hints[0].contains("Registration::timeout"), "{}", hints[0]);
+    // Issue 13: a sub-second limit is shown in milliseconds, not as "0.0 s".
+    assert!(hints[0].contains("timed out after 10 ms"), "{}", hints[0]);
+    assert!(failed[0]["message"].as_str().unwrap().contains("10 ms"), "{}", failed[0]);
 }

@@ -261,3 +261,74 @@ fn an_empty_no_color_keeps_colour_on_a_terminal() {
     assert!(!run("1").contains("\x1b["), "NO_COLOR=1 kept colour on");
     assert!(!run("0").contains("\x1b["), "NO_COLOR=0 kept colour on (any non-empty value turns it off)");
 }
+
+/// Issue 13: a `--postgres-url` (or `$CHECKPOINT_POSTGRES_URL`) no server answers is one
+/// line naming the URL, its password hidden, and the connection error, exit 2, before any
+/// case runs (it was every capability "not implemented", with no cause).
+#[test]
+fn an_unreachable_postgres_server_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = "postgresql://u:pw@127.0.0.1:1/x";
+    let out = xtask_in(dir.path(), &["--backend", "postgres", "--postgres-url", url], &[]);
+    assert_usage(&out, "--postgres-url: cannot connect to `postgresql://u:***@127.0.0.1:1/x` (error connecting");
+    assert!(text(&out.stderr).contains("refused"), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains(":pw@") && text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    let out = xtask_in(dir.path(), &["--backend", "postgres"], &[("CHECKPOINT_POSTGRES_URL", url)]);
+    assert_usage(&out, "$CHECKPOINT_POSTGRES_URL: cannot connect to");
+}
+
+/// Issue 13: a `--sqlite-path` whose directory fits the filesystem but makes the case
+/// files' full paths longer than SQLite takes is one line and exit 2 before any case runs
+/// (every case failed, level NONE), and the probe leaves nothing behind.
+#[test]
+fn a_path_too_long_for_sqlite_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = dir.path().join("d".repeat(200)).join("e".repeat(200)).join("f".repeat(200));
+    std::fs::create_dir_all(&deep).unwrap();
+    let out = xtask_in(dir.path(), &["--sqlite-path", deep.join("db.sqlite").to_str().unwrap()], &[]);
+    assert_usage(&out, "more than the 511 SQLite takes");
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    assert!(names(&deep).is_empty(), "{:?}", names(&deep));
+}
+
+/// Issue 13: the lock files of runs that did not finish (a run killed with SIGKILL, and
+/// one by hand for a pid no process has) are removed by the next run, which names them in
+/// one line; a run that ended on an error leaves none behind to be named.
+#[test]
+fn the_next_run_names_the_lock_files_it_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let locks = dir.path().join("checkpoint-conformance");
+    let mut killed = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--progress", "quiet", "--jobs", "1"])
+        .env("TMPDIR", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = locks.join(format!("{}.lock", killed.id()));
+    let start = Instant::now();
+    while !lock.exists() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(lock.exists(), "the run made no lock file");
+    // A pid above the kernel's limit (2^22) belongs to no process.
+    std::fs::write(locks.join("4194400.lock"), b"").unwrap();
+    let run = || xtask_in(dir.path(), &["--backend", "memory", "--capabilities", "put", "--progress", "quiet"], &[]);
+    let out = run();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.contains("lock file")).collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(notes[0].contains(&format!("removed 2 lock files from {}", locks.display())), "{}", notes[0]);
+    assert!(notes[0].contains(&format!("{}, 4194400, gone)", killed.id())), "{}", notes[0]);
+    // A run that ended on a usage error after its start (an unreachable server) takes its
+    // lock with it: the next run has nothing to name.
+    let refused = xtask_in(dir.path(), &["--backend", "postgres", "--postgres-url", "postgresql://127.0.0.1:1/x"], &[]);
+    assert_usage(&refused, "cannot connect");
+    let out = run();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("lock file"), "{}", text(&out.stderr));
+    assert!(!locks.exists() || names(&locks).is_empty(), "{:?}", names(&locks));
+}

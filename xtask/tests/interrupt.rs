@@ -71,16 +71,32 @@ fn wait_gone(pid: u32, dir: &std::path::Path) {
     assert!(!dir.exists(), "{} survived", dir.display());
 }
 
+/// A run killed with SIGKILL once its server is up: the server's directory, its postmaster
+/// (still running: the orphan) and the killed run's pid.
+fn orphaned_server() -> (PathBuf, u32, u32) {
+    let (mut run, dir, reader) = start_run();
+    let pm = postmaster(&dir);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let _ = reader.join();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(alive(pm) && dir.exists(), "the orphan should exist until the next run");
+    (dir, pm, run.id())
+}
+
+/// The tests of this file one at a time: each run's start sweeps every orphaned server, so
+/// a test's orphan would otherwise be taken by another test's run.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn killed_and_terminated_runs_leave_no_server() {
+    let _one = serial();
     // SIGKILL: nothing can run in the killed process, so the server is orphaned...
-    let (mut first, dir1, r1) = start_run();
-    let pm1 = postmaster(&dir1);
-    first.kill().unwrap();
-    first.wait().unwrap();
-    let _ = r1.join();
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(alive(pm1) && dir1.exists(), "the orphan should exist until the next run");
+    let (dir1, pm1, _) = orphaned_server();
     // ... and the next run's start stops and removes it, before its own server runs.
     let (second, dir2, r2) = start_run();
     wait_gone(pm1, &dir1);
@@ -109,6 +125,7 @@ fn killed_and_terminated_runs_leave_no_server() {
 /// killed by the repeats: the server stops and its directory goes.
 #[test]
 fn repeated_ctrl_c_does_not_stop_the_cleanup() {
+    let _one = serial();
     let (mut run, dir, reader) = start_run();
     let pm = postmaster(&dir);
     let group = format!("-{}", run.id());
@@ -120,5 +137,24 @@ fn repeated_ctrl_c_does_not_stop_the_cleanup() {
     let status = run.wait().unwrap();
     let stderr = reader.join().unwrap();
     assert_eq!(status.code(), Some(128 + 2), "{stderr}");
+    wait_gone(pm, &dir);
+}
+
+/// Issue 13: a server orphaned by a SIGKILL does not wait for the next postgres run: a run
+/// of any backend (here memory, which needs no server) stops and removes it, and says so.
+#[test]
+fn a_run_of_another_backend_stops_a_killed_runs_server() {
+    let _one = serial();
+    let (dir, pm, owner) = orphaned_server();
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "memory", "--capabilities", "put", "--progress", "quiet"])
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let named = format!("removed {}, left by an earlier run (process {owner}, gone)", dir.display());
+    assert!(stderr.contains(&named) && stderr.contains("(a throwaway PostgreSQL server, stopped)"), "{stderr}");
     wait_gone(pm, &dir);
 }

@@ -139,7 +139,7 @@ pub use registration::{
     PostgresStorage, NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
 };
 pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
-pub use url::check_url;
+pub use url::{check_reachable, check_url};
 
 /// The pool type [`PostgresSaver::from_pool`] takes (deadpool-postgres).
 pub use deadpool_postgres::Pool;

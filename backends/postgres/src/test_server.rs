@@ -47,8 +47,11 @@ fn stop_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Stops and removes the servers whose process is gone, naming each on stderr.
-fn sweep_orphans() {
+/// Stops and removes the throwaway servers (`/tmp/checkpoint-pg-<pid>-<rest>`) whose owning
+/// process is gone (a run killed with SIGKILL), naming each on stderr. [`TestServer::start`]
+/// calls it; a front end calls it at the start of every run, whatever the backend, so an
+/// orphan does not wait for the next run that needs a server.
+pub fn sweep_orphans() {
     for s in leftovers::sweep(Path::new("/tmp"), DIR_PREFIX, leftovers::Tail::Random(8), stop_dir) {
         eprintln!("note: {} (a throwaway PostgreSQL server, stopped)", s.describe());
     }

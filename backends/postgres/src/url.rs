@@ -14,6 +14,49 @@ pub fn check_url(url: &str) -> Result<(), String> {
     })
 }
 
+/// Connects once to `url` (at most `timeout`, on a runtime of its own) and disconnects:
+/// says, before a run, that the server can be reached and lets this user in. Blocking.
+///
+/// # Errors
+/// One line naming the URL (its password hidden) and the connection error with its causes
+/// (`error connecting to server: Connection refused (os error 111)`, an authentication
+/// error, a timeout, ...).
+pub fn check_reachable(url: &str, timeout: std::time::Duration) -> Result<(), String> {
+    check_url(url)?;
+    let cannot = |why: String| format!("cannot connect to {} ({why})", redact(url));
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| cannot(chain(&e)))?;
+    config.connect_timeout(timeout);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| cannot(format!("no runtime: {e}")))?;
+    runtime.block_on(async {
+        match tokio::time::timeout(timeout, config.connect(tokio_postgres::NoTls)).await {
+            Ok(Ok((client, connection))) => {
+                drop(client);
+                let _ = connection.await;
+                Ok(())
+            }
+            Ok(Err(e)) => Err(cannot(chain(&e))),
+            Err(_) => Err(cannot(format!("no answer within {} s", timeout.as_secs_f64()))),
+        }
+    })
+}
+
+/// `e` and its causes, `: `-separated, on one line.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let part = c.to_string();
+        if !text.contains(&part) {
+            text = format!("{text}: {part}");
+        }
+        cause = c.source();
+    }
+    text.replace('\n', " ")
+}
+
 /// `url` with the password of a `scheme://user:password@host` form replaced by `***`.
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return format!("`{url}`") };
@@ -37,5 +80,12 @@ mod tests {
         let e = check_url("postgresql://u:secret@127.0.0.1:notaport/db").unwrap_err();
         assert!(e.contains("u:***@") && !e.contains("secret"), "{e}");
         assert!(check_url("not a url at all").is_err());
+    }
+
+    #[test]
+    fn an_unreachable_server_is_one_line_naming_the_url_and_the_cause() {
+        let e = check_reachable("postgresql://u:secret@127.0.0.1:1/db", std::time::Duration::from_secs(5)).unwrap_err();
+        assert!(e.starts_with("cannot connect to `postgresql://u:***@127.0.0.1:1/db` (error connecting"), "{e}");
+        assert!(e.contains("refused") && !e.contains("secret") && !e.contains('\n'), "{e}");
     }
 }

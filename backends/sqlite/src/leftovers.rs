@@ -47,7 +47,8 @@ pub(crate) fn sweep_case_files(base: &Path) {
 }
 
 /// Fails when a case file's name (`longest`, with `-journal`) is too long for the
-/// filesystem, before any case runs.
+/// filesystem, or SQLite cannot make a database at `longest` (its path too long for SQLite,
+/// [`SQLITE_MAX_PATH`]), before any case runs.
 pub(crate) fn check_case_names(base: &Path, longest: &Path) -> Result<(), CheckpointError> {
     let mut name = OsString::from(longest.as_os_str());
     name.push("-journal");
@@ -60,8 +61,44 @@ pub(crate) fn check_case_names(base: &Path, longest: &Path) -> Result<(), Checkp
             ),
             source: None,
         }),
-        _ => Ok(()),
+        _ => probe_case_file(base, longest),
     }
+}
+
+/// The longest full path SQLite's unix VFS opens: a database whose path, symbolic links
+/// resolved, is longer is refused (`MAX_PATHNAME` 512, including the terminating NUL).
+const SQLITE_MAX_PATH: usize = 511;
+
+/// Creates an SQLite database at `probe` (a case file's name, so a killed run's sweep takes
+/// it), writes it in a transaction (which makes its `-journal`) and removes it with its side
+/// files: a path SQLite refuses (too long for it, however the filesystem takes it) fails
+/// here, before any case runs, rather than in every case.
+fn probe_case_file(base: &Path, probe: &Path) -> Result<(), CheckpointError> {
+    let opened = Connection::open(probe).and_then(|c| c.execute_batch("BEGIN; CREATE TABLE probe(x); ROLLBACK;"));
+    for side in ["", "-journal", "-wal", "-shm"] {
+        let mut name = OsString::from(probe.as_os_str());
+        name.push(side);
+        let _ = leftovers::remove_file(Path::new(&name));
+    }
+    let Err(e) = opened else { return Ok(()) };
+    let full = probe
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .canonicalize()
+        .map(|d| d.join(probe.file_name().unwrap_or_default()).as_os_str().len())
+        .unwrap_or(0);
+    let why = if full > SQLITE_MAX_PATH {
+        format!(
+            "a case file's full path would be {full} bytes, more than the {SQLITE_MAX_PATH} SQLite takes; give a shorter path"
+        )
+    } else {
+        format!("SQLite cannot create a database there ({e})")
+    };
+    Err(CheckpointError::Storage {
+        message: format!("{}: the case databases beside it cannot be made: {why}", base.display()),
+        source: None,
+    })
 }
 
 /// Fails unless the file at `path` (a regular file, `schema::check_path`) is empty or an

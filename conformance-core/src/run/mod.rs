@@ -134,7 +134,10 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             Ok(Ok(f)) => f,
             Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None)),
             Err(a @ Abort::TimedOut { .. }) => {
-                return Err((format!("the factory did not finish within {:.1} s", limit.as_secs_f64()), Some(a)))
+                return Err((
+                    format!("the factory did not finish within {}", crate::isolation::limit_text(limit)),
+                    Some(a),
+                ))
             }
             Err(a) => return Err((format!("the factory {a}"), Some(a))),
         };

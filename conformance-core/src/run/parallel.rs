@@ -102,10 +102,10 @@ pub fn timeout_hint(r: &CaseResult) -> Option<String> {
     let Some(Abort::TimedOut { limit, .. }) = &r.abort else { return None };
     (r.outcome == Outcome::Failed).then(|| {
         format!(
-            "hint: {} timed out after {:.1} s; a slow saver needs a longer limit (--timeout SECONDS of cargo xtask \
+            "hint: {} timed out after {}; a slow saver needs a longer limit (--timeout SECONDS of cargo xtask \
              conformance, or Registration::timeout), a blocking one --fail-fast to stop at the first failure",
             r.id,
-            limit.as_secs_f64()
+            crate::isolation::limit_text(*limit)
         )
     })
 }
