@@ -75,7 +75,7 @@ macro_rules! spec_cases {
             upstream: &[$($($u),*)?],
             multi_thread: $crate::__spec_case_multi_thread!($($mt)?),
             needs: $crate::__spec_case_needs!($dn [$($($n),*)?] [$($($m),*)?]),
-            run: |ctx| Box::pin($f($crate::Cx::new(ctx))),
+            run: |ctx| Box::pin($f($crate::Cx::for_case(ctx, $cap))),
         } ),* ]
     };
 }
