@@ -18,7 +18,7 @@ use conformance_core::{
 };
 use serde_json::json;
 
-use crate::compare::{expect_invalid_config, Checked, Diffs};
+use crate::compare::{expect_invalid_config, order_field, Checked, Diffs};
 use crate::data::{new_id, Ids, Step};
 
 /// What a call returned, with the call that returned it.
@@ -611,20 +611,5 @@ impl Cx {
         }
         let field = order_field("(ns, id)", &want_owned, &pairs);
         got.diffs().push(field, format_args!("{want:?}"), format_args!("{pairs:?} ({})", ids.legend())).finish()
-    }
-}
-
-/// `field`, or, when `got` holds exactly the elements of `want` in another order,
-/// `"{field}: order (every element is there; this case checks the exact order)"`, so a
-/// wrong order is not read as a loss.
-fn order_field<A: Ord + PartialEq<B>, B: Ord>(field: &str, want: &[A], got: &[B]) -> String {
-    let (mut w, mut g): (Vec<&A>, Vec<&B>) = (want.iter().collect(), got.iter().collect());
-    w.sort_unstable();
-    g.sort_unstable();
-    let same = w.len() == g.len() && w.iter().zip(&g).all(|(a, b)| **a == **b);
-    if same {
-        format!("{field}: order (every element is there; this case checks the exact order)")
-    } else {
-        field.to_owned()
     }
 }

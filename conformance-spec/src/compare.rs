@@ -48,7 +48,12 @@ pub fn ensure(cond: bool, message: impl FnOnce() -> String) -> Checked {
 /// `[(task, channel, value), ...]` for messages; a write with a task path shows it as
 /// `task@path`.
 pub fn describe_writes(writes: &[PendingWrite]) -> String {
-    let items: Vec<String> = writes
+    format!("[{}]", write_items(writes).join(", "))
+}
+
+/// Each write as `describe_writes` shows it.
+fn write_items(writes: &[PendingWrite]) -> Vec<String> {
+    writes
         .iter()
         .map(|w| {
             if w.task_path.is_empty() {
@@ -57,8 +62,23 @@ pub fn describe_writes(writes: &[PendingWrite]) -> String {
                 format!("({}@{}, {}, {:?})", w.task_id, w.task_path, w.channel, w.value)
             }
         })
-        .collect();
-    format!("[{}]", items.join(", "))
+        .collect()
+}
+
+/// The field of a difference between two ordered lists: `field`, or, when `got` holds
+/// exactly the elements of `expected` (each as often) in another order,
+/// `"{field}: same {n} elements, wrong order"`, so a wrong order is never read as a loss
+/// (`ids: same 3 elements, wrong order: expected [c3, c2, c1], got [c1, c2, c3]`).
+pub fn order_field<A: Ord + PartialEq<B>, B: Ord>(field: impl Display, expected: &[A], got: &[B]) -> String {
+    let (mut w, mut g): (Vec<&A>, Vec<&B>) = (expected.iter().collect(), got.iter().collect());
+    w.sort_unstable();
+    g.sort_unstable();
+    let same = w.len() == g.len() && w.iter().zip(&g).all(|(a, b)| **a == **b);
+    if same {
+        format!("{field}: same {} elements, wrong order", w.len())
+    } else {
+        field.to_string()
+    }
 }
 
 /// Fails unless `result` is a [`CheckpointError::InvalidConfig`] error (CONTRACT §1 Config,
@@ -245,9 +265,11 @@ impl Diffs {
     }
 
     /// Compares two lists of pending writes as a whole (order included): one difference
-    /// showing both lists.
+    /// showing both lists, its field saying "same N elements, wrong order" when only the
+    /// order differs ([`order_field`]).
     pub fn writes(&mut self, field: impl Display, expected: &[PendingWrite], got: &[PendingWrite]) -> &mut Self {
         if got != expected {
+            let field = order_field(field, &write_items(expected), &write_items(got));
             self.push(field, describe_writes(expected), describe_writes(got));
         }
         self
@@ -302,14 +324,15 @@ impl Diffs {
         )
     }
 
-    /// Compares two listings: the same tuples (by config) in the same order, and every pair
+    /// Compares two listings: the same tuples (by config) in the same order ("same N
+    /// elements, wrong order" when only the order differs, [`order_field`]), and every pair
     /// with the same config field by field ([`Diffs::tuple`]), each under the place
     /// `{place}: tuple ({config})`.
     pub fn tuples(&mut self, expected: &[CheckpointTuple], got: &[CheckpointTuple]) -> &mut Self {
         let configs = |ts: &[CheckpointTuple]| ts.iter().map(|t| format!("({})", t.config)).collect::<Vec<_>>();
         if configs(expected) != configs(got) {
             self.push(
-                "tuples",
+                order_field("tuples", &configs(expected), &configs(got)),
                 format_args!("{} [{}]", expected.len(), configs(expected).join(", ")),
                 format_args!("{} [{}]", got.len(), configs(got).join(", ")),
             );
@@ -499,10 +522,32 @@ mod tests {
         assert_eq!(
             places,
             [
-                ("list(thread=t, ns=<all>)", "tuples"),
+                ("list(thread=t, ns=<all>)", "tuples: same 2 elements, wrong order"),
                 ("list(thread=t, ns=<all>): tuple (thread=t, ns=\"\", id=c2)", "metadata[\"n\"]"),
             ]
         );
+    }
+
+    /// A list with every element in another order says so, with both lists (issue 19).
+    #[test]
+    fn a_wrong_order_with_every_element_there_says_so() {
+        let (a, b) = (pending("t1", "", "a", jv(json!(1))), pending("t2", "", "b", jv(json!(2))));
+        let mut d = Diffs::new();
+        d.of("get_tuple(c1)").writes("pending_writes", &[a.clone(), b.clone()], &[b.clone(), a.clone()]);
+        let m = d.finish().unwrap_err().message;
+        assert!(
+            m.starts_with("get_tuple(c1): pending_writes: same 2 elements, wrong order: expected [(t1, a, "),
+            "{m}"
+        );
+        d.writes("pending_writes", &[a.clone(), b.clone()], std::slice::from_ref(&b));
+        let m = d.finish().unwrap_err().message;
+        assert!(!m.contains("wrong order"), "{m}");
+        let (s1, s2) = (Step::new("c1"), Step::new("c2"));
+        let (t1, t2) = (tuple(&s1, None, vec![]), tuple(&s2, Some("c1"), vec![]));
+        d.of("list(thread=t, ns=<all>)").tuples(&[t2.clone(), t1.clone()], &[t1, t2]);
+        let m = d.finish().unwrap_err().message;
+        assert!(m.starts_with("list(thread=t, ns=<all>): tuples: same 2 elements, wrong order: expected 2 ["), "{m}");
+        assert_eq!(order_field("ids", &["x", "x", "y"], &["x", "y", "y"]), "ids");
     }
 
     #[test]
