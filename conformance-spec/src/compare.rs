@@ -149,6 +149,9 @@ impl Display for Difference {
 pub struct Diffs {
     place: String,
     found: Vec<Difference>,
+    /// Set while [`Diffs::step`] compares what a put stored: a key or field that came back
+    /// absent is then "not stored", not merely missing.
+    stored: bool,
 }
 
 impl Diffs {
@@ -178,6 +181,16 @@ impl Diffs {
         self
     }
 
+    /// What an absent key or field is shown as: `nothing (not stored)` when the comparison
+    /// is of what a put stored ([`Diffs::step`]), else `nothing (key missing)`.
+    fn absent(&self) -> &'static str {
+        if self.stored {
+            "nothing (not stored)"
+        } else {
+            "nothing (key missing)"
+        }
+    }
+
     /// Records a difference unless `got == expected` (both shown with `{:?}`).
     pub fn eq<T: PartialEq + Debug + ?Sized>(&mut self, field: impl Display, expected: &T, got: &T) -> &mut Self {
         if got != expected {
@@ -186,7 +199,8 @@ impl Diffs {
         self
     }
 
-    /// Compares two maps key by key: `field[key]` for each key missing, unexpected or with
+    /// Compares two maps key by key: `field[key]` for each key missing (`nothing (key
+    /// missing)`, or `nothing (not stored)` under [`Diffs::step`]), unexpected or with
     /// another value.
     pub fn map<K: Ord + Debug, V: PartialEq + Debug>(
         &mut self,
@@ -197,7 +211,8 @@ impl Diffs {
         for (k, want) in expected {
             match got.get(k) {
                 None => {
-                    self.push(format_args!("{field}[{k:?}]"), format_args!("{want:?}"), "nothing (key missing)");
+                    let absent = self.absent();
+                    self.push(format_args!("{field}[{k:?}]"), format_args!("{want:?}"), absent);
                 }
                 Some(have) if have != want => {
                     self.push(format_args!("{field}[{k:?}]"), format_args!("{want:?}"), format_args!("{have:?}"));
@@ -286,15 +301,25 @@ impl Diffs {
             .eq("checkpoint.ts", ts, &got.ts)
             .map("checkpoint.channel_values", channel_values, &got.channel_values)
             .map("checkpoint.channel_versions", channel_versions, &got.channel_versions)
-            .map("checkpoint.versions_seen", versions_seen, &got.versions_seen)
-            .eq("checkpoint.updated_channels", updated_channels, &got.updated_channels)
+            .map("checkpoint.versions_seen", versions_seen, &got.versions_seen);
+        match (updated_channels, &got.updated_channels) {
+            (Some(want), None) => {
+                let absent = self.absent();
+                self.push("checkpoint.updated_channels", format_args!("{want:?}"), absent)
+            }
+            _ => self.eq("checkpoint.updated_channels", updated_channels, &got.updated_channels),
+        }
     }
 
     /// Compares what a `put` of `expected` stored with what a read returned: every
     /// checkpoint field and the metadata (not the config, parent or writes, which the step
-    /// does not decide).
+    /// does not decide). A key or field put but absent from the read is `nothing (not
+    /// stored)`.
     pub fn step(&mut self, expected: &Step, got: &CheckpointTuple) -> &mut Self {
-        self.checkpoint(&expected.checkpoint, &got.checkpoint).metadata(&expected.metadata, &got.metadata)
+        let outer = std::mem::replace(&mut self.stored, true);
+        self.checkpoint(&expected.checkpoint, &got.checkpoint).metadata(&expected.metadata, &got.metadata);
+        self.stored = outer;
+        self
     }
 
     /// Compares every field of a tuple: `config`, `parent_config`, the checkpoint
@@ -548,6 +573,23 @@ mod tests {
         let m = d.finish().unwrap_err().message;
         assert!(m.starts_with("list(thread=t, ns=<all>): tuples: same 2 elements, wrong order: expected 2 ["), "{m}");
         assert_eq!(order_field("ids", &["x", "x", "y"], &["x", "y", "y"]), "ids");
+    }
+
+    /// What a put stored and a read lacks is "not stored" (issue 19); elsewhere it is missing.
+    #[test]
+    fn a_field_put_but_absent_is_not_stored() {
+        let want = Step::new("c1").value("a", json!(1), 1).meta("k", json!("v"));
+        let got = tuple(&Step::new("c1"), None, vec![]);
+        let mut d = Diffs::new();
+        d.of("get_tuple(c1)").step(&want, &got);
+        let lines: Vec<String> = d.differences().iter().map(|x| x.line()).collect();
+        assert!(
+            lines.contains(&"checkpoint.channel_values[\"a\"]: expected json:1, got nothing (not stored)".to_owned())
+        );
+        assert!(lines.contains(&"metadata[\"k\"]: expected \"v\", got nothing (not stored)".to_owned()), "{lines:?}");
+        let mut d = Diffs::new();
+        d.metadata(&want.metadata, &got.metadata);
+        assert_eq!(d.differences()[0].got, "nothing (key missing)");
     }
 
     #[test]
