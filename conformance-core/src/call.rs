@@ -6,6 +6,7 @@
 use std::fmt;
 
 use crate::types::{ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
+use crate::Capability;
 
 /// One saver call and its arguments (CONTRACT §2 and §3 name the methods). Values that do
 /// not identify the data (channel values, metadata) are left out, so a description stays
@@ -90,6 +91,24 @@ pub enum Call {
         /// The current version passed.
         current: Option<ChannelVersion>,
     },
+}
+
+impl Call {
+    /// The capability whose method this is (`get_next_version` belongs to `put`, which
+    /// uses it to number channel versions; CONTRACT §2).
+    pub fn capability(&self) -> Capability {
+        match self {
+            Self::Put { .. } | Self::GetNextVersion { .. } => Capability::Put,
+            Self::PutWrites { .. } => Capability::PutWrites,
+            Self::GetTuple { .. } => Capability::GetTuple,
+            Self::List { .. } => Capability::List,
+            Self::DeleteThread { .. } => Capability::DeleteThread,
+            Self::DeleteForRuns { .. } => Capability::DeleteForRuns,
+            Self::CopyThread { .. } => Capability::CopyThread,
+            Self::Prune { .. } => Capability::Prune,
+            Self::DeltaChannelHistory { .. } => Capability::DeltaChannelHistory,
+        }
+    }
 }
 
 impl fmt::Display for Call {

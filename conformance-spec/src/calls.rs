@@ -9,15 +9,16 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Debug, Display};
 use std::future::Future;
 use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use conformance_core::{
-    Call, CaseEnv, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple,
+    Call, Capability, CaseEnv, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple,
     DeltaChannelHistory, Failure, ListOptions, PendingWrite, PruneStrategy, TypedValue,
 };
 use serde_json::json;
 
-use crate::compare::{expect_invalid_config, Checked, Diffs};
+use crate::compare::{expect_invalid_config, order_field, Checked, Diffs};
 use crate::data::{new_id, Ids, Step};
 
 /// What a call returned, with the call that returned it.
@@ -30,6 +31,9 @@ use crate::data::{new_id, Ids, Step};
 pub struct Reply<T> {
     call: Call,
     note: Option<Arc<str>>,
+    /// True for a call of another capability made before the case's first call of its own:
+    /// the case was still preparing its data ([`Cx`]).
+    setup: bool,
     value: T,
 }
 
@@ -46,7 +50,7 @@ impl<T> Reply<T> {
 
     /// The same call with the value changed by `f`.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Reply<U> {
-        Reply { call: self.call, note: self.note, value: f(self.value) }
+        Reply { call: self.call, note: self.note, setup: self.setup, value: f(self.value) }
     }
 
     /// An accumulator of differences placed at this call ([`Diffs::of`]).
@@ -84,16 +88,25 @@ impl<T> Display for Reply<T> {
 
 impl<T> Reply<Result<T, CheckpointError>> {
     /// The value of a call that succeeded; a call that returned an error fails the case with
-    /// `"{call}: returned error {kind}: {chain}"`.
+    /// `"{call}: returned error {kind}: {chain}"`, or, for a setup call (one of another
+    /// capability made before the case's first call of its own, see [`Cx`]), with
+    /// `"setup: {call} failed: {kind}: {chain} (the case's own rule was not checked)"`, so
+    /// the verdict does not read as a failure of the rule.
     ///
     /// # Errors
     /// That failure.
     pub fn or_fail(self) -> Result<Reply<T>, Failure> {
         match self.value {
-            Ok(value) => Ok(Reply { call: self.call, note: self.note, value }),
+            Ok(value) => Ok(Reply { call: self.call, note: self.note, setup: self.setup, value }),
             Err(e) => {
-                let call = Reply { call: self.call, note: self.note, value: () };
-                Err(Failure::new(format!("{call}: returned error {}: {}", e.kind(), e.display_chain())))
+                let (setup, call) =
+                    (self.setup, Reply { call: self.call, note: self.note, setup: self.setup, value: () });
+                let (kind, chain) = (e.kind(), e.display_chain());
+                Err(Failure::new(if setup {
+                    format!("setup: {call} failed: {kind}: {chain} (the case's own rule was not checked)")
+                } else {
+                    format!("{call}: returned error {kind}: {chain}")
+                }))
             }
         }
     }
@@ -172,29 +185,61 @@ impl Reply<Vec<CheckpointTuple>> {
 /// A `Cx` can carry a note that goes in front of every call it describes: [`Cx::after`]
 /// (`"after copy_thread(S, D)"`) or [`Cx::through`] (`"through a new instance on the same
 /// storage"`).
+///
+/// A `Cx` made for a case of a capability with a method of its own ([`Cx::for_case`])
+/// tells setup from the rule: until the case first calls that method, every call of another
+/// method prepares data (a `put`, a `put_writes`, a read that the data is there), and an
+/// error from it fails the case as `"setup: {call} failed: .."` ([`Reply::or_fail`]), not as
+/// a failure of the case's rule. Clones ([`Cx::after`], [`Cx::through`], a task's copy)
+/// share that state.
 #[derive(Clone)]
 pub struct Cx {
     ctx: CaseEnv,
     saver: Arc<dyn CheckpointSaver>,
     note: Option<Arc<str>>,
+    /// The case's own method's capability; `None` for a property capability (concurrency,
+    /// durability, traces), whose every call is part of its rule.
+    own: Option<Capability>,
+    /// Set at the first call of `own`'s method: from then on no call is setup.
+    rule_started: Arc<AtomicBool>,
 }
 
 impl Cx {
-    /// Wraps a core context (what [`crate::spec_cases!`] does for each case).
+    /// Wraps a core context, without telling setup from the rule.
     pub fn new(ctx: CaseEnv) -> Self {
         let saver = ctx.saver.clone();
-        Self { ctx, saver, note: None }
+        Self { ctx, saver, note: None, own: None, rule_started: Arc::default() }
     }
 
-    /// Runs the case `f` on `ctx` (what [`crate::spec_cases!`] does for each case), judging
-    /// pending writes as the saver reads them ([`crate::compare::judging_task_path`]).
-    pub async fn run<F, Fut>(ctx: CaseEnv, f: F) -> Checked
+    /// Wraps a core context for a case of `capability` (what [`crate::spec_cases!`] does for
+    /// each case): calls of other capabilities before its first own call are setup.
+    pub fn for_case(ctx: CaseEnv, capability: Capability) -> Self {
+        let property = matches!(capability, Capability::Concurrency | Capability::Durability | Capability::Traces);
+        let own = (!property).then_some(capability);
+        Self { own, ..Self::new(ctx) }
+    }
+
+    /// Whether `call`, made now, is setup (and, when it is the case's own method, marks the
+    /// rule as started).
+    fn setup(&self, call: &Call) -> bool {
+        let Some(own) = self.own else { return false };
+        if call.capability() == own {
+            self.rule_started.store(true, Ordering::Release);
+            return false;
+        }
+        !self.rule_started.load(Ordering::Acquire)
+    }
+
+    /// Runs the case `f` of `capability` on `ctx` (what [`crate::spec_cases!`] does for
+    /// each case, through [`Cx::for_case`]), judging pending writes as the saver reads them
+    /// ([`crate::compare::judging_task_path`]).
+    pub async fn run<F, Fut>(ctx: CaseEnv, capability: Capability, f: F) -> Checked
     where
         F: FnOnce(Self) -> Fut,
         Fut: std::future::Future<Output = Checked>,
     {
         let on_reads = ctx.task_path_on_reads();
-        crate::compare::judging_task_path(on_reads, f(Self::new(ctx))).await
+        crate::compare::judging_task_path(on_reads, f(Self::for_case(ctx, capability))).await
     }
 
     /// False when the saver declared that its reads carry no `task_path`
@@ -279,7 +324,8 @@ impl Cx {
         call: Call,
         result: impl Future<Output = Result<T, CheckpointError>>,
     ) -> Reply<Result<T, CheckpointError>> {
-        Reply { call, note: self.note.clone(), value: result.await }
+        let setup = self.setup(&call);
+        Reply { call, note: self.note.clone(), setup, value: result.await }
     }
 
     /// `put(config, step)` returning the raw result, for cases about errors and about the
@@ -385,9 +431,9 @@ impl Cx {
     pub async fn get_some(&self, config: &CheckpointConfig) -> Result<Reply<CheckpointTuple>, Failure> {
         let reply = self.get(config).await?;
         match reply.value {
-            Some(value) => Ok(Reply { call: reply.call, note: reply.note, value }),
+            Some(value) => Ok(Reply { call: reply.call, note: reply.note, setup: reply.setup, value }),
             None => {
-                let call = Reply { call: reply.call, note: reply.note, value: () };
+                let call = Reply { call: reply.call, note: reply.note, setup: reply.setup, value: () };
                 Err(Failure::new(format!("{call}: expected a checkpoint, got none")))
             }
         }
@@ -491,7 +537,8 @@ impl Cx {
     /// `get_next_version(current)` (it cannot fail).
     pub fn next_version(&self, current: Option<&ChannelVersion>) -> Reply<ChannelVersion> {
         let value = self.saver.get_next_version(current);
-        Reply { call: Call::GetNextVersion { current: current.cloned() }, note: self.note.clone(), value }
+        let call = Call::GetNextVersion { current: current.cloned() };
+        Reply { setup: self.setup(&call), call, note: self.note.clone(), value }
     }
 
     /// Fails unless `get_tuple(config)` returns exactly `expected`, every field
@@ -582,20 +629,5 @@ impl Cx {
         }
         let field = order_field("(ns, id)", &want_owned, &pairs);
         got.diffs().push(field, format_args!("{want:?}"), format_args!("{pairs:?} ({})", ids.legend())).finish()
-    }
-}
-
-/// `field`, or, when `got` holds exactly the elements of `want` in another order,
-/// `"{field}: order (every element is there; this case checks the exact order)"`, so a
-/// wrong order is not read as a loss.
-fn order_field<A: Ord + PartialEq<B>, B: Ord>(field: &str, want: &[A], got: &[B]) -> String {
-    let (mut w, mut g): (Vec<&A>, Vec<&B>) = (want.iter().collect(), got.iter().collect());
-    w.sort_unstable();
-    g.sort_unstable();
-    let same = w.len() == g.len() && w.iter().zip(&g).all(|(a, b)| **a == **b);
-    if same {
-        format!("{field}: order (every element is there; this case checks the exact order)")
-    } else {
-        field.to_owned()
     }
 }

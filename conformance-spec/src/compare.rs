@@ -84,7 +84,12 @@ pub fn same_writes(expected: &[PendingWrite], got: &[PendingWrite]) -> bool {
 /// `[(task, channel, value), ...]` for messages; a write with a task path shows it as
 /// `task@path`.
 pub fn describe_writes(writes: &[PendingWrite]) -> String {
-    let items: Vec<String> = writes
+    format!("[{}]", write_items(writes).join(", "))
+}
+
+/// Each write as `describe_writes` shows it.
+fn write_items(writes: &[PendingWrite]) -> Vec<String> {
+    writes
         .iter()
         .map(|w| {
             if w.task_path.is_empty() {
@@ -93,8 +98,23 @@ pub fn describe_writes(writes: &[PendingWrite]) -> String {
                 format!("({}@{}, {}, {:?})", w.task_id, w.task_path, w.channel, w.value)
             }
         })
-        .collect();
-    format!("[{}]", items.join(", "))
+        .collect()
+}
+
+/// The field of a difference between two ordered lists: `field`, or, when `got` holds
+/// exactly the elements of `expected` (each as often) in another order,
+/// `"{field}: same {n} elements, wrong order"`, so a wrong order is never read as a loss
+/// (`ids: same 3 elements, wrong order: expected [c3, c2, c1], got [c1, c2, c3]`).
+pub fn order_field<A: Ord + PartialEq<B>, B: Ord>(field: impl Display, expected: &[A], got: &[B]) -> String {
+    let (mut w, mut g): (Vec<&A>, Vec<&B>) = (expected.iter().collect(), got.iter().collect());
+    w.sort_unstable();
+    g.sort_unstable();
+    let same = w.len() == g.len() && w.iter().zip(&g).all(|(a, b)| **a == **b);
+    if same {
+        format!("{field}: same {} elements, wrong order", w.len())
+    } else {
+        field.to_string()
+    }
 }
 
 /// Fails unless `result` is a [`CheckpointError::InvalidConfig`] error (CONTRACT §1 Config,
@@ -165,6 +185,9 @@ impl Display for Difference {
 pub struct Diffs {
     place: String,
     found: Vec<Difference>,
+    /// Set while [`Diffs::step`] compares what a put stored: a key or field that came back
+    /// absent is then "not stored", not merely missing.
+    stored: bool,
 }
 
 impl Diffs {
@@ -194,6 +217,16 @@ impl Diffs {
         self
     }
 
+    /// What an absent key or field is shown as: `nothing (not stored)` when the comparison
+    /// is of what a put stored ([`Diffs::step`]), else `nothing (key missing)`.
+    fn absent(&self) -> &'static str {
+        if self.stored {
+            "nothing (not stored)"
+        } else {
+            "nothing (key missing)"
+        }
+    }
+
     /// Records a difference unless `got == expected` (both shown with `{:?}`).
     pub fn eq<T: PartialEq + Debug + ?Sized>(&mut self, field: impl Display, expected: &T, got: &T) -> &mut Self {
         if got != expected {
@@ -202,7 +235,8 @@ impl Diffs {
         self
     }
 
-    /// Compares two maps key by key: `field[key]` for each key missing, unexpected or with
+    /// Compares two maps key by key: `field[key]` for each key missing (`nothing (key
+    /// missing)`, or `nothing (not stored)` under [`Diffs::step`]), unexpected or with
     /// another value.
     pub fn map<K: Ord + Debug, V: PartialEq + Debug>(
         &mut self,
@@ -213,7 +247,8 @@ impl Diffs {
         for (k, want) in expected {
             match got.get(k) {
                 None => {
-                    self.push(format_args!("{field}[{k:?}]"), format_args!("{want:?}"), "nothing (key missing)");
+                    let absent = self.absent();
+                    self.push(format_args!("{field}[{k:?}]"), format_args!("{want:?}"), absent);
                 }
                 Some(have) if have != want => {
                     self.push(format_args!("{field}[{k:?}]"), format_args!("{want:?}"), format_args!("{have:?}"));
@@ -281,11 +316,13 @@ impl Diffs {
     }
 
     /// Compares two lists of pending writes as a whole (order included): one difference
-    /// showing both lists.
-    /// Without `task_path` on a saver whose reads carry none ([`judging_task_path`]).
+    /// showing both lists, its field saying "same N elements, wrong order" when only the
+    /// order differs ([`order_field`]). Without `task_path` on a saver whose reads carry
+    /// none ([`judging_task_path`]).
     pub fn writes(&mut self, field: impl Display, expected: &[PendingWrite], got: &[PendingWrite]) -> &mut Self {
         let (expected, got) = (as_compared(expected), as_compared(got));
         if got != expected {
+            let field = order_field(field, &write_items(&expected), &write_items(&got));
             self.push(field, describe_writes(&expected), describe_writes(&got));
         }
         self
@@ -302,15 +339,25 @@ impl Diffs {
             .eq("checkpoint.ts", ts, &got.ts)
             .map("checkpoint.channel_values", channel_values, &got.channel_values)
             .map("checkpoint.channel_versions", channel_versions, &got.channel_versions)
-            .map("checkpoint.versions_seen", versions_seen, &got.versions_seen)
-            .eq("checkpoint.updated_channels", updated_channels, &got.updated_channels)
+            .map("checkpoint.versions_seen", versions_seen, &got.versions_seen);
+        match (updated_channels, &got.updated_channels) {
+            (Some(want), None) => {
+                let absent = self.absent();
+                self.push("checkpoint.updated_channels", format_args!("{want:?}"), absent)
+            }
+            _ => self.eq("checkpoint.updated_channels", updated_channels, &got.updated_channels),
+        }
     }
 
     /// Compares what a `put` of `expected` stored with what a read returned: every
     /// checkpoint field and the metadata (not the config, parent or writes, which the step
-    /// does not decide).
+    /// does not decide). A key or field put but absent from the read is `nothing (not
+    /// stored)`.
     pub fn step(&mut self, expected: &Step, got: &CheckpointTuple) -> &mut Self {
-        self.checkpoint(&expected.checkpoint, &got.checkpoint).metadata(&expected.metadata, &got.metadata)
+        let outer = std::mem::replace(&mut self.stored, true);
+        self.checkpoint(&expected.checkpoint, &got.checkpoint).metadata(&expected.metadata, &got.metadata);
+        self.stored = outer;
+        self
     }
 
     /// Compares every field of a tuple: `config`, `parent_config`, the checkpoint
@@ -340,14 +387,15 @@ impl Diffs {
         )
     }
 
-    /// Compares two listings: the same tuples (by config) in the same order, and every pair
+    /// Compares two listings: the same tuples (by config) in the same order ("same N
+    /// elements, wrong order" when only the order differs, [`order_field`]), and every pair
     /// with the same config field by field ([`Diffs::tuple`]), each under the place
     /// `{place}: tuple ({config})`.
     pub fn tuples(&mut self, expected: &[CheckpointTuple], got: &[CheckpointTuple]) -> &mut Self {
         let configs = |ts: &[CheckpointTuple]| ts.iter().map(|t| format!("({})", t.config)).collect::<Vec<_>>();
         if configs(expected) != configs(got) {
             self.push(
-                "tuples",
+                order_field("tuples", &configs(expected), &configs(got)),
                 format_args!("{} [{}]", expected.len(), configs(expected).join(", ")),
                 format_args!("{} [{}]", got.len(), configs(got).join(", ")),
             );
@@ -537,10 +585,49 @@ mod tests {
         assert_eq!(
             places,
             [
-                ("list(thread=t, ns=<all>)", "tuples"),
+                ("list(thread=t, ns=<all>)", "tuples: same 2 elements, wrong order"),
                 ("list(thread=t, ns=<all>): tuple (thread=t, ns=\"\", id=c2)", "metadata[\"n\"]"),
             ]
         );
+    }
+
+    /// A list with every element in another order says so, with both lists (issue 19).
+    #[test]
+    fn a_wrong_order_with_every_element_there_says_so() {
+        let (a, b) = (pending("t1", "", "a", jv(json!(1))), pending("t2", "", "b", jv(json!(2))));
+        let mut d = Diffs::new();
+        d.of("get_tuple(c1)").writes("pending_writes", &[a.clone(), b.clone()], &[b.clone(), a.clone()]);
+        let m = d.finish().unwrap_err().message;
+        assert!(
+            m.starts_with("get_tuple(c1): pending_writes: same 2 elements, wrong order: expected [(t1, a, "),
+            "{m}"
+        );
+        d.writes("pending_writes", &[a.clone(), b.clone()], std::slice::from_ref(&b));
+        let m = d.finish().unwrap_err().message;
+        assert!(!m.contains("wrong order"), "{m}");
+        let (s1, s2) = (Step::new("c1"), Step::new("c2"));
+        let (t1, t2) = (tuple(&s1, None, vec![]), tuple(&s2, Some("c1"), vec![]));
+        d.of("list(thread=t, ns=<all>)").tuples(&[t2.clone(), t1.clone()], &[t1, t2]);
+        let m = d.finish().unwrap_err().message;
+        assert!(m.starts_with("list(thread=t, ns=<all>): tuples: same 2 elements, wrong order: expected 2 ["), "{m}");
+        assert_eq!(order_field("ids", &["x", "x", "y"], &["x", "y", "y"]), "ids");
+    }
+
+    /// What a put stored and a read lacks is "not stored" (issue 19); elsewhere it is missing.
+    #[test]
+    fn a_field_put_but_absent_is_not_stored() {
+        let want = Step::new("c1").value("a", json!(1), 1).meta("k", json!("v"));
+        let got = tuple(&Step::new("c1"), None, vec![]);
+        let mut d = Diffs::new();
+        d.of("get_tuple(c1)").step(&want, &got);
+        let lines: Vec<String> = d.differences().iter().map(|x| x.line()).collect();
+        assert!(
+            lines.contains(&"checkpoint.channel_values[\"a\"]: expected json:1, got nothing (not stored)".to_owned())
+        );
+        assert!(lines.contains(&"metadata[\"k\"]: expected \"v\", got nothing (not stored)".to_owned()), "{lines:?}");
+        let mut d = Diffs::new();
+        d.metadata(&want.metadata, &got.metadata);
+        assert_eq!(d.differences()[0].got, "nothing (key missing)");
     }
 
     #[test]

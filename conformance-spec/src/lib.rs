@@ -75,7 +75,7 @@ macro_rules! spec_cases {
             upstream: &[$($($u),*)?],
             multi_thread: $crate::__spec_case_multi_thread!($($mt)?),
             needs: $crate::__spec_case_needs!($dn [$($($n),*)?] [$($($m),*)?]),
-            run: |ctx| Box::pin($crate::Cx::run(ctx, $f)),
+            run: |ctx| Box::pin($crate::Cx::run(ctx, $cap, $f)),
         } ),* ]
     };
 }
