@@ -6,9 +6,8 @@
 //! The `expect_*` methods make a read and compare it in one step ([`crate::compare`]).
 
 use std::collections::BTreeMap;
-use std::fmt::{self, Debug, Display};
+use std::fmt::Display;
 use std::future::Future;
-use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -18,165 +17,9 @@ use conformance_core::{
 };
 use serde_json::json;
 
-use crate::compare::{expect_invalid_config, order_field, Checked, Diffs};
+use crate::compare::{order_field, Checked};
 use crate::data::{new_id, Ids, Step};
-
-/// What a call returned, with the call that returned it.
-///
-/// It dereferences to the value (`reply.checkpoint.channel_values`), and its
-/// [`Display`] is the call's description, with the context of the [`Cx`] that
-/// made it in front (`after delete_thread(t): get_tuple(thread=t, ns="", id=none)`), the
-/// place a failure about this value names.
-#[derive(Clone, Debug)]
-pub struct Reply<T> {
-    call: Call,
-    note: Option<Arc<str>>,
-    /// True for a call of another capability made before the case's first call of its own:
-    /// the case was still preparing its data ([`Cx`]).
-    setup: bool,
-    value: T,
-}
-
-impl<T> Reply<T> {
-    /// The call.
-    pub fn call(&self) -> &Call {
-        &self.call
-    }
-
-    /// The value, without the call.
-    pub fn into_value(self) -> T {
-        self.value
-    }
-
-    /// The same call with the value changed by `f`.
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Reply<U> {
-        Reply { call: self.call, note: self.note, setup: self.setup, value: f(self.value) }
-    }
-
-    /// An accumulator of differences placed at this call ([`Diffs::of`]).
-    pub fn diffs(&self) -> Diffs {
-        let mut d = Diffs::new();
-        d.of(self);
-        d
-    }
-
-    /// Fails unless `got == expected`, with `"{call}: {field}: expected .., got .."`.
-    ///
-    /// # Errors
-    /// The failure naming the call, the field and both values.
-    pub fn expect_eq<V: PartialEq + Debug + ?Sized>(&self, field: impl Display, expected: &V, got: &V) -> Checked {
-        self.diffs().eq(field, expected, got).finish()
-    }
-}
-
-impl<T> Deref for Reply<T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        &self.value
-    }
-}
-
-impl<T> Display for Reply<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.note {
-            Some(note) => write!(f, "{note}: {}", self.call),
-            None => write!(f, "{}", self.call),
-        }
-    }
-}
-
-impl<T> Reply<Result<T, CheckpointError>> {
-    /// The value of a call that succeeded; a call that returned an error fails the case with
-    /// `"{call}: returned error {kind}: {chain}"`, or, for a setup call (one of another
-    /// capability made before the case's first call of its own, see [`Cx`]), with
-    /// `"setup: {call} failed: {kind}: {chain} (the case's own rule was not checked)"`, so
-    /// the verdict does not read as a failure of the rule.
-    ///
-    /// # Errors
-    /// That failure.
-    pub fn or_fail(self) -> Result<Reply<T>, Failure> {
-        match self.value {
-            Ok(value) => Ok(Reply { call: self.call, note: self.note, setup: self.setup, value }),
-            Err(e) => {
-                let (setup, call) =
-                    (self.setup, Reply { call: self.call, note: self.note, setup: self.setup, value: () });
-                let (kind, chain) = (e.kind(), e.display_chain());
-                Err(Failure::new(if setup {
-                    format!("setup: {call} failed: {kind}: {chain} (the case's own rule was not checked)")
-                } else {
-                    format!("{call}: returned error {kind}: {chain}")
-                }))
-            }
-        }
-    }
-
-    /// Fails unless the call returned [`CheckpointError::InvalidConfig`] (CONTRACT §1 Config).
-    ///
-    /// # Errors
-    /// A failure naming the call and what it returned instead.
-    pub fn expect_invalid_config(&self) -> Checked
-    where
-        T: Debug,
-    {
-        expect_invalid_config(self, &self.value)
-    }
-}
-
-impl Reply<CheckpointTuple> {
-    /// Fails unless the tuple's `config` is `expected` ([`Diffs::config`]).
-    ///
-    /// # Errors
-    /// The failure showing both configs.
-    pub fn expect_config(&self, expected: &CheckpointConfig) -> Checked {
-        self.diffs().config(expected, &self.config).finish()
-    }
-
-    /// Fails unless the tuple's `parent_config` is `expected` ([`Diffs::parent_config`]).
-    ///
-    /// # Errors
-    /// The failure showing both parents.
-    pub fn expect_parent(&self, expected: Option<&CheckpointConfig>) -> Checked {
-        self.diffs().parent_config(expected, self.parent_config.as_ref()).finish()
-    }
-
-    /// Fails unless the tuple's `pending_writes` are exactly `expected` (order included).
-    ///
-    /// # Errors
-    /// The failure showing both lists.
-    pub fn expect_writes(&self, expected: &[PendingWrite]) -> Checked {
-        self.diffs().writes("pending_writes", expected, &self.pending_writes).finish()
-    }
-}
-
-impl Reply<Vec<CheckpointTuple>> {
-    /// The checkpoint ids listed, in order.
-    pub fn ids(&self) -> Vec<String> {
-        self.iter().map(|t| t.config.checkpoint_id.clone().unwrap_or_default()).collect()
-    }
-
-    /// Fails unless every listed tuple's `config.checkpoint_id` names its own checkpoint
-    /// (CONTRACT §1 Checkpoint tuple), naming each tuple that disagrees by position and by
-    /// both ids: `list(…): tuples[3].config: config names 1ef…, checkpoint is 1f0…`. Run
-    /// before comparing listed ids, so a wrong config is not reported as a lost checkpoint.
-    ///
-    /// # Errors
-    /// The failure naming every disagreeing tuple.
-    pub fn expect_configs_match(&self) -> Checked {
-        let mut d = self.diffs();
-        for (i, t) in self.iter().enumerate() {
-            if t.config.checkpoint_id.as_deref() != Some(t.checkpoint.id.as_str()) {
-                let named = t.config.checkpoint_id.as_deref().unwrap_or("no checkpoint_id");
-                d.push(
-                    format_args!("tuples[{i}].config"),
-                    format_args!("the checkpoint's id {}", t.checkpoint.id),
-                    format_args!("config names {named}, checkpoint is {}", t.checkpoint.id),
-                );
-            }
-        }
-        d.finish()
-    }
-}
+pub use crate::reply::Reply;
 
 /// A case's handle on the saver under test: a fresh saver from the registration (through
 /// core's [`CaseEnv`], which stays behind this type), the case's unique thread ids, and

@@ -30,6 +30,7 @@ pub mod fuzz;
 pub mod harness;
 pub mod model;
 pub mod outputs;
+pub mod reply;
 
 pub mod concurrency;
 pub mod delete_thread;
