@@ -23,11 +23,16 @@ export const TYPE_KEY = "$type";
 export const BASE64_KEY = "$base64";
 export const CARRIER_KEY = "__checkpoint_bridge_typed__";
 
+// A plain object, tested before counting its keys: `Object.keys` of a 16 MiB Uint8Array
+// makes 16 M index strings (over a minute of CPU), so typed arrays and other views are
+// ruled out first.
+function isRecord(v) {
+  return v !== null && typeof v === "object" && !Array.isArray(v) && !ArrayBuffer.isView(v);
+}
+
 function isEnvelope(v) {
   return (
-    v !== null &&
-    typeof v === "object" &&
-    !Array.isArray(v) &&
+    isRecord(v) &&
     Object.keys(v).length === 2 &&
     TYPE_KEY in v &&
     BASE64_KEY in v
@@ -36,9 +41,7 @@ function isEnvelope(v) {
 
 function isCarrier(v) {
   return (
-    v !== null &&
-    typeof v === "object" &&
-    !Array.isArray(v) &&
+    isRecord(v) &&
     Object.keys(v).length === 2 &&
     typeof v[CARRIER_KEY] === "string" &&
     typeof v.base64 === "string"
@@ -46,7 +49,7 @@ function isCarrier(v) {
 }
 
 function hasCarrierShape(v) {
-  if (v === null || typeof v !== "object" || v instanceof Num) return false;
+  if (v === null || typeof v !== "object" || v instanceof Num || ArrayBuffer.isView(v)) return false;
   if (Array.isArray(v)) return v.some(hasCarrierShape);
   return (Object.keys(v).length === 2 && CARRIER_KEY in v && "base64" in v) || Object.values(v).some(hasCarrierShape);
 }

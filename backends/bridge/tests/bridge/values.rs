@@ -3,12 +3,18 @@
 //! tags, non-canonical JSON text) in channel values, pending writes and metadata.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use checkpoint_bridge::BridgeRegistration;
 use conformance_core::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, ListOptions, PendingWrite, TypedValue,
 };
 use serde_json::{json, Value};
+
+/// How long one read of the edge values (two 16 MiB values among them) may take: the kit's
+/// default per-case limit, so a case reading them does not time out on the bridge's own
+/// work (a JS child that counted a `Uint8Array`'s keys took over a minute per value).
+const READ_LIMIT: Duration = Duration::from_secs(30);
 
 /// What the saver behind the bridge can keep.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -133,8 +139,21 @@ fn differences<K: std::fmt::Debug + Ord, V: PartialEq + std::fmt::Debug>(
     out
 }
 
+/// A problem when a read took longer than [`READ_LIMIT`].
+fn slow(call: &str, took: Duration) -> Vec<String> {
+    if took <= READ_LIMIT {
+        return Vec::new();
+    }
+    vec![format!(
+        "{call} of the edge values took {:.1} s, more than the kit's {} s case limit",
+        took.as_secs_f64(),
+        READ_LIMIT.as_secs()
+    )]
+}
+
 /// Puts a checkpoint carrying every edge value, writes every edge value, and reads both
-/// back through `get_tuple` and `list`; fails listing every value that changed.
+/// back through `get_tuple` and `list`; fails listing every value that changed, and a read
+/// slower than [`READ_LIMIT`].
 pub fn roundtrip(reg: &BridgeRegistration, fidelity: Fidelity) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
@@ -168,8 +187,10 @@ pub fn roundtrip(reg: &BridgeRegistration, fidelity: Fidelity) {
         let path = if fidelity == Fidelity::Exact { "~push, ('a', 1) \u{1f30d}" } else { "" };
         let writes: Vec<(String, TypedValue)> = values.iter().map(|(n, v)| ((*n).to_owned(), v.clone())).collect();
         saver.put_writes(&stored, writes, "task \u{0}1", path).await.expect("put_writes");
+        let start = Instant::now();
         let got = saver.get_tuple(&stored).await.expect("get_tuple").expect("the checkpoint");
-        let mut problems = differences("channel_values", &checkpoint.channel_values, &got.checkpoint.channel_values);
+        let mut problems = slow("get_tuple", start.elapsed());
+        problems.extend(differences("channel_values", &checkpoint.channel_values, &got.checkpoint.channel_values));
         problems.extend(differences(
             "channel_versions",
             &checkpoint.channel_versions,
@@ -213,7 +234,9 @@ pub fn roundtrip(reg: &BridgeRegistration, fidelity: Fidelity) {
         if order != want_order {
             problems.push(format!("pending writes out of index order: {order:?}"));
         }
+        let start = Instant::now();
         let listed = saver.list(&thread, &ListOptions::all()).await.expect("list");
+        problems.extend(slow("list", start.elapsed()));
         if listed.len() != 1 || listed[0] != got {
             problems.push(format!("list returned {} tuples, not the one get_tuple returned", listed.len()));
         }
