@@ -24,7 +24,7 @@ pub mod gen;
 pub mod trace;
 
 use domain::World;
-use exec::{compare, expected, Instances};
+use exec::{compare, expected, may_refuse, Instances};
 use gen::{interpret, Abilities, Raw, KINDS};
 use trace::{Op, Outcome, Step, Trace, FORMAT};
 
@@ -109,8 +109,16 @@ async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8],
             break;
         };
         i += 1;
-        let want = expected(&mut model, &op);
+        let saved = may_refuse(&op).then(|| model.clone());
+        let mut want = expected(&mut model, &op);
         let got = instances.run(&op).await;
+        if let (Some(saved), Ok(Some(refused @ Outcome::Error(_)))) = (saved, &got) {
+            if *refused == Outcome::Error("InvalidInput".into()) {
+                // A refusal the contract allows: nothing is stored.
+                model = saved;
+                want = Some(refused.clone());
+            }
+        }
         ops.push(op.clone());
         steps.push(Step { op: op.clone(), expect: want.clone() });
         match (want, got) {
