@@ -30,8 +30,16 @@ impl Instances {
     /// Runs `op` on the current instance (a marker reopens or switches instances).
     ///
     /// # Errors
-    /// A message when a marker needs an instance the registration cannot open.
+    /// A message when the saver panicked (CONTRACT §1: never a panic), naming the call and
+    /// the panic, or when a marker needs an instance the registration cannot open.
     pub async fn run(&mut self, op: &Op) -> Result<Option<Outcome>, String> {
+        use futures::FutureExt;
+        std::panic::AssertUnwindSafe(self.run_uncaught(op)).catch_unwind().await.unwrap_or_else(|p| {
+            Err(format!("{}: the saver panicked: {}", describe(op), conformance_core::panic_message(&*p)))
+        })
+    }
+
+    async fn run_uncaught(&mut self, op: &Op) -> Result<Option<Outcome>, String> {
         let s = self.list[self.current].clone();
         Ok(Some(match op.clone() {
             Op::Put { config, checkpoint, metadata, new_versions } => {

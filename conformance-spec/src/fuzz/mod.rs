@@ -71,6 +71,28 @@ pub struct FuzzOutcome {
     pub divergence: Option<Divergence>,
 }
 
+impl FuzzOutcome {
+    /// The report's `fuzz` section for this outcome (docs/report-schema.md `fuzz`).
+    pub fn section(&self) -> conformance_core::FuzzSection {
+        conformance_core::FuzzSection {
+            seed: self.seed.to_string(),
+            sequences: self.sequences,
+            ops: self.ops,
+            duration_ms: self.elapsed.as_secs_f64() * 1e3,
+            divergences: self
+                .divergence
+                .iter()
+                .map(|d| conformance_core::FuzzDivergence {
+                    message: d.message.clone(),
+                    steps: d.trace.steps.len(),
+                    trace: serde_json::to_value(&d.trace).unwrap_or_default(),
+                })
+                .collect(),
+            error: None,
+        }
+    }
+}
+
 /// The tuple's config, for messages.
 pub fn config_of(t: &CheckpointTuple) -> &conformance_core::CheckpointConfig {
     &t.config
