@@ -177,13 +177,19 @@ impl World {
     pub fn new(raw: &[u16; 8]) -> Self {
         let mut ids = window(IDS, raw[2], 4);
         ids.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        // The root namespace, the default the contract treats apart (CONTRACT §2 get_tuple
+        // and list), is in half the worlds, beside a neighbour from the domain.
+        let mut namespaces = window(NAMESPACES, raw[1] >> 1, 2);
+        if raw[1] % 2 == 0 && !namespaces.iter().any(String::is_empty) {
+            namespaces[0] = String::new();
+        }
         let mut threads = window(THREADS, raw[0], 3);
         if raw[0] % 7 == 6 {
             threads[2] = "a".repeat(300);
         }
         Self {
             threads,
-            namespaces: window(NAMESPACES, raw[1], 2),
+            namespaces,
             ids,
             tasks: window(TASKS, raw[3], 2),
             paths: window(PATHS, raw[4], 3),

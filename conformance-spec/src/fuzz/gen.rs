@@ -123,6 +123,10 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
             if p[3] % 2 == 1 {
                 thread_ids.push(pick(&world.threads, p[0].wrapping_add(1)));
             }
+            if p[3] % 5 == 4 {
+                // An empty input (CONTRACT §3: a no-op, not an error).
+                thread_ids.clear();
+            }
             let strategy = if p[4] % 3 == 0 { PruneStrategy::Delete } else { PruneStrategy::KeepLatest };
             if strategy == PruneStrategy::KeepLatest && thread_ids.iter().any(|t| model.has_orphan_writes(t)) {
                 get()

@@ -121,7 +121,7 @@ async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8],
     let mut sweep: Vec<Op> = Vec::new();
     loop {
         if i == raws.len() {
-            sweep = final_reads(&world, &model);
+            sweep = final_reads(&world, &model, can);
         }
         let op = if i < raws.len() {
             interpret(&raws[i], &world, &model, can)
@@ -167,17 +167,24 @@ async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8],
 
 /// The reads after the generated calls, so that a corrupted state shows even if no
 /// generated read looked at it: for each thread of the world, the latest checkpoint of each
-/// namespace (`get_tuple` without an id), the whole list, the list with a limit one below
+/// namespace (`get_tuple` without an id), the whole list, each namespace's list, the list with a limit one below
 /// its length, and the list cut just below its greatest stored id with a limit of 1
 /// (`before` and `limit` together).
-fn final_reads(world: &World, model: &crate::model::Model) -> Vec<Op> {
+fn final_reads(world: &World, model: &crate::model::Model, can: &Abilities) -> Vec<Op> {
     use conformance_core::{CheckpointConfig, ListOptions};
     let mut ops = Vec::new();
     for t in &world.threads {
         for ns in &world.namespaces {
-            ops.push(Op::GetTuple { config: CheckpointConfig::new(t.clone()).with_ns(ns.clone()) });
+            let config = CheckpointConfig::new(t.clone()).with_ns(ns.clone());
+            ops.push(Op::GetTuple { config: config.clone() });
+            if can.extended.contains(&Capability::DeltaChannelHistory) {
+                ops.push(Op::DeltaChannelHistory { config, channels: world.channels.clone() });
+            }
         }
         ops.push(Op::List { thread_id: t.clone(), options: ListOptions::all() });
+        for ns in &world.namespaces {
+            ops.push(Op::List { thread_id: t.clone(), options: ListOptions::all().ns(ns.clone()) });
+        }
         let stored = model.checkpoints.keys().filter(|k| &k.0 == t).count();
         if stored >= 2 {
             ops.push(Op::List { thread_id: t.clone(), options: ListOptions::all().limit(stored - 1) });
