@@ -127,13 +127,13 @@ pub fn json_values() -> Vec<Value> {
 pub fn confusable(v: &Value, n: u16) -> Value {
     match v {
         Value::Number(x) => match (x.as_i64(), x.as_f64()) {
-            (Some(i), _) if n % 2 == 0 => json!(i as f64),
-            (_, Some(f)) if f.fract() == 0.0 && f.abs() < 1e15 && n % 2 == 0 => json!(f as i64),
+            (Some(i), _) if n.is_multiple_of(2) => json!(i as f64),
+            (_, Some(f)) if f.fract() == 0.0 && f.abs() < 1e15 && n.is_multiple_of(2) => json!(f as i64),
             _ => Value::String(x.to_string()),
         },
         Value::Bool(b) => json!(i64::from(*b)),
-        Value::String(s) if n % 2 == 0 && s.to_uppercase() != *s => Value::String(s.to_uppercase()),
-        Value::String(s) if n % 2 == 0 => Value::String(s.to_lowercase()),
+        Value::String(s) if n.is_multiple_of(2) && s.to_uppercase() != *s => Value::String(s.to_uppercase()),
+        Value::String(s) if n.is_multiple_of(2) => Value::String(s.to_lowercase()),
         Value::String(s) => Value::String(format!("{s} ")),
         Value::Object(m) if !m.is_empty() => {
             Value::Object(m.iter().take(m.len() - 1).map(|(k, v)| (k.clone(), v.clone())).collect())
@@ -180,7 +180,7 @@ impl World {
         // The root namespace, the default the contract treats apart (CONTRACT §2 get_tuple
         // and list), is in half the worlds, beside a neighbour from the domain.
         let mut namespaces = window(NAMESPACES, raw[1] >> 1, 2);
-        if raw[1] % 2 == 0 && !namespaces.iter().any(String::is_empty) {
+        if raw[1].is_multiple_of(2) && !namespaces.iter().any(String::is_empty) {
             namespaces[0] = String::new();
         }
         let mut threads = window(THREADS, raw[0], 3);

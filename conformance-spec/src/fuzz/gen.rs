@@ -35,7 +35,7 @@ fn pick<T: Clone>(items: &[T], n: u16) -> T {
 /// Like [`pick`], but the first item half the time, so that a sequence builds a deeper
 /// history on one thread (more checkpoints, parents and writes to collide with).
 fn pick_skewed<T: Clone>(items: &[T], n: u16) -> T {
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         items[0].clone()
     } else {
         pick(items, n >> 1)
@@ -70,7 +70,7 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
             let writes = (0..n)
                 .map(|i| {
                     let c = pick(&channels, p[5] >> (2 + 3 * i as u16));
-                    (c, pick(&vals, p[4].wrapping_add(i as u16 * 5)))
+                    (c, pick(vals, p[4].wrapping_add(i as u16 * 5)))
                 })
                 .collect();
             Op::PutWrites {
@@ -216,7 +216,8 @@ fn filter(world: &World, model: &Model, p: u16) -> CheckpointMetadata {
 
 fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16; 6]) -> Op {
     let smaller: Vec<&String> = world.ids.iter().filter(|i| i.as_bytes() < id.as_bytes()).collect();
-    let parent = if p[3] % 3 == 0 || smaller.is_empty() { None } else { Some(pick(&smaller, p[3] >> 2).clone()) };
+    let parent =
+        if p[3].is_multiple_of(3) || smaller.is_empty() { None } else { Some(pick(&smaller, p[3] >> 2).clone()) };
     let mut config = CheckpointConfig::new(thread).with_ns(ns);
     config.checkpoint_id = parent;
     let vers = versions();
@@ -245,7 +246,7 @@ fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16;
         let value = match settled {
             Some(v) => v,
             None if state == 2 => None,
-            None => Some(pick(&vals, p[5].wrapping_add(i as u16 * 3) >> 1)),
+            None => Some(pick(vals, p[5].wrapping_add(i as u16 * 3) >> 1)),
         };
         checkpoint.channel_versions.insert(ch.clone(), version.clone());
         new_versions.insert(ch.clone(), version);
