@@ -61,10 +61,12 @@ pub use checkpoint_contract::{
 
 pub use call::Call;
 pub use case::{CaseEnv, CaseFn, CaseFuture, Failure, SpecCase};
-pub use isolation::Abort;
+pub use isolation::{panic_message, Abort};
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
-pub use report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Repeats, Report};
+pub use report::{
+    CapabilityResult, CapabilityStatus, CaseResult, FuzzDivergence, FuzzSection, Level, Outcome, Repeats, Report,
+};
 pub use run::{Detection, Planned, RunOptions};
 pub use session::{Knowledge, Session, Start};
 pub use storage::Storage;

@@ -202,6 +202,40 @@ pub struct Report {
     /// in older reports.
     #[serde(default)]
     pub failure_clusters: Vec<crate::clusters::FailureCluster>,
+    /// What the opt-in fuzz trial did (issue 15), when it ran; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuzz: Option<FuzzSection>,
+}
+
+/// The `fuzz` section of a report: what the model-based fuzzer (`conformance_spec::fuzz`)
+/// did in this run (docs/report-schema.md `fuzz`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FuzzSection {
+    /// The seed, as a decimal string (a `u64` does not fit every JSON reader's numbers);
+    /// the same seed gives the same sequences.
+    pub seed: String,
+    /// Sequences run (the shrinking runs not counted).
+    pub sequences: u64,
+    /// Calls made in those sequences.
+    pub ops: u64,
+    /// Wall time of the fuzzing in milliseconds.
+    pub duration_ms: f64,
+    /// The divergences from the model: the fuzzer stops at the first and shrinks it, so at
+    /// most one; empty when every sequence agreed.
+    pub divergences: Vec<FuzzDivergence>,
+    /// Why the fuzzer could not run (the runtime did not start), if it could not.
+    pub error: Option<String>,
+}
+
+/// One divergence of a [`FuzzSection`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FuzzDivergence {
+    /// Every difference at the diverging call.
+    pub message: String,
+    /// Steps in the shrunk trace.
+    pub steps: usize,
+    /// The shrunk trace (docs/trace-format.md), replayable with `cargo xtask replay`.
+    pub trace: serde_json::Value,
 }
 
 /// The conformance level of a set of capability results (CONTRACT §5).
@@ -345,6 +379,7 @@ mod tests {
             warnings: vec![],
             facts: BTreeMap::new(),
             failure_clusters: vec![],
+            fuzz: None,
         }
     }
 
@@ -380,6 +415,7 @@ mod tests {
             warnings: vec![],
             facts: BTreeMap::new(),
             failure_clusters: vec![],
+            fuzz: None,
         };
         let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
         assert_eq!(v["conformance_level"], "BASE+PARTIAL");

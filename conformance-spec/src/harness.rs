@@ -287,6 +287,8 @@ struct Part {
     session: Session,
     plans: Vec<Planned>,
     results: Arc<Mutex<BTreeMap<usize, CaseResult>>>,
+    /// The fuzz trial's section of the report, once it ran.
+    fuzz: Arc<Mutex<Option<conformance_core::FuzzSection>>>,
 }
 
 /// What [`Harness::prepare`] gives.
@@ -380,10 +382,11 @@ impl Harness {
             } else {
                 "fuzz::model_sequences".to_owned()
             };
-            if let Some(trial) = fuzz_trial(reg, name) {
+            let fuzz = Arc::default();
+            if let Some(trial) = fuzz_trial(reg, name, &fuzz) {
                 trials.push(trial);
             }
-            parts.push(Part { session, plans, results });
+            parts.push(Part { session, plans, results, fuzz });
         }
         trials.sort_by(|a, b| a.name().cmp(b.name()));
         Prepared { parts, trials }
@@ -470,7 +473,8 @@ impl Harness {
             let tests = (0..self.cases.len())
                 .map(|i| results.get(&i).cloned().or_else(|| Some(not_run(&self.cases[i], &part.plans[i]))))
                 .collect();
-            let report = part.session.report(&self.cases, None, tests);
+            let mut report = part.session.report(&self.cases, None, tests);
+            report.fuzz = part.fuzz.lock().unwrap_or_else(|e| e.into_inner()).take();
             let terminal = render_terminal(&report);
             if self.args.format == Some(FormatSetting::Json) {
                 eprint!("{terminal}");
@@ -561,16 +565,34 @@ pub const FUZZ_SEED_ENV: &str = "CHECKPOINT_CONFORMANCE_FUZZ_SEED";
 
 /// The opt-in trial `fuzz::model_sequences` (issue 15): [`crate::fuzz`] with the number of
 /// sequences in [`FUZZ_ENV`], the seed printed so a failure can be reproduced with
-/// [`FUZZ_SEED_ENV`] or `cargo xtask fuzz --seed`.
-fn fuzz_trial(registration: &Registration, name: String) -> Option<Trial> {
+/// [`FUZZ_SEED_ENV`] or `cargo xtask fuzz --seed`. What it did goes to `section`, which
+/// becomes the report's `fuzz` section.
+fn fuzz_trial(
+    registration: &Registration,
+    name: String,
+    section: &Arc<Mutex<Option<conformance_core::FuzzSection>>>,
+) -> Option<Trial> {
     let cases: u32 = std::env::var(FUZZ_ENV).ok()?.trim().parse().ok().filter(|n| *n > 0)?;
     let seed =
         std::env::var(FUZZ_SEED_ENV).ok().and_then(|s| s.trim().parse().ok()).unwrap_or_else(|| fastrand::u64(..));
     let reg = registration.clone();
+    let section = section.clone();
     Some(Trial::test(name, move || {
         eprintln!("fuzz: {cases} sequences, seed {seed} ({FUZZ_SEED_ENV}={seed} reproduces)");
         let options = crate::fuzz::FuzzOptions { seed, cases, ..Default::default() };
-        match crate::fuzz::fuzz_in_lifespan(&reg, &options) {
+        let outcome = crate::fuzz::fuzz_in_lifespan(&reg, &options);
+        *section.lock().unwrap_or_else(|e| e.into_inner()) = Some(match &outcome {
+            Ok(o) => o.section(),
+            Err(e) => conformance_core::FuzzSection {
+                seed: seed.to_string(),
+                sequences: 0,
+                ops: 0,
+                duration_ms: 0.0,
+                divergences: Vec::new(),
+                error: Some(e.clone()),
+            },
+        });
+        match outcome {
             Err(e) => Err(Failed::from(e)),
             Ok(o) => match o.divergence {
                 None => Ok(()),

@@ -419,6 +419,7 @@ pub fn build_report(
         results,
         tests,
         failure_clusters,
+        fuzz: None,
         capabilities_passed,
         capabilities_detected,
         duration_ms: duration.as_secs_f64() * 1e3,

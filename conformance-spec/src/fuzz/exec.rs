@@ -30,8 +30,16 @@ impl Instances {
     /// Runs `op` on the current instance (a marker reopens or switches instances).
     ///
     /// # Errors
-    /// A message when a marker needs an instance the registration cannot open.
+    /// A message when the saver panicked (CONTRACT §1: never a panic), naming the call and
+    /// the panic, or when a marker needs an instance the registration cannot open.
     pub async fn run(&mut self, op: &Op) -> Result<Option<Outcome>, String> {
+        use futures::FutureExt;
+        std::panic::AssertUnwindSafe(self.run_uncaught(op)).catch_unwind().await.unwrap_or_else(|p| {
+            Err(format!("{}: the saver panicked: {}", describe(op), conformance_core::panic_message(&*p)))
+        })
+    }
+
+    async fn run_uncaught(&mut self, op: &Op) -> Result<Option<Outcome>, String> {
         let s = self.list[self.current].clone();
         Ok(Some(match op.clone() {
             Op::Put { config, checkpoint, metadata, new_versions } => {
@@ -49,6 +57,7 @@ impl Instances {
             Op::DeltaChannelHistory { config, channels } => {
                 Outcome::of(s.delta_channel_history(&config, &channels).await, Outcome::History)
             }
+            Op::GetNextVersion { current } => Outcome::Version(s.get_next_version(current.as_ref())),
             Op::Reopen => {
                 let new = self.open().await?;
                 self.list[self.current] = new;
@@ -84,8 +93,24 @@ pub fn expected(model: &mut Model, op: &Op) -> Option<Outcome> {
         Op::DeltaChannelHistory { config, channels } => {
             Outcome::of(model.delta_channel_history(config, channels), Outcome::History)
         }
+        Op::GetNextVersion { current } => Outcome::Version(model.next_version(current.as_ref())),
         Op::Reopen | Op::Instance { .. } => return None,
     })
+}
+
+/// True when the saver may refuse `op` with `InvalidInput` instead of doing it: a put whose
+/// metadata holds a NUL character in a string, which some databases cannot store (CONTRACT
+/// §1 Metadata: such a put is refused whole, nothing stored, or stored exactly).
+pub fn may_refuse(op: &Op) -> bool {
+    fn has_nul(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::String(s) => s.contains('\0'),
+            serde_json::Value::Array(a) => a.iter().any(has_nul),
+            serde_json::Value::Object(m) => m.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+            _ => false,
+        }
+    }
+    matches!(op, Op::Put { metadata, .. } if metadata.iter().any(|(k, v)| k.contains('\0') || has_nul(v)))
 }
 
 /// Every difference between what `op` should have returned and what it returned, each
@@ -98,6 +123,21 @@ pub fn compare(op: &Op, expected: &Outcome, got: &Outcome) -> Diffs {
             d.config(e, g);
         }
         (Outcome::Done, Outcome::Done) => {}
+        (Outcome::Error(e), Outcome::Error(g)) => {
+            if e != g {
+                d.push("", format_args!("a {e} error"), format_args!("a {g} error"));
+            }
+        }
+        (Outcome::Version(_), Outcome::Version(g)) => {
+            let current = match op {
+                Op::GetNextVersion { current } => current.as_ref(),
+                _ => None,
+            };
+            if !crate::model::is_next_version(current, g) {
+                let want = current.map_or_else(|| "1".to_owned(), |c| format!("a version greater than {c:?}"));
+                d.push("", want, format_args!("{g:?}"));
+            }
+        }
         (Outcome::Tuple(Some(e)), Outcome::Tuple(Some(g))) => {
             d.tuple(e, g);
         }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use conformance_core::{Capability, Checkpoint, CheckpointConfig, CheckpointMetadata, ListOptions, PruneStrategy};
 use serde_json::Value;
 
-use super::domain::{json_values, values, versions, World, SPECIAL};
+use super::domain::{confusable, json_values, next_version_inputs, values, versions, World, SPECIAL};
 use super::trace::Op;
 use crate::model::Model;
 
@@ -17,7 +17,7 @@ use crate::model::Model;
 pub type Raw = (u8, [u16; 6]);
 
 /// The number of op kinds a raw choice picks from.
-pub const KINDS: u8 = 15;
+pub const KINDS: u8 = 16;
 
 /// What the saver under test can do.
 #[derive(Clone, Debug)]
@@ -32,15 +32,29 @@ fn pick<T: Clone>(items: &[T], n: u16) -> T {
     items[usize::from(n) % items.len()].clone()
 }
 
+/// Like [`pick`], but the first item half the time, so that a sequence builds a deeper
+/// history on one thread (more checkpoints, parents and writes to collide with).
+fn pick_skewed<T: Clone>(items: &[T], n: u16) -> T {
+    if n.is_multiple_of(2) {
+        items[0].clone()
+    } else {
+        pick(items, n >> 1)
+    }
+}
+
 /// The op `raw` stands for in `world` given the model's state.
 pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op {
     let (kind, p) = raw;
     let (mut thread, mut ns, mut id) =
-        (pick(&world.threads, p[0]), pick(&world.namespaces, p[1]), pick(&world.ids, p[2]));
+        (pick_skewed(&world.threads, p[0]), pick(&world.namespaces, p[1]), pick(&world.ids, p[2]));
     // Mostly aim at a stored checkpoint, so that writes and reads collide with it.
     if p[2] % 4 != 0 && !model.checkpoints.is_empty() && !matches!(kind % KINDS, 0..=3) {
         let keys: Vec<_> = model.checkpoints.keys().collect();
         (thread, ns, id) = pick(&keys, p[2] >> 2).clone();
+    }
+    // Now and then an empty thread id in a base method (CONTRACT §1 Config: InvalidConfig).
+    if p[0] % 23 == 22 && kind % KINDS <= 9 {
+        thread = String::new();
     }
     let get_config =
         CheckpointConfig::new(thread.clone()).with_ns(ns.clone()).with_id(id.clone()).without_id_if(p[3] % 3 == 0);
@@ -56,11 +70,12 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
             let writes = (0..n)
                 .map(|i| {
                     let c = pick(&channels, p[5] >> (2 + 3 * i as u16));
-                    (c, pick(&vals, p[4].wrapping_add(i as u16 * 5)))
+                    (c, pick(vals, p[4].wrapping_add(i as u16 * 5)))
                 })
                 .collect();
             Op::PutWrites {
-                config: CheckpointConfig::new(thread).with_ns(ns).with_id(id),
+                // Now and then without a checkpoint id (CONTRACT §2 put_writes: InvalidConfig).
+                config: CheckpointConfig::new(thread).with_ns(ns).with_id(id).without_id_if(p[3] % 19 == 18),
                 writes,
                 task_id: pick(&world.tasks, p[3]),
                 task_path: pick(&world.paths, p[4] >> 4),
@@ -108,6 +123,10 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
             if p[3] % 2 == 1 {
                 thread_ids.push(pick(&world.threads, p[0].wrapping_add(1)));
             }
+            if p[3] % 5 == 4 {
+                // An empty input (CONTRACT §3: a no-op, not an error).
+                thread_ids.clear();
+            }
             let strategy = if p[4] % 3 == 0 { PruneStrategy::Delete } else { PruneStrategy::KeepLatest };
             if strategy == PruneStrategy::KeepLatest && thread_ids.iter().any(|t| model.has_orphan_writes(t)) {
                 get()
@@ -125,6 +144,7 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
                 .map(|(_, c)| c.clone())
                 .collect(),
         },
+        15 => Op::GetNextVersion { current: pick(&next_version_inputs(), p[4]) },
         14 if can.reopen => {
             if p[0] % 2 == 0 {
                 Op::Reopen
@@ -151,17 +171,22 @@ impl WithoutIdIf for CheckpointConfig {
 }
 
 /// True when copying `source` onto `target` has one right answer: no writes without a
-/// checkpoint on either side, and no channel version stored with different values on the
-/// two sides (CONTRACT §3 copy_thread does not say which would win).
+/// checkpoint on either side, no channel version stored with different values on the
+/// two sides (CONTRACT §3 copy_thread does not say which would win), and no value copied
+/// onto a version the other side carries without one ([`Model::dangling`]).
 fn copy_is_settled(model: &Model, source: &str, target: &str) -> bool {
     source != target
         && !model.has_orphan_writes(source)
         && !model.has_orphan_writes(target)
-        && model
-            .blobs
-            .iter()
-            .filter(|(k, _)| k.0 == source)
-            .all(|((_, ns, ch, v), val)| model.settled_value(target, ns, ch, v).is_none_or(|t| &t == val))
+        && model.blobs.iter().filter(|(k, _)| k.0 == source).all(|((_, ns, ch, v), val)| {
+            model.settled_value(target, ns, ch, v).is_none_or(|t| &t == val) && !model.dangling(target, ns, ch, v)
+        })
+        && model.checkpoints.iter().filter(|(k, _)| k.0 == source).all(|((_, ns, _), s)| {
+            s.checkpoint
+                .channel_versions
+                .iter()
+                .all(|(ch, v)| !model.dangling(source, ns, ch, v) || model.settled_value(target, ns, ch, v).is_none())
+        })
 }
 
 fn filter(world: &World, model: &Model, p: u16) -> CheckpointMetadata {
@@ -169,8 +194,19 @@ fn filter(world: &World, model: &Model, p: u16) -> CheckpointMetadata {
     let key = pick(&world.meta_keys, p);
     // Half the time a value some checkpoint has, so that filters also match.
     let existing: Vec<Value> = model.checkpoints.values().filter_map(|s| s.metadata.get(&key).cloned()).collect();
-    let value =
-        if p >> 3 & 1 == 1 && !existing.is_empty() { pick(&existing, p >> 4) } else { pick(&json_values(), p >> 4) };
+    // A third of the time a value some checkpoint has, a third one confusable with it, so
+    // that filters match and nearly match.
+    let value = match p >> 3 & 3 {
+        1 | 2 if !existing.is_empty() => {
+            let v = pick(&existing, p >> 5);
+            if p >> 3 & 3 == 2 {
+                confusable(&v, p >> 12)
+            } else {
+                v
+            }
+        }
+        _ => pick(&json_values(), p >> 5),
+    };
     f.insert(key, value);
     if p >> 9 & 1 == 1 {
         f.insert("run_id".into(), Value::String(pick(&world.run_ids, p >> 10)));
@@ -180,7 +216,8 @@ fn filter(world: &World, model: &Model, p: u16) -> CheckpointMetadata {
 
 fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16; 6]) -> Op {
     let smaller: Vec<&String> = world.ids.iter().filter(|i| i.as_bytes() < id.as_bytes()).collect();
-    let parent = if p[3] % 3 == 0 || smaller.is_empty() { None } else { Some(pick(&smaller, p[3] >> 2).clone()) };
+    let parent =
+        if p[3].is_multiple_of(3) || smaller.is_empty() { None } else { Some(pick(&smaller, p[3] >> 2).clone()) };
     let mut config = CheckpointConfig::new(thread).with_ns(ns);
     config.checkpoint_id = parent;
     let vers = versions();
@@ -192,12 +229,14 @@ fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16;
         let state = (p[4] >> (2 * i)) & 3;
         let version = pick(&vers, p[5] >> (4 * i));
         let settled = model.settled_value(thread, ns, ch, &version);
+        let state = if model.dangling(thread, ns, ch, &version) { 3 } else { state };
         match state {
             0 => continue,
             3 => {
                 // Carry the channel without a value: only at a version a stored checkpoint
-                // of this thread and namespace reads, else leave it out.
-                if model.version_in_use(thread, ns, ch, &version) {
+                // of this thread and namespace reads, or one nothing was ever stored at (or
+                // whose thread was deleted): either reads one answer. Else leave it out.
+                if model.version_in_use(thread, ns, ch, &version) || settled.is_none() {
                     checkpoint.channel_versions.insert(ch.clone(), version);
                 }
                 continue;
@@ -207,7 +246,7 @@ fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16;
         let value = match settled {
             Some(v) => v,
             None if state == 2 => None,
-            None => Some(pick(&vals, p[5].wrapping_add(i as u16 * 3) >> 1)),
+            None => Some(pick(vals, p[5].wrapping_add(i as u16 * 3) >> 1)),
         };
         checkpoint.channel_versions.insert(ch.clone(), version.clone());
         new_versions.insert(ch.clone(), version);

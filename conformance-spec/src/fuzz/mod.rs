@@ -5,8 +5,9 @@
 //! [`replay`] replays) and a Rust regression case.
 //!
 //! Each sequence runs on a fresh fixture from the registration's factory (cleanup always
-//! run). After the generated calls, every thread of the world is listed in full, so a
-//! corrupted state shows even if no generated read looked at it. Calls are sequential;
+//! run). After the generated calls, every thread of the world is read back (its latest
+//! checkpoint per namespace, its whole list, a `before` + `limit` list), so a corrupted
+//! state shows even if no generated read looked at it. Calls are sequential;
 //! a `reopen` marker replaces the instance by a new one on the same storage and an
 //! `instance` marker switches to a second one, when the registration can reopen
 //! (CONTRACT §4). Concurrent batches are not generated yet.
@@ -24,7 +25,7 @@ pub mod gen;
 pub mod trace;
 
 use domain::World;
-use exec::{compare, expected, Instances};
+use exec::{compare, expected, may_refuse, Instances};
 use gen::{interpret, Abilities, Raw, KINDS};
 use trace::{Op, Outcome, Step, Trace, FORMAT};
 
@@ -71,6 +72,28 @@ pub struct FuzzOutcome {
     pub divergence: Option<Divergence>,
 }
 
+impl FuzzOutcome {
+    /// The report's `fuzz` section for this outcome (docs/report-schema.md `fuzz`).
+    pub fn section(&self) -> conformance_core::FuzzSection {
+        conformance_core::FuzzSection {
+            seed: self.seed.to_string(),
+            sequences: self.sequences,
+            ops: self.ops,
+            duration_ms: self.elapsed.as_secs_f64() * 1e3,
+            divergences: self
+                .divergence
+                .iter()
+                .map(|d| conformance_core::FuzzDivergence {
+                    message: d.message.clone(),
+                    steps: d.trace.steps.len(),
+                    trace: serde_json::to_value(&d.trace).unwrap_or_default(),
+                })
+                .collect(),
+            error: None,
+        }
+    }
+}
+
 /// The tuple's config, for messages.
 pub fn config_of(t: &CheckpointTuple) -> &conformance_core::CheckpointConfig {
     &t.config
@@ -95,12 +118,11 @@ async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8],
     let mut steps = Vec::new();
     let mut failure = None;
     let mut i = 0;
-    let sweep: Vec<Op> = world
-        .threads
-        .iter()
-        .map(|t| Op::List { thread_id: t.clone(), options: conformance_core::ListOptions::all() })
-        .collect();
+    let mut sweep: Vec<Op> = Vec::new();
     loop {
+        if i == raws.len() {
+            sweep = final_reads(&world, &model, can);
+        }
         let op = if i < raws.len() {
             interpret(&raws[i], &world, &model, can)
         } else if i < raws.len() + sweep.len() {
@@ -109,8 +131,16 @@ async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8],
             break;
         };
         i += 1;
-        let want = expected(&mut model, &op);
+        let saved = may_refuse(&op).then(|| model.clone());
+        let mut want = expected(&mut model, &op);
         let got = instances.run(&op).await;
+        if let (Some(saved), Ok(Some(refused @ Outcome::Error(_)))) = (saved, &got) {
+            if *refused == Outcome::Error("InvalidInput".into()) {
+                // A refusal the contract allows: nothing is stored.
+                model = saved;
+                want = Some(refused.clone());
+            }
+        }
         ops.push(op.clone());
         steps.push(Step { op: op.clone(), expect: want.clone() });
         match (want, got) {
@@ -133,6 +163,42 @@ async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8],
         }
     }
     Run { steps, failure }
+}
+
+/// The reads after the generated calls, so that a corrupted state shows even if no
+/// generated read looked at it: for each thread of the world, the latest checkpoint of each
+/// namespace (`get_tuple` without an id), the whole list, each namespace's list, the list with a limit one below
+/// its length, and the list cut just below its greatest stored id with a limit of 1
+/// (`before` and `limit` together).
+fn final_reads(world: &World, model: &crate::model::Model, can: &Abilities) -> Vec<Op> {
+    use conformance_core::{CheckpointConfig, ListOptions};
+    let mut ops = Vec::new();
+    for t in &world.threads {
+        for ns in &world.namespaces {
+            let config = CheckpointConfig::new(t.clone()).with_ns(ns.clone());
+            ops.push(Op::GetTuple { config: config.clone() });
+            if can.extended.contains(&Capability::DeltaChannelHistory) {
+                ops.push(Op::DeltaChannelHistory { config, channels: world.channels.clone() });
+            }
+        }
+        ops.push(Op::List { thread_id: t.clone(), options: ListOptions::all() });
+        for ns in &world.namespaces {
+            ops.push(Op::List { thread_id: t.clone(), options: ListOptions::all().ns(ns.clone()) });
+        }
+        let stored = model.checkpoints.keys().filter(|k| &k.0 == t).count();
+        if stored >= 2 {
+            ops.push(Op::List { thread_id: t.clone(), options: ListOptions::all().limit(stored - 1) });
+        }
+        let greatest =
+            model.checkpoints.keys().filter(|k| &k.0 == t).map(|k| &k.2).max_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        if let Some(id) = greatest {
+            let mut options = ListOptions::all();
+            options.before = Some(id.clone());
+            options.limit = Some(1);
+            ops.push(Op::List { thread_id: t.clone(), options });
+        }
+    }
+    ops
 }
 
 fn abilities(reg: &Registration) -> Abilities {

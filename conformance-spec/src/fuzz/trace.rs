@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use conformance_core::{
-    Call, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
+    Call, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
 };
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +83,12 @@ pub enum Op {
         /// The channels asked for.
         channels: Vec<String>,
     },
+    /// `get_next_version(current)`: checked by its rule (strictly greater than `current`,
+    /// 1 for none; CONTRACT §2 get_next_version), not against one value.
+    GetNextVersion {
+        /// The current version, if any.
+        current: Option<ChannelVersion>,
+    },
     /// Marker: the current instance is replaced by a new one opened on the same storage.
     Reopen,
     /// Marker: later calls go to instance `index` (0 is the first; a new index opens
@@ -107,6 +113,8 @@ pub enum Outcome {
     Tuples(Vec<CheckpointTuple>),
     /// `delta_channel_history`.
     History(BTreeMap<String, DeltaChannelHistory>),
+    /// `get_next_version`: the version returned (the model's is the least it may be).
+    Version(ChannelVersion),
     /// An error, by kind (`InvalidConfig`, `InvalidInput`, `Unsupported`, `Storage`).
     Error(String),
 }
@@ -216,6 +224,7 @@ pub fn call_of(op: &Op) -> Option<Call> {
         Op::CopyThread { source, target } => Call::CopyThread { source, target },
         Op::Prune { thread_ids, strategy } => Call::Prune { thread_ids, strategy },
         Op::DeltaChannelHistory { config, channels } => Call::DeltaChannelHistory { config, channels },
+        Op::GetNextVersion { current } => Call::GetNextVersion { current },
         Op::Reopen | Op::Instance { .. } => return None,
     })
 }

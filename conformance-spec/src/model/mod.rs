@@ -281,6 +281,17 @@ impl Model {
         self.blobs.get(&(thread.to_owned(), ns.to_owned(), channel.to_owned(), version.clone())).cloned()
     }
 
+    /// True when a stored checkpoint of (thread, namespace) carries `channel` at `version`
+    /// while no value is stored there: it reads the channel as absent, and a value stored
+    /// there later would make either answer right (the contract speaks of values that came
+    /// "with this put or an earlier one"), so the generator stores none there.
+    pub fn dangling(&self, thread: &str, ns: &str, channel: &str, version: &ChannelVersion) -> bool {
+        self.settled_value(thread, ns, channel, version).is_none()
+            && self.checkpoints.iter().any(|((t, n, _), s)| {
+                t == thread && n == ns && s.checkpoint.channel_versions.get(channel) == Some(version)
+            })
+    }
+
     /// True when a stored checkpoint of (thread, namespace) reads `channel` at `version`:
     /// then every saver still holds what is stored there, and a put may carry the channel
     /// at that version without a value (CONTRACT §2 put: "whether it came with this put or
@@ -290,6 +301,33 @@ impl Model {
             .iter()
             .any(|((t, n, _), s)| t == thread && n == ns && s.checkpoint.channel_versions.get(channel) == Some(version))
             && self.settled_value(thread, ns, channel, version).is_some()
+    }
+}
+
+/// The rule of `get_next_version` (CONTRACT §2 get_next_version): with no `current`, 1
+/// (`Int(1)`, or a string whose integer part before the first `.` is 1, the upstream padded
+/// format); otherwise strictly greater than `current` (integers numerically, strings by
+/// bytes, every integer below every string).
+pub fn is_next_version(current: Option<&ChannelVersion>, got: &ChannelVersion) -> bool {
+    match current {
+        Some(c) => got > c,
+        None => match got {
+            ChannelVersion::Int(i) => *i == 1,
+            ChannelVersion::Str(s) => s.split('.').next().and_then(|p| p.parse::<u128>().ok()) == Some(1),
+        },
+    }
+}
+
+impl Model {
+    /// The least version `get_next_version(current)` may return (the expectation a trace
+    /// records; the comparison checks [`is_next_version`]): `Int(1)` for none, `Int(n + 1)`
+    /// for an integer, the string with `.1` appended for a string.
+    pub fn next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
+        match current {
+            None => ChannelVersion::Int(1),
+            Some(ChannelVersion::Int(n)) => ChannelVersion::Int(n.saturating_add(1)),
+            Some(ChannelVersion::Str(s)) => ChannelVersion::Str(format!("{s}.1")),
+        }
     }
 }
 

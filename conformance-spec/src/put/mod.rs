@@ -215,11 +215,7 @@ async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
 async fn next_version_is_strictly_greater(cx: Cx) -> Checked {
     let mut d = Diffs::new();
     let first = cx.next_version(None);
-    let is_one = match &*first {
-        ChannelVersion::Int(i) => *i == 1,
-        ChannelVersion::Str(s) => s.split('.').next().and_then(|p| p.parse::<u128>().ok()) == Some(1),
-    };
-    if !is_one {
+    if !crate::model::is_next_version(None, &first) {
         d.of(&first).push("", "1", format_args!("{:?}", *first));
     }
     let mut currents: Vec<ChannelVersion> = vec![

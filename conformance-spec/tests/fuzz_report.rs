@@ -1,0 +1,85 @@
+//! Issue 15: the report of a `checkpointer_test!` run has a `fuzz` section when the fuzz
+//! trial ran (`CHECKPOINT_CONFORMANCE_FUZZ=N`), with the seed, the sequences run and the
+//! divergence found, and none when it did not. The binary re-executes itself as such a
+//! main, over a saver that implements nothing (so the first put diverges from the model).
+
+use std::process::{Command, ExitCode};
+
+use conformance_core::{CheckpointSaver, Fixture, Registration, Report};
+
+struct Nothing;
+impl CheckpointSaver for Nothing {}
+
+const CHILD: &str = "FUZZ_REPORT_TEST_CHILD";
+
+/// Runs the child with `envs` and reads the report it wrote.
+fn report(path: &std::path::Path, envs: &[(&str, &str)]) -> Report {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.env(CHILD, "1").env_remove("GITHUB_STEP_SUMMARY").env("CHECKPOINT_CONFORMANCE_REPORT", path);
+    c.env_remove("CHECKPOINT_CONFORMANCE_FUZZ").env_remove("CHECKPOINT_CONFORMANCE_FUZZ_SEED");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no report ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn main() -> ExitCode {
+    if std::env::var_os(CHILD).is_some() {
+        let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
+        let args: Vec<_> = std::env::args_os().collect();
+        return conformance_spec::harness::run_with_args(vec![reg], Vec::new(), args);
+    }
+    let dir = std::env::temp_dir().join(format!("fuzz-report-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("r.json");
+    let with = report(&path, &[("CHECKPOINT_CONFORMANCE_FUZZ", "3"), ("CHECKPOINT_CONFORMANCE_FUZZ_SEED", "7")]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let without = report(&path, &[]);
+    let without_text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let mut failed = Vec::new();
+    match &with.fuzz {
+        None => failed.push(format!("CHECKPOINT_CONFORMANCE_FUZZ=3: the report has no fuzz section:\n{text}")),
+        Some(f) => {
+            if f.seed != "7" {
+                failed.push(format!("fuzz.seed: expected \"7\", got {:?}", f.seed));
+            }
+            if f.sequences == 0 || f.ops == 0 {
+                failed.push(format!("fuzz.sequences/ops: expected > 0, got {} / {}", f.sequences, f.ops));
+            }
+            match f.divergences.as_slice() {
+                [d] => {
+                    let steps = d.trace.get("steps").and_then(|s| s.as_array()).map_or(0, Vec::len);
+                    if !d.message.contains("Unsupported") || d.steps == 0 || steps != d.steps {
+                        failed.push(format!(
+                            "fuzz.divergences[0]: expected an Unsupported put with its trace, got {d:?}"
+                        ));
+                    }
+                }
+                other => {
+                    failed.push(format!("fuzz.divergences: expected 1 (nothing is implemented), got {}", other.len()))
+                }
+            }
+            if f.error.is_some() {
+                failed.push(format!("fuzz.error: expected null, got {:?}", f.error));
+            }
+        }
+    }
+    if without.fuzz.is_some() || without_text.contains("\"fuzz\"") {
+        failed.push("without CHECKPOINT_CONFORMANCE_FUZZ: expected no fuzz section, got one".to_owned());
+    }
+    for f in &failed {
+        println!("FAIL {f}");
+    }
+    if failed.is_empty() {
+        println!("ok: the fuzz section is written when the trial ran, and only then");
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
