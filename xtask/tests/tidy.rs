@@ -5,9 +5,9 @@
 //! - `conformance-core` or `conformance-spec` depending on a backend (`backends/*`,
 //!   `examples/*`), directly or through anything, with any kind of dependency;
 //! - `checkpoint-contract` depending on anything of the workspace (the kit, a backend);
-//! - a native crate (one whose manifest has `links`: `libsqlite3-sys`, `openssl-sys`, ...)
-//!   under `checkpoint-contract`, `conformance-core` or `conformance-spec` (normal and build
-//!   dependencies, transitively, for the host platform);
+//! - a `-sys` crate (one whose name ends in `-sys`, as `linux-raw-sys` or `libsqlite3-sys`,
+//!   or whose manifest has `links`) under `checkpoint-contract`, `conformance-core` or
+//!   `conformance-spec` (normal and build dependencies, transitively, for the host platform);
 //! - `sqlx` anywhere in the workspace's resolved graph.
 //!
 //! And: no `.rs` file over 600 lines in `selftest/src`.
@@ -54,8 +54,8 @@ struct Graph {
     /// Workspace member name -> its manifest directory relative to the workspace root.
     members: BTreeMap<String, String>,
     deps: BTreeMap<String, Vec<(String, BTreeSet<String>)>>,
-    /// Names of the packages that link a native library (`links` in their manifest, as
-    /// every `-sys` crate that builds C does; `linux-raw-sys`, pure Rust, has none).
+    /// Names of the `-sys` packages: a name ending in `-sys` (`linux-raw-sys` too, which
+    /// has no `links`) or a `links` key in the manifest (a native library under any name).
     native: BTreeSet<String>,
 }
 
@@ -67,8 +67,9 @@ impl Graph {
         let mut native = BTreeSet::new();
         for p in m["packages"].as_array().into_iter().flatten() {
             let id = p["id"].as_str().unwrap_or("").to_owned();
-            if p["links"].is_string() {
-                native.insert(p["name"].as_str().unwrap_or("").to_owned());
+            let name = p["name"].as_str().unwrap_or("");
+            if p["links"].is_string() || name.ends_with("-sys") {
+                native.insert(name.to_owned());
             }
             names.insert(id.clone(), p["name"].as_str().unwrap_or("").to_owned());
             let manifest = p["manifest_path"].as_str().unwrap_or("");
@@ -143,7 +144,7 @@ fn arrow_violations(metadata: &Value) -> Vec<String> {
     for kit in KIT {
         for (dep, path) in g.reachable(kit, &["normal", "build"]) {
             if g.native.contains(&dep) {
-                out.push(format!("{kit} pulls in the native crate {dep}: {path}"));
+                out.push(format!("{kit} pulls in the -sys crate {dep}: {path}"));
             }
         }
     }
@@ -199,8 +200,12 @@ fn doctored(packages: &[(&str, Option<&str>)], arrows: &[(&str, &str, &str)]) ->
                 Some(d) => format!("/ws/{d}/Cargo.toml"),
                 None => format!("/registry/{name}/Cargo.toml"),
             };
-            // A `-sys` name stands for a crate that links a native library.
-            let links = if name.ends_with("-sys") { json!(name.trim_end_matches("-sys")) } else { Value::Null };
+            // `libsqlite3-sys` and `native-lib` link a native library; `linux-raw-sys` does not.
+            let links = match *name {
+                "libsqlite3-sys" => json!("sqlite3"),
+                "native-lib" => json!("native"),
+                _ => Value::Null,
+            };
             json!({"id": id(name), "name": name, "manifest_path": manifest, "links": links})
         })
         .collect();
@@ -222,7 +227,7 @@ fn doctored(packages: &[(&str, Option<&str>)], arrows: &[(&str, &str, &str)]) ->
     json!({"packages": pkgs, "workspace_members": members, "workspace_root": "/ws", "resolve": {"nodes": nodes}})
 }
 
-const WORKSPACE: [(&str, Option<&str>); 7] = [
+const WORKSPACE: [(&str, Option<&str>); 9] = [
     ("checkpoint-contract", Some("checkpoint-contract")),
     ("conformance-core", Some("conformance-core")),
     ("conformance-spec", Some("conformance-spec")),
@@ -230,6 +235,8 @@ const WORKSPACE: [(&str, Option<&str>); 7] = [
     ("serde", None),
     ("helper", None),
     ("libsqlite3-sys", None),
+    ("linux-raw-sys", None),
+    ("native-lib", None),
 ];
 
 /// The arrows of today's workspace, which break no rule.
@@ -269,11 +276,22 @@ fn a_planted_bad_arrow_fails() {
     let found = with(&[("conformance-spec", "helper", "normal"), ("helper", "libsqlite3-sys", "build")]);
     assert!(
         found.contains(
-            &"conformance-spec pulls in the native crate libsqlite3-sys: conformance-spec -> helper -> libsqlite3-sys"
+            &"conformance-spec pulls in the -sys crate libsqlite3-sys: conformance-spec -> helper -> libsqlite3-sys"
                 .to_owned()
         ),
         "{found:?}"
     );
+    // A `-sys` name without `links` (pure Rust, as linux-raw-sys) counts, and so does a
+    // crate with `links` under another name; under each of the three kit crates.
+    for kit in KIT {
+        let found = with(&[(kit, "helper", "normal"), ("helper", "linux-raw-sys", "normal")]);
+        assert!(
+            found.contains(&format!("{kit} pulls in the -sys crate linux-raw-sys: {kit} -> helper -> linux-raw-sys")),
+            "{found:?}"
+        );
+        let found = with(&[(kit, "native-lib", "build")]);
+        assert!(found.contains(&format!("{kit} pulls in the -sys crate native-lib: {kit} -> native-lib")), "{found:?}");
+    }
     assert!(with(&[("conformance-spec", "libsqlite3-sys", "dev")]).is_empty());
     // sqlx anywhere.
     let mut packages = WORKSPACE.to_vec();
