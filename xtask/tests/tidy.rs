@@ -8,7 +8,11 @@
 //! - a `-sys` crate (one whose name ends in `-sys`, as `linux-raw-sys` or `libsqlite3-sys`,
 //!   or whose manifest has `links`) under `checkpoint-contract`, `conformance-core` or
 //!   `conformance-spec` (normal and build dependencies, transitively, for the host platform);
-//! - `sqlx` anywhere in the workspace's resolved graph.
+//! - `sqlx` anywhere in the workspace's resolved graph;
+//! - a saver crate under `backends/` taking `conformance-core` as a non-optional normal
+//!   dependency: the kit's wiring (`registration()`) sits behind the saver's `kit` feature, so
+//!   the kit is not in the saver's normal build (CONTRIBUTING.md). Every `backends/*` member
+//!   is a saver except those of [`KIT_WIRING`].
 //!
 //! And: no `.rs` file over 600 lines in `selftest/src`.
 
@@ -20,6 +24,10 @@ use serde_json::{json, Value};
 
 /// The crates whose dependency tree a saver or a kit user takes on.
 const KIT: [&str; 3] = ["checkpoint-contract", "conformance-core", "conformance-spec"];
+/// The `backends/*` members that are kit wiring rather than savers, so they may take the kit
+/// in their normal build: `conformance-backends` is the kit's list of backends, and
+/// `checkpoint-bridge` drives a child process with the kit's leftovers and crash machinery.
+const KIT_WIRING: [&str; 2] = ["conformance-backends", "checkpoint-bridge"];
 /// The most lines a file of `selftest/src` may have.
 const MAX_LINES: usize = 600;
 
@@ -156,6 +164,37 @@ fn arrow_violations(metadata: &Value) -> Vec<String> {
     out
 }
 
+/// Every saver crate of `backends/` (in `metadata`, the JSON of `cargo metadata`) whose
+/// manifest takes `conformance-core` as a normal dependency that is not optional, one line each.
+fn eager_kit_in_savers(metadata: &Value) -> Vec<String> {
+    let root = metadata["workspace_root"].as_str().unwrap_or("");
+    let members: BTreeSet<&str> =
+        metadata["workspace_members"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let mut out = Vec::new();
+    for p in metadata["packages"].as_array().into_iter().flatten() {
+        let name = p["name"].as_str().unwrap_or("");
+        let manifest = p["manifest_path"].as_str().unwrap_or("");
+        let manifest = manifest.strip_suffix("/Cargo.toml").unwrap_or(manifest);
+        let dir = manifest.strip_prefix(root).unwrap_or(manifest).trim_start_matches('/');
+        if !members.contains(p["id"].as_str().unwrap_or(""))
+            || !dir.starts_with("backends/")
+            || KIT_WIRING.contains(&name)
+        {
+            continue;
+        }
+        let eager = p["dependencies"].as_array().into_iter().flatten().any(|d| {
+            d["name"] == "conformance-core" && d["kind"].is_null() && !d["optional"].as_bool().unwrap_or(false)
+        });
+        if eager {
+            out.push(format!(
+                "{name} ({dir}) takes conformance-core as a non-optional normal dependency \
+                 (make it `optional = true` behind the `kit` feature)"
+            ));
+        }
+    }
+    out
+}
+
 /// Files of `dir` (recursively) with more than `max` lines, as `path: N lines`.
 fn long_files(dir: &Path, max: usize) -> Vec<String> {
     let mut out = Vec::new();
@@ -181,6 +220,44 @@ fn long_files(dir: &Path, max: usize) -> Vec<String> {
 fn no_forbidden_dependency_arrow() {
     let found = arrow_violations(&metadata());
     assert!(found.is_empty(), "forbidden dependency arrows:\n  {}", found.join("\n  "));
+}
+
+#[test]
+fn savers_take_the_kit_only_behind_their_kit_feature() {
+    let m = metadata();
+    let found = eager_kit_in_savers(&m);
+    assert!(found.is_empty(), "the kit in a saver's normal build:\n  {}", found.join("\n  "));
+    // Not vacuous: the reference savers are among the crates judged.
+    let names: BTreeSet<&str> =
+        m["packages"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
+    for saver in ["checkpoint-memory", "checkpoint-sqlite", "checkpoint-postgres"] {
+        assert!(names.contains(saver), "{saver} is not in the workspace any more");
+    }
+}
+
+#[test]
+fn a_saver_with_the_kit_in_its_normal_build_is_named() {
+    let saver = |name: &str, dir: &str, kind: Value, optional: bool| {
+        json!({"id": format!("id#{name}"), "name": name, "manifest_path": format!("/ws/{dir}/Cargo.toml"),
+               "dependencies": [{"name": "conformance-core", "kind": kind, "optional": optional}]})
+    };
+    let m = json!({
+        "workspace_root": "/ws",
+        "workspace_members": ["id#checkpoint-x", "id#checkpoint-y", "id#checkpoint-z", "id#conformance-backends", "id#xtask"],
+        "packages": [
+            saver("checkpoint-x", "backends/x", Value::Null, false),
+            saver("checkpoint-y", "backends/y", Value::Null, true),
+            saver("checkpoint-z", "backends/z", json!("dev"), false),
+            saver("conformance-backends", "backends/registry", Value::Null, false),
+            saver("xtask", "xtask", Value::Null, false),
+            saver("outside", "backends/outside", Value::Null, false),
+        ],
+    });
+    let found = eager_kit_in_savers(&m);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("checkpoint-x (backends/x) takes conformance-core as a non-optional normal dependency")
+    );
 }
 
 #[test]
