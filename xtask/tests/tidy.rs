@@ -14,7 +14,8 @@
 //!   the kit is not in the saver's normal build (CONTRIBUTING.md). Every `backends/*` member
 //!   is a saver except those of [`KIT_WIRING`].
 //!
-//! And: no `.rs` file over 600 lines in `selftest/src`.
+//! And: no `.rs` file of the workspace over 600 lines (every crate, `target/` and `compat/`
+//! excepted), and at least one file found.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -28,7 +29,7 @@ const KIT: [&str; 3] = ["checkpoint-contract", "conformance-core", "conformance-
 /// in their normal build: `conformance-backends` is the kit's list of backends, and
 /// `checkpoint-bridge` drives a child process with the kit's leftovers and crash machinery.
 const KIT_WIRING: [&str; 2] = ["conformance-backends", "checkpoint-bridge"];
-/// The most lines a file of `selftest/src` may have.
+/// The most lines a `.rs` file of the workspace may have.
 const MAX_LINES: usize = 600;
 
 fn workspace_root() -> PathBuf {
@@ -195,16 +196,26 @@ fn eager_kit_in_savers(metadata: &Value) -> Vec<String> {
     out
 }
 
-/// Files of `dir` (recursively) with more than `max` lines, as `path: N lines`.
-fn long_files(dir: &Path, max: usize) -> Vec<String> {
+/// The `.rs` files under `root` (recursively), skipping hidden directories and, at the top,
+/// `target/` (build output) and `compat/` (a workspace of its own, docs/compat.md), with more
+/// than `max` lines, as `path: N lines`. An error when it finds no `.rs` file at all, so a
+/// wrong root cannot pass.
+fn long_files(root: &Path, max: usize) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
+    let mut seen = 0;
+    let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
             if path.is_dir() {
-                stack.push(path);
+                let skipped = name.starts_with('.') || (d == root && (name == "target" || name == "compat"));
+                if !skipped {
+                    stack.push(path);
+                }
             } else if path.extension().is_some_and(|e| e == "rs") {
+                seen += 1;
                 let lines = std::fs::read_to_string(&path).map(|s| s.lines().count()).unwrap_or(0);
                 if lines > max {
                     out.push(format!("{}: {lines} lines (at most {max})", path.display()));
@@ -212,8 +223,11 @@ fn long_files(dir: &Path, max: usize) -> Vec<String> {
             }
         }
     }
+    if seen == 0 {
+        return Err(format!("no .rs file under {}", root.display()));
+    }
     out.sort();
-    out
+    Ok(out)
 }
 
 #[test]
@@ -261,8 +275,8 @@ fn a_saver_with_the_kit_in_its_normal_build_is_named() {
 }
 
 #[test]
-fn selftest_files_stay_under_600_lines() {
-    let found = long_files(&workspace_root().join("selftest/src"), MAX_LINES);
+fn rust_files_stay_under_600_lines() {
+    let found = long_files(&workspace_root(), MAX_LINES).unwrap_or_else(|e| panic!("{e}"));
     assert!(found.is_empty(), "files over {MAX_LINES} lines:\n  {}", found.join("\n  "));
 }
 
@@ -380,11 +394,23 @@ fn a_planted_bad_arrow_fails() {
 #[test]
 fn a_long_file_is_named() {
     let dir = std::env::temp_dir().join(format!("tidy-long-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("sub")).unwrap();
-    std::fs::write(dir.join("sub/long.rs"), "x\n".repeat(601)).unwrap();
-    std::fs::write(dir.join("short.rs"), "x\n".repeat(600)).unwrap();
+    for sub in ["crate/src/deep", "target/debug", "compat/x", ".hidden", "empty"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    std::fs::write(dir.join("crate/src/deep/long.rs"), "x\n".repeat(601)).unwrap();
+    std::fs::write(dir.join("crate/src/short.rs"), "x\n".repeat(600)).unwrap();
+    // Build output, the compat workspace and hidden directories are not the workspace's code.
+    for skipped in ["target/debug/gen.rs", "compat/x/big.rs", ".hidden/big.rs"] {
+        std::fs::write(dir.join(skipped), "x\n".repeat(700)).unwrap();
+    }
     let found = long_files(&dir, MAX_LINES);
+    let empty = long_files(&dir.join("empty"), MAX_LINES);
+    let missing = long_files(&dir.join("missing"), MAX_LINES);
     std::fs::remove_dir_all(&dir).unwrap();
+    let found = found.unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].ends_with("long.rs: 601 lines (at most 600)"), "{found:?}");
+    // No file found is a failure, not a pass.
+    assert!(empty.unwrap_err().starts_with("no .rs file under"));
+    assert!(missing.unwrap_err().starts_with("no .rs file under"));
 }
