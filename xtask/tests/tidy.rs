@@ -14,6 +14,9 @@
 //!   the kit is not in the saver's normal build (CONTRIBUTING.md). Every `backends/*` member
 //!   is a saver except those of [`KIT_WIRING`].
 //!
+//! And: the PostgreSQL URL variable's name is written in a crate's `src/` only where a
+//! `const` declares it (`checkpoint_postgres::URL_ENV`); everything else uses the constant.
+//!
 //! And: no `.rs` file of the workspace over 600 lines (every crate, `target/` and `compat/`
 //! excepted), and at least one file found.
 
@@ -272,6 +275,44 @@ fn a_saver_with_the_kit_in_its_normal_build_is_named() {
     assert!(
         found[0].starts_with("checkpoint-x (backends/x) takes conformance-core as a non-optional normal dependency")
     );
+}
+
+/// Lines of `.rs` files under a `src/` directory of `root` that write `literal` (with its
+/// quotes) outside a `const` declaration, as `path:line: text`.
+fn literal_outside_const(root: &Path, literal: &str) -> Vec<String> {
+    let quoted = format!("\"{literal}\"");
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && !(d == root && (name == "target" || name == "compat")) {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") && path.components().any(|c| c.as_os_str() == "src") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for (i, line) in text.lines().enumerate() {
+                    let code = line.trim_start();
+                    let declares = code.starts_with("pub const ")
+                        || code.starts_with("const ")
+                        || code.starts_with("pub(crate) const ");
+                    if line.contains(&quoted) && !declares && !code.starts_with("//") {
+                        out.push(format!("{}:{}: {}", path.display(), i + 1, code));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_postgres_url_variable_is_named_once() {
+    let found = literal_outside_const(&workspace_root(), "CHECKPOINT_POSTGRES_URL");
+    assert!(found.is_empty(), "write checkpoint_postgres::URL_ENV instead of the literal:\n  {}", found.join("\n  "));
 }
 
 #[test]
