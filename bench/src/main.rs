@@ -134,11 +134,11 @@ async fn close(cleanup: Option<CleanupFn>) {
 /// The backend's registration (postgres on `CHECKPOINT_POSTGRES_URL`, which `cargo xtask
 /// bench` sets, starting a throwaway server when it is not set).
 fn registration(backend: Backend) -> Registration {
-    let url = std::env::var("CHECKPOINT_POSTGRES_URL").ok().filter(|u| !u.is_empty());
+    let url = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty());
     match backend.registration(Needs { postgres_url: url.as_deref() }) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e} (set CHECKPOINT_POSTGRES_URL)");
+            eprintln!("{e} (set {})", checkpoint_postgres::URL_ENV);
             std::process::exit(2)
         }
     }

@@ -52,7 +52,7 @@ fn measure_python(target: &str, args: &Args, postgres_url: Option<&str>) -> Resu
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("bench").join("python").join("bench.py");
     let mut cmd = Command::new(python);
     if let Some(url) = postgres_url {
-        cmd.env("CHECKPOINT_POSTGRES_URL", url);
+        cmd.env(checkpoint_postgres::URL_ENV, url);
     }
     let out = cmd
         .arg(script)
@@ -87,7 +87,7 @@ fn measure(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Valu
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut cmd = Command::new(cargo);
     if let Some(url) = postgres_url {
-        cmd.env("CHECKPOINT_POSTGRES_URL", url);
+        cmd.env(checkpoint_postgres::URL_ENV, url);
     }
     let out = cmd
         .args(["run", "--quiet", "--release", "--package", "conformance-bench", "--", "--target", target])

@@ -5,12 +5,20 @@
 //! - `conformance-core` or `conformance-spec` depending on a backend (`backends/*`,
 //!   `examples/*`), directly or through anything, with any kind of dependency;
 //! - `checkpoint-contract` depending on anything of the workspace (the kit, a backend);
-//! - a native crate (one whose manifest has `links`: `libsqlite3-sys`, `openssl-sys`, ...)
-//!   under `checkpoint-contract`, `conformance-core` or `conformance-spec` (normal and build
-//!   dependencies, transitively, for the host platform);
-//! - `sqlx` anywhere in the workspace's resolved graph.
+//! - a `-sys` crate (one whose name ends in `-sys`, as `linux-raw-sys` or `libsqlite3-sys`,
+//!   or whose manifest has `links`) under `checkpoint-contract`, `conformance-core` or
+//!   `conformance-spec` (normal and build dependencies, transitively, for the host platform);
+//! - `sqlx` anywhere in the workspace's resolved graph;
+//! - a saver crate under `backends/` taking `conformance-core` as a non-optional normal
+//!   dependency: the kit's wiring (`registration()`) sits behind the saver's `kit` feature, so
+//!   the kit is not in the saver's normal build (CONTRIBUTING.md). Every `backends/*` member
+//!   is a saver except those of [`KIT_WIRING`].
 //!
-//! And: no `.rs` file over 600 lines in `selftest/src`.
+//! And: the PostgreSQL URL variable's name is written in a crate's `src/` only where a
+//! `const` declares it (`checkpoint_postgres::URL_ENV`); everything else uses the constant.
+//!
+//! And: no `.rs` file of the workspace over 600 lines (every crate, `target/` and `compat/`
+//! excepted), and at least one file found.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -20,7 +28,11 @@ use serde_json::{json, Value};
 
 /// The crates whose dependency tree a saver or a kit user takes on.
 const KIT: [&str; 3] = ["checkpoint-contract", "conformance-core", "conformance-spec"];
-/// The most lines a file of `selftest/src` may have.
+/// The `backends/*` members that are kit wiring rather than savers, so they may take the kit
+/// in their normal build: `conformance-backends` is the kit's list of backends, and
+/// `checkpoint-bridge` drives a child process with the kit's leftovers and crash machinery.
+const KIT_WIRING: [&str; 2] = ["conformance-backends", "checkpoint-bridge"];
+/// The most lines a `.rs` file of the workspace may have.
 const MAX_LINES: usize = 600;
 
 fn workspace_root() -> PathBuf {
@@ -54,8 +66,8 @@ struct Graph {
     /// Workspace member name -> its manifest directory relative to the workspace root.
     members: BTreeMap<String, String>,
     deps: BTreeMap<String, Vec<(String, BTreeSet<String>)>>,
-    /// Names of the packages that link a native library (`links` in their manifest, as
-    /// every `-sys` crate that builds C does; `linux-raw-sys`, pure Rust, has none).
+    /// Names of the `-sys` packages: a name ending in `-sys` (`linux-raw-sys` too, which
+    /// has no `links`) or a `links` key in the manifest (a native library under any name).
     native: BTreeSet<String>,
 }
 
@@ -67,8 +79,9 @@ impl Graph {
         let mut native = BTreeSet::new();
         for p in m["packages"].as_array().into_iter().flatten() {
             let id = p["id"].as_str().unwrap_or("").to_owned();
-            if p["links"].is_string() {
-                native.insert(p["name"].as_str().unwrap_or("").to_owned());
+            let name = p["name"].as_str().unwrap_or("");
+            if p["links"].is_string() || name.ends_with("-sys") {
+                native.insert(name.to_owned());
             }
             names.insert(id.clone(), p["name"].as_str().unwrap_or("").to_owned());
             let manifest = p["manifest_path"].as_str().unwrap_or("");
@@ -143,7 +156,7 @@ fn arrow_violations(metadata: &Value) -> Vec<String> {
     for kit in KIT {
         for (dep, path) in g.reachable(kit, &["normal", "build"]) {
             if g.native.contains(&dep) {
-                out.push(format!("{kit} pulls in the native crate {dep}: {path}"));
+                out.push(format!("{kit} pulls in the -sys crate {dep}: {path}"));
             }
         }
     }
@@ -155,16 +168,57 @@ fn arrow_violations(metadata: &Value) -> Vec<String> {
     out
 }
 
-/// Files of `dir` (recursively) with more than `max` lines, as `path: N lines`.
-fn long_files(dir: &Path, max: usize) -> Vec<String> {
+/// Every saver crate of `backends/` (in `metadata`, the JSON of `cargo metadata`) whose
+/// manifest takes `conformance-core` as a normal dependency that is not optional, one line each.
+fn eager_kit_in_savers(metadata: &Value) -> Vec<String> {
+    let root = metadata["workspace_root"].as_str().unwrap_or("");
+    let members: BTreeSet<&str> =
+        metadata["workspace_members"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
     let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
+    for p in metadata["packages"].as_array().into_iter().flatten() {
+        let name = p["name"].as_str().unwrap_or("");
+        let manifest = p["manifest_path"].as_str().unwrap_or("");
+        let manifest = manifest.strip_suffix("/Cargo.toml").unwrap_or(manifest);
+        let dir = manifest.strip_prefix(root).unwrap_or(manifest).trim_start_matches('/');
+        if !members.contains(p["id"].as_str().unwrap_or(""))
+            || !dir.starts_with("backends/")
+            || KIT_WIRING.contains(&name)
+        {
+            continue;
+        }
+        let eager = p["dependencies"].as_array().into_iter().flatten().any(|d| {
+            d["name"] == "conformance-core" && d["kind"].is_null() && !d["optional"].as_bool().unwrap_or(false)
+        });
+        if eager {
+            out.push(format!(
+                "{name} ({dir}) takes conformance-core as a non-optional normal dependency \
+                 (make it `optional = true` behind the `kit` feature)"
+            ));
+        }
+    }
+    out
+}
+
+/// The `.rs` files under `root` (recursively), skipping hidden directories and, at the top,
+/// `target/` (build output) and `compat/` (a workspace of its own, docs/compat.md), with more
+/// than `max` lines, as `path: N lines`. An error when it finds no `.rs` file at all, so a
+/// wrong root cannot pass.
+fn long_files(root: &Path, max: usize) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut seen = 0;
+    let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
             if path.is_dir() {
-                stack.push(path);
+                let skipped = name.starts_with('.') || (d == root && (name == "target" || name == "compat"));
+                if !skipped {
+                    stack.push(path);
+                }
             } else if path.extension().is_some_and(|e| e == "rs") {
+                seen += 1;
                 let lines = std::fs::read_to_string(&path).map(|s| s.lines().count()).unwrap_or(0);
                 if lines > max {
                     out.push(format!("{}: {lines} lines (at most {max})", path.display()));
@@ -172,8 +226,11 @@ fn long_files(dir: &Path, max: usize) -> Vec<String> {
             }
         }
     }
+    if seen == 0 {
+        return Err(format!("no .rs file under {}", root.display()));
+    }
     out.sort();
-    out
+    Ok(out)
 }
 
 #[test]
@@ -183,8 +240,84 @@ fn no_forbidden_dependency_arrow() {
 }
 
 #[test]
-fn selftest_files_stay_under_600_lines() {
-    let found = long_files(&workspace_root().join("selftest/src"), MAX_LINES);
+fn savers_take_the_kit_only_behind_their_kit_feature() {
+    let m = metadata();
+    let found = eager_kit_in_savers(&m);
+    assert!(found.is_empty(), "the kit in a saver's normal build:\n  {}", found.join("\n  "));
+    // Not vacuous: the reference savers are among the crates judged.
+    let names: BTreeSet<&str> =
+        m["packages"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
+    for saver in ["checkpoint-memory", "checkpoint-sqlite", "checkpoint-postgres"] {
+        assert!(names.contains(saver), "{saver} is not in the workspace any more");
+    }
+}
+
+#[test]
+fn a_saver_with_the_kit_in_its_normal_build_is_named() {
+    let saver = |name: &str, dir: &str, kind: Value, optional: bool| {
+        json!({"id": format!("id#{name}"), "name": name, "manifest_path": format!("/ws/{dir}/Cargo.toml"),
+               "dependencies": [{"name": "conformance-core", "kind": kind, "optional": optional}]})
+    };
+    let m = json!({
+        "workspace_root": "/ws",
+        "workspace_members": ["id#checkpoint-x", "id#checkpoint-y", "id#checkpoint-z", "id#conformance-backends", "id#xtask"],
+        "packages": [
+            saver("checkpoint-x", "backends/x", Value::Null, false),
+            saver("checkpoint-y", "backends/y", Value::Null, true),
+            saver("checkpoint-z", "backends/z", json!("dev"), false),
+            saver("conformance-backends", "backends/registry", Value::Null, false),
+            saver("xtask", "xtask", Value::Null, false),
+            saver("outside", "backends/outside", Value::Null, false),
+        ],
+    });
+    let found = eager_kit_in_savers(&m);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("checkpoint-x (backends/x) takes conformance-core as a non-optional normal dependency")
+    );
+}
+
+/// Lines of `.rs` files under a `src/` directory of `root` that write `literal` (with its
+/// quotes) outside a `const` declaration, as `path:line: text`.
+fn literal_outside_const(root: &Path, literal: &str) -> Vec<String> {
+    let quoted = format!("\"{literal}\"");
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && !(d == root && (name == "target" || name == "compat")) {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") && path.components().any(|c| c.as_os_str() == "src") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for (i, line) in text.lines().enumerate() {
+                    let code = line.trim_start();
+                    let declares = code.starts_with("pub const ")
+                        || code.starts_with("const ")
+                        || code.starts_with("pub(crate) const ");
+                    if line.contains(&quoted) && !declares && !code.starts_with("//") {
+                        out.push(format!("{}:{}: {}", path.display(), i + 1, code));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_postgres_url_variable_is_named_once() {
+    let found = literal_outside_const(&workspace_root(), "CHECKPOINT_POSTGRES_URL");
+    assert!(found.is_empty(), "write checkpoint_postgres::URL_ENV instead of the literal:\n  {}", found.join("\n  "));
+}
+
+#[test]
+fn rust_files_stay_under_600_lines() {
+    let found = long_files(&workspace_root(), MAX_LINES).unwrap_or_else(|e| panic!("{e}"));
     assert!(found.is_empty(), "files over {MAX_LINES} lines:\n  {}", found.join("\n  "));
 }
 
@@ -199,8 +332,12 @@ fn doctored(packages: &[(&str, Option<&str>)], arrows: &[(&str, &str, &str)]) ->
                 Some(d) => format!("/ws/{d}/Cargo.toml"),
                 None => format!("/registry/{name}/Cargo.toml"),
             };
-            // A `-sys` name stands for a crate that links a native library.
-            let links = if name.ends_with("-sys") { json!(name.trim_end_matches("-sys")) } else { Value::Null };
+            // `libsqlite3-sys` and `native-lib` link a native library; `linux-raw-sys` does not.
+            let links = match *name {
+                "libsqlite3-sys" => json!("sqlite3"),
+                "native-lib" => json!("native"),
+                _ => Value::Null,
+            };
             json!({"id": id(name), "name": name, "manifest_path": manifest, "links": links})
         })
         .collect();
@@ -222,7 +359,7 @@ fn doctored(packages: &[(&str, Option<&str>)], arrows: &[(&str, &str, &str)]) ->
     json!({"packages": pkgs, "workspace_members": members, "workspace_root": "/ws", "resolve": {"nodes": nodes}})
 }
 
-const WORKSPACE: [(&str, Option<&str>); 7] = [
+const WORKSPACE: [(&str, Option<&str>); 9] = [
     ("checkpoint-contract", Some("checkpoint-contract")),
     ("conformance-core", Some("conformance-core")),
     ("conformance-spec", Some("conformance-spec")),
@@ -230,6 +367,8 @@ const WORKSPACE: [(&str, Option<&str>); 7] = [
     ("serde", None),
     ("helper", None),
     ("libsqlite3-sys", None),
+    ("linux-raw-sys", None),
+    ("native-lib", None),
 ];
 
 /// The arrows of today's workspace, which break no rule.
@@ -269,11 +408,22 @@ fn a_planted_bad_arrow_fails() {
     let found = with(&[("conformance-spec", "helper", "normal"), ("helper", "libsqlite3-sys", "build")]);
     assert!(
         found.contains(
-            &"conformance-spec pulls in the native crate libsqlite3-sys: conformance-spec -> helper -> libsqlite3-sys"
+            &"conformance-spec pulls in the -sys crate libsqlite3-sys: conformance-spec -> helper -> libsqlite3-sys"
                 .to_owned()
         ),
         "{found:?}"
     );
+    // A `-sys` name without `links` (pure Rust, as linux-raw-sys) counts, and so does a
+    // crate with `links` under another name; under each of the three kit crates.
+    for kit in KIT {
+        let found = with(&[(kit, "helper", "normal"), ("helper", "linux-raw-sys", "normal")]);
+        assert!(
+            found.contains(&format!("{kit} pulls in the -sys crate linux-raw-sys: {kit} -> helper -> linux-raw-sys")),
+            "{found:?}"
+        );
+        let found = with(&[(kit, "native-lib", "build")]);
+        assert!(found.contains(&format!("{kit} pulls in the -sys crate native-lib: {kit} -> native-lib")), "{found:?}");
+    }
     assert!(with(&[("conformance-spec", "libsqlite3-sys", "dev")]).is_empty());
     // sqlx anywhere.
     let mut packages = WORKSPACE.to_vec();
@@ -285,11 +435,23 @@ fn a_planted_bad_arrow_fails() {
 #[test]
 fn a_long_file_is_named() {
     let dir = std::env::temp_dir().join(format!("tidy-long-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("sub")).unwrap();
-    std::fs::write(dir.join("sub/long.rs"), "x\n".repeat(601)).unwrap();
-    std::fs::write(dir.join("short.rs"), "x\n".repeat(600)).unwrap();
+    for sub in ["crate/src/deep", "target/debug", "compat/x", ".hidden", "empty"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    std::fs::write(dir.join("crate/src/deep/long.rs"), "x\n".repeat(601)).unwrap();
+    std::fs::write(dir.join("crate/src/short.rs"), "x\n".repeat(600)).unwrap();
+    // Build output, the compat workspace and hidden directories are not the workspace's code.
+    for skipped in ["target/debug/gen.rs", "compat/x/big.rs", ".hidden/big.rs"] {
+        std::fs::write(dir.join(skipped), "x\n".repeat(700)).unwrap();
+    }
     let found = long_files(&dir, MAX_LINES);
+    let empty = long_files(&dir.join("empty"), MAX_LINES);
+    let missing = long_files(&dir.join("missing"), MAX_LINES);
     std::fs::remove_dir_all(&dir).unwrap();
+    let found = found.unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].ends_with("long.rs: 601 lines (at most 600)"), "{found:?}");
+    // No file found is a failure, not a pass.
+    assert!(empty.unwrap_err().starts_with("no .rs file under"));
+    assert!(missing.unwrap_err().starts_with("no .rs file under"));
 }

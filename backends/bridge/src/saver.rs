@@ -60,28 +60,22 @@ impl Drop for BridgeSaver {
     }
 }
 
-/// The capability whose method an operation is.
-fn capability(op: &str) -> Capability {
-    match op {
-        "put_writes" => Capability::PutWrites,
-        "get_tuple" => Capability::GetTuple,
-        "list" => Capability::List,
-        "delete_thread" => Capability::DeleteThread,
-        "delete_for_runs" => Capability::DeleteForRuns,
-        "copy_thread" => Capability::CopyThread,
-        "prune" => Capability::Prune,
-        "delta_channel_history" => Capability::DeltaChannelHistory,
-        _ => Capability::Put,
-    }
-}
-
 /// A call's error as the kit's error. A child's `InvalidInput` for a call whose config
 /// breaks CONTRACT §1 (empty thread id, `put_writes` without checkpoint id) is
-/// `InvalidConfig`: Python's ValueError/TypeError/KeyError carry no finer kind.
+/// `InvalidConfig`: Python's ValueError/TypeError/KeyError carry no finer kind. An
+/// `Unsupported` answer names the capability whose method `op` is (`op` is its upstream
+/// name, `Capability::from_str`); for an operation that is no capability (`open`,
+/// `reopen`, ...) it is a protocol error, a `Storage` error naming the operation.
 pub(crate) fn to_error(op: &str, e: CallError, config_invalid: bool) -> CheckpointError {
     match e {
         CallError::Remote(r) => match r.kind.as_str() {
-            "Unsupported" => CheckpointError::Unsupported(capability(op)),
+            "Unsupported" => match op.parse::<Capability>() {
+                Ok(capability) => CheckpointError::Unsupported(capability),
+                Err(_) => CheckpointError::storage_msg(format!(
+                    "{op}: bridge protocol error (Unsupported for an operation that is no capability): {}",
+                    r.message
+                )),
+            },
             "InvalidConfig" => CheckpointError::InvalidConfig(r.message),
             "InvalidInput" if config_invalid => CheckpointError::InvalidConfig(r.message),
             "InvalidInput" => CheckpointError::InvalidInput(r.message),
@@ -265,6 +259,17 @@ mod tests {
             to_error("prune", remote("Unsupported"), false),
             CheckpointError::Unsupported(Capability::Prune)
         ));
+        assert!(matches!(
+            to_error("delta_channel_history", remote("Unsupported"), false),
+            CheckpointError::Unsupported(Capability::DeltaChannelHistory)
+        ));
+        // Not silently `put`: an operation that is no capability cannot be unsupported.
+        let e = to_error("open", remote("Unsupported"), false);
+        assert_eq!(e.kind(), "Storage", "{e}");
+        assert!(
+            e.to_string().contains("open: bridge protocol error (Unsupported for an operation that is no capability)"),
+            "{e}"
+        );
         assert!(matches!(to_error("put", remote("InvalidInput"), false), CheckpointError::InvalidInput(_)));
         assert!(matches!(to_error("put", remote("InvalidInput"), true), CheckpointError::InvalidConfig(_)));
         let e = to_error("list", remote("Protocol"), false);

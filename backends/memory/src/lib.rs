@@ -17,6 +17,9 @@
 //! index, and a task's id and path are shared by its writes.
 //!
 //! Nothing survives the process: `durability` is not detected (the fixture cannot reopen).
+//!
+//! The kit's wiring, `registration()`, is behind the `kit` feature (a normal build has none
+//! of it).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
@@ -28,6 +31,7 @@ use checkpoint_contract::{
     CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory,
     ListOptions, PendingWrite, PruneStrategy, TypedValue,
 };
+#[cfg(feature = "kit")]
 use conformance_core::{Fixture, Registration};
 
 /// One stored checkpoint.
@@ -449,7 +453,8 @@ impl CheckpointSaver for MemorySaver {
 }
 
 /// The kit's registration of this saver, named `memory`: a fresh [`MemorySaver`] per case,
-/// nothing to clean up, no reopen (so `durability` is not detected).
+/// nothing to clean up, no reopen (so `durability` is not detected). Behind the `kit` feature.
+#[cfg(feature = "kit")]
 pub fn registration() -> Registration {
     Registration::new("memory", || async { Ok(Fixture::new(MemorySaver::new())) })
 }
