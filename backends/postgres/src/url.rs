@@ -57,16 +57,44 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     text.replace('\n', " ")
 }
 
-/// `url` with the password of a `scheme://user:password@host` form replaced by `***`.
+/// `url` in backquotes with every password replaced by `***`: the one of a
+/// `scheme://user:password@host` form, and the value of every `password=` key, in a URL's
+/// query (`?user=u&password=p`) or in the `key=value` form (`password=p`,
+/// `password='p q'`).
 fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return format!("`{url}`") };
-    match rest.split_once('@') {
-        Some((user, host)) if user.contains(':') => {
-            let name = user.split(':').next().unwrap_or("");
-            format!("`{scheme}://{name}:***@{host}`")
+    let mut out = match url.split_once("://") {
+        Some((scheme, rest)) => {
+            // The authority ends at the first '/', '?' or '#'; its userinfo at its last '@'.
+            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(end);
+            match authority.rsplit_once('@') {
+                Some((user, host)) if user.contains(':') => {
+                    let name = user.split(':').next().unwrap_or("");
+                    format!("{scheme}://{name}:***@{host}{tail}")
+                }
+                _ => url.to_owned(),
+            }
         }
-        _ => format!("`{url}`"),
+        None => url.to_owned(),
+    };
+    let mut from = 0;
+    while let Some(at) = out[from..].to_ascii_lowercase().find("password=").map(|i| from + i) {
+        let starts_key = at == 0 || matches!(out.as_bytes()[at - 1], b'?' | b'&' | b' ' | b'\t');
+        let value = at + "password=".len();
+        if !starts_key {
+            from = value;
+            continue;
+        }
+        let rest = &out[value..];
+        let len = if let Some(quoted) = rest.strip_prefix('\'') {
+            quoted.find('\'').map_or(rest.len(), |i| i + 2)
+        } else {
+            rest.find(['&', ' ', '\t', '#']).unwrap_or(rest.len())
+        };
+        out.replace_range(value..value + len, "***");
+        from = value + 3;
     }
+    format!("`{out}`")
 }
 
 #[cfg(test)]
@@ -80,6 +108,25 @@ mod tests {
         let e = check_url("postgresql://u:secret@127.0.0.1:notaport/db").unwrap_err();
         assert!(e.contains("u:***@") && !e.contains("secret"), "{e}");
         assert!(check_url("not a url at all").is_err());
+    }
+
+    #[test]
+    fn every_form_of_password_is_hidden() {
+        for (url, shown) in [
+            ("postgres://u:s3cr%40t@h:1/db", "`postgres://u:***@h:1/db`"),
+            ("postgres://127.0.0.1:1/x?user=u&password=hunter3", "`postgres://127.0.0.1:1/x?user=u&password=***`"),
+            ("postgres://h/x?password=hunter3&user=u", "`postgres://h/x?password=***&user=u`"),
+            ("host=127.0.0.1 port=1 user=u password=hunter2", "`host=127.0.0.1 port=1 user=u password=***`"),
+            ("host=h password='two words' user=u", "`host=h password=*** user=u`"),
+            ("host=h PASSWORD=x", "`host=h PASSWORD=***`"),
+            ("host=h mypassword=kept", "`host=h mypassword=kept`"),
+            ("postgres://u@h/db", "`postgres://u@h/db`"),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+        }
+        let e = check_reachable("host=127.0.0.1 port=1 user=u password=hunter2", std::time::Duration::from_secs(5))
+            .unwrap_err();
+        assert!(!e.contains("hunter2"), "{e}");
     }
 
     #[test]
