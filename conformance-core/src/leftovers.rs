@@ -329,14 +329,17 @@ pub fn interrupted() -> bool {
 }
 
 /// Marks the process as interrupted ([`interrupted`]: no new case starts), then runs (and
-/// unregisters) every registered interrupt cleanup, newest first. A front end's SIGINT /
-/// SIGTERM handler calls it before the process exits.
+/// unregisters) every registered interrupt cleanup, newest first, and last gives up the
+/// process's lock file ([`release`]): the cleanup is done, so the next run must not name
+/// this one as a run that did not finish. A front end's SIGINT / SIGTERM handler calls it
+/// before the process exits.
 pub fn run_interrupt_cleanups() {
     INTERRUPTED.store(true, Ordering::SeqCst);
     let all = std::mem::take(&mut *registry().lock().unwrap_or_else(|e| e.into_inner()));
     for (_, cleanup) in all.into_iter().rev() {
         cleanup();
     }
+    release();
 }
 
 /// A directory `<parent>/<prefix><pid>-<n>` made for the run: removed by [`ScratchDir::close`]

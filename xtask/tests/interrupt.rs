@@ -118,6 +118,10 @@ fn killed_and_terminated_runs_leave_no_server() {
     assert_eq!(status.code(), Some(128 + 2), "{stderr}");
     assert!(!dir3.exists(), "SIGINT left {}: {stderr}", dir3.display());
     wait_gone(pm3, &dir3);
+    // Its cleanup done, the run gives up its lock file too, so the next run does not name
+    // it as a run that did not finish (fresh-user finding on issue 13).
+    let lock = std::env::temp_dir().join("checkpoint-conformance").join(format!("{}.lock", third.id()));
+    assert!(!lock.exists(), "SIGINT left the run's lock file {}", lock.display());
 }
 
 /// Review finding on issue 13: a terminal's Ctrl-C goes to the whole foreground process
