@@ -18,13 +18,16 @@ use conformance_spec::traces::for_saver;
 
 use crate::USAGE;
 
-/// The saver: a reference backend or a mutant of the self-test's catalog.
+/// The saver: a reference backend, a saver of another language through the bridge, or a
+/// mutant of the self-test's catalog.
 #[derive(Debug, clap::Args)]
 pub struct Target {
-    /// The reference backend (postgres uses $CHECKPOINT_POSTGRES_URL, else a throwaway
-    /// server started for the run).
-    #[arg(long, value_name = "BACKEND", value_enum, default_value_t = Backend::Memory)]
-    backend: Backend,
+    /// The backend: memory, sqlite, postgres (on $CHECKPOINT_POSTGRES_URL, else a throwaway
+    /// server started for the run), or a saver through the bridge as
+    /// `cargo xtask conformance --backend` names it (python:memory, python:sqlite,
+    /// python:postgres, js:memory, ...; docs/bridge-protocol.md).
+    #[arg(long, value_name = "BACKEND", default_value = "memory", value_parser = parse_target)]
+    backend: Saver,
 
     /// A mutant of the catalog (`cargo xtask mutants` lists them) instead of a backend.
     #[arg(long, value_name = "NAME")]
@@ -59,20 +62,74 @@ pub struct ReplayArgs {
     target: Target,
 }
 
-/// The registration of the target, and the throwaway PostgreSQL server it may need.
-fn registration(target: &Target) -> Result<(Registration, Option<TestServer>), ExitCode> {
+/// `--backend`: a reference backend, or a bridged saver as written (`python:sqlite`).
+#[derive(Clone, Debug)]
+enum Saver {
+    Kit(Backend),
+    Python(String),
+    Js(String),
+}
+
+fn parse_target(s: &str) -> Result<Saver, String> {
+    if s.starts_with("python:") {
+        checkpoint_bridge::parse_python_saver(s, None).map_err(|e| e.to_string())?;
+        return Ok(Saver::Python(s.to_owned()));
+    }
+    if s.starts_with("js:") {
+        checkpoint_bridge::parse_js_saver(s, None).map_err(|e| e.to_string())?;
+        return Ok(Saver::Js(s.to_owned()));
+    }
+    <Backend as clap::ValueEnum>::from_str(s, false)
+        .map(Saver::Kit)
+        .map_err(|_| format!("unknown backend `{s}`; valid backends are: {}, python:NAME, js:NAME", Backend::names()))
+}
+
+/// What a target's registration keeps alive: the throwaway PostgreSQL server and the
+/// bridge (its child process) a registration may need.
+type Kept = (Option<TestServer>, Option<checkpoint_bridge::BridgeRegistration>);
+
+/// The registration of the target, and what it needs kept alive.
+fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
     if let Some(name) = &target.mutant {
         let Some(m) = conformance_selftest::mutant(name) else {
             eprintln!("error: unknown mutant `{name}` (`cargo xtask mutants` lists the catalog)");
             return Err(ExitCode::from(USAGE));
         };
-        return Ok((conformance_selftest::registration(m), None));
+        return Ok((conformance_selftest::registration(m), (None, None)));
     }
     let mut server = None;
-    let postgres_url =
-        if target.backend.needs_postgres() { Some(crate::backend::postgres_url(None, &mut server)?) } else { None };
-    match target.backend.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {
-        Ok(reg) => Ok((reg, server)),
+    let needs_postgres = match &target.backend {
+        Saver::Kit(b) => b.needs_postgres(),
+        Saver::Python(spec) => {
+            checkpoint_bridge::parse_python_saver(spec, None).is_ok_and(|s| checkpoint_bridge::needs_postgres(&s))
+        }
+        Saver::Js(spec) => {
+            checkpoint_bridge::parse_js_saver(spec, None).is_ok_and(|s| checkpoint_bridge::js_needs_postgres(&s))
+        }
+    };
+    let postgres_url = if needs_postgres { Some(crate::backend::postgres_url(None, &mut server)?) } else { None };
+    let base_dir = crate::conformance::bridge_dir();
+    let bridged = match &target.backend {
+        Saver::Kit(b) => {
+            return match b.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {
+                Ok(reg) => Ok((reg, (server, None))),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    Err(ExitCode::from(USAGE))
+                }
+            }
+        }
+        Saver::Python(spec) => checkpoint_bridge::python_registration(
+            spec,
+            None,
+            &checkpoint_bridge::PythonOptions { base_dir, python_env: None, postgres_url },
+        ),
+        Saver::Js(spec) => {
+            checkpoint_bridge::js_registration(spec, None, &checkpoint_bridge::JsOptions { base_dir, postgres_url })
+        }
+    };
+    match bridged {
+        Ok(b) => Ok((b.registration().clone(), (server, Some(b)))),
         Err(e) => {
             eprintln!("error: {e}");
             Err(ExitCode::from(USAGE))
@@ -82,7 +139,7 @@ fn registration(target: &Target) -> Result<(Registration, Option<TestServer>), E
 
 /// Runs the fuzzer.
 pub fn run(args: Args) -> ExitCode {
-    let (reg, _server) = match registration(&args.target) {
+    let (reg, _kept) = match registration(&args.target) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -172,7 +229,7 @@ pub fn run_replay(args: ReplayArgs) -> ExitCode {
             }
         }
     }
-    let (reg, _server) = match registration(&args.target) {
+    let (reg, _kept) = match registration(&args.target) {
         Ok(r) => r,
         Err(code) => return code,
     };

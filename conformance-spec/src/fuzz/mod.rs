@@ -316,9 +316,12 @@ pub fn replay(registration: &Registration, trace: &Trace) -> Result<(), String> 
     lifespan_setup(registration)?;
     let rt = runtime(registration).map_err(|e| format!("cannot start a runtime: {e}"))?;
     let result = rt.block_on(async {
-        let (saver, cleanup, reopen, _) =
-            registration.fixture().await.map_err(|e| format!("the factory failed: {e}"))?.into_parts();
-        let result = replay_steps(Instances::new(saver, reopen), trace).await;
+        let fixture = registration.fixture().await.map_err(|e| format!("the factory failed: {e}"))?;
+        // Pending writes judged as the saver reads them (CONTRACT §2 put_writes).
+        let on_reads = fixture.task_path_on_reads();
+        let (saver, cleanup, reopen, _) = fixture.into_parts();
+        let steps = replay_steps(Instances::new(saver, reopen), trace);
+        let result = crate::compare::judging_task_path(on_reads, steps).await;
         if let Some(c) = cleanup {
             c().await.map_err(|e| format!("the cleanup failed: {e}"))?;
         }
