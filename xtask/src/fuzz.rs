@@ -69,8 +69,11 @@ fn registration(target: &Target) -> Result<(Registration, Option<TestServer>), E
         return Ok((conformance_selftest::registration(m), None));
     }
     let mut server = None;
-    let postgres_url =
-        if target.backend.needs_postgres() { Some(checkpoint_conformance::backend::postgres_url(None, &mut server)?) } else { None };
+    let postgres_url = if target.backend.needs_postgres() {
+        Some(checkpoint_conformance::backend::postgres_url(None, &mut server)?)
+    } else {
+        None
+    };
     match target.backend.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {
         Ok(reg) => Ok((reg, server)),
         Err(e) => {
