@@ -7,6 +7,10 @@
 //! Exit codes: 0 success, 1 the task ran and failed, 2 a usage error (one line on stderr
 //! saying what is valid).
 //!
+//! `conformance` is the `checkpoint-conformance` crate (cli/): its `Args` and `run` are
+//! shared with the installed `checkpoint-conformance` binary; only the bridge's work
+//! directory ([`bridge_dir`]) and the usage hint are xtask's.
+//!
 //! To add a task: a module with a `clap::Args` struct and a `run(args) -> ExitCode`, and a
 //! variant in [`Task`] that `main` dispatches to.
 
