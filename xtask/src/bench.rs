@@ -48,7 +48,7 @@ pub struct Args {
 
 /// LangGraph's saver of `target` on the bench's workloads: runs `bench/python/bench.py`.
 fn measure_python(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Value, String> {
-    let python = checkpoint_bridge::managed_python(&crate::conformance::bridge_dir())?;
+    let python = checkpoint_bridge::managed_python(&crate::bridge_dir())?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("bench").join("python").join("bench.py");
     let mut cmd = Command::new(python);
     if let Some(url) = postgres_url {
@@ -117,7 +117,7 @@ pub fn run(args: Args) -> ExitCode {
     let mut server = None;
     let mut postgres_url = None;
     if args.backends.iter().any(|b| b.needs_postgres()) {
-        match crate::backend::postgres_url(None, &mut server) {
+        match checkpoint_conformance::backend::postgres_url(None, &mut server) {
             Ok(url) => postgres_url = Some(url),
             Err(code) => return code,
         }

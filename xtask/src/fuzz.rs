@@ -107,8 +107,8 @@ fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
             checkpoint_bridge::parse_js_saver(spec, None).is_ok_and(|s| checkpoint_bridge::js_needs_postgres(&s))
         }
     };
-    let postgres_url = if needs_postgres { Some(crate::backend::postgres_url(None, &mut server)?) } else { None };
-    let base_dir = crate::conformance::bridge_dir();
+    let postgres_url = if needs_postgres { Some(checkpoint_conformance::backend::postgres_url(None, &mut server)?) } else { None };
+    let base_dir = crate::bridge_dir();
     let bridged = match &target.backend {
         Saver::Kit(b) => {
             return match b.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {

@@ -7,21 +7,22 @@
 //! Exit codes: 0 success, 1 the task ran and failed, 2 a usage error (one line on stderr
 //! saying what is valid).
 //!
+//! `conformance` is the `checkpoint-conformance` crate (cli/): its `Args` and `run` are
+//! shared with the installed `checkpoint-conformance` binary; only the bridge's work
+//! directory ([`bridge_dir`]) and the usage hint are xtask's.
+//!
 //! To add a task: a module with a `clap::Args` struct and a `run(args) -> ExitCode`, and a
 //! variant in [`Task`] that `main` dispatches to.
 
 use std::process::ExitCode;
 
-use clap::error::ErrorKind;
+use std::path::{Path, PathBuf};
+
 use clap::{CommandFactory, Parser, Subcommand};
 
-mod backend;
 mod bench;
 mod bench_targets;
-mod conformance;
 mod fuzz;
-mod guard;
-mod interrupt;
 mod mutants;
 
 /// The command line: `cargo xtask <TASK>`.
@@ -35,9 +36,10 @@ struct Cli {
 /// The tasks.
 #[derive(Debug, Subcommand)]
 enum Task {
-    /// Run the conformance suite against a reference backend and print (and optionally
-    /// write) the report.
-    Conformance(conformance::Args),
+    /// The conformance front end, shared with the installed `checkpoint-conformance`
+    /// binary (the `checkpoint-conformance` crate under cli/: one Args, one run).
+    #[command(about = checkpoint_conformance::ABOUT)]
+    Conformance(checkpoint_conformance::Args),
     /// Run the spec against every mutant of the self-test's catalog and print the mutation
     /// table, the spec cases no mutant makes fail, and the kill rate.
     Mutants(mutants::Args),
@@ -53,19 +55,19 @@ enum Task {
 }
 
 /// Exit code for usage errors.
-pub(crate) const USAGE: u8 = 2;
+pub(crate) const USAGE: u8 = checkpoint_conformance::USAGE;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => return clap_error(&e),
+        Err(e) => return checkpoint_conformance::usage_error(&e, &Cli::command(), "cargo xtask --help"),
     };
     match cli.task {
         None => {
             let _ = Cli::command().print_help();
             ExitCode::SUCCESS
         }
-        Some(Task::Conformance(args)) => conformance::run(args),
+        Some(Task::Conformance(args)) => checkpoint_conformance::run(args, &bridge_dir()),
         Some(Task::Mutants(args)) => mutants::run(args),
         Some(Task::Bench(args)) => bench::run(args),
         Some(Task::Fuzz(args)) => fuzz::run(args),
@@ -73,35 +75,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// Prints clap's help or version as is, and any other error as one line: clap's first line
-/// (which, with our value parsers, names the valid values) plus the possible values clap
-/// lists on later lines, if any.
-fn clap_error(e: &clap::Error) -> ExitCode {
-    match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            let _ = e.print();
-            ExitCode::SUCCESS
-        }
-        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            ExitCode::from(USAGE)
-        }
-        _ => {
-            let text = e.to_string();
-            let mut line = text.lines().next().unwrap_or("invalid arguments").trim().to_owned();
-            if let Some(values) = text.lines().map(str::trim).find(|l| l.starts_with("[possible values:")) {
-                line = format!("{line} {values}");
-            }
-            if e.kind() == ErrorKind::InvalidSubcommand {
-                let tasks: Vec<String> =
-                    Cli::command().get_subcommands().map(|c| c.get_name().to_owned()).filter(|n| n != "help").collect();
-                line = format!("{line}; valid tasks are: {}", tasks.join(", "));
-            }
-            if !line.starts_with("error:") {
-                line = format!("error: {line}");
-            }
-            eprintln!("{line} (see `cargo xtask --help`)");
-            ExitCode::from(USAGE)
-        }
-    }
+/// Where the bridge keeps its managed Python and JS environments and run directories under
+/// cargo xtask: `<target dir>/checkpoint-bridge` (shared with the bridge crate's tests).
+pub(crate) fn bridge_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
+    target.join("checkpoint-bridge")
 }

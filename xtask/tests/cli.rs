@@ -270,3 +270,19 @@ fn fail_fast_stops_at_the_first_failure_and_a_timeout_names_both_limits() {
     assert!(hints[0].contains("timed out after 10 ms"), "{}", hints[0]);
     assert!(failed[0]["message"].as_str().unwrap().contains("10 ms"), "{}", failed[0]);
 }
+
+/// `cargo xtask conformance --help` lists exactly the options of the one `Args` struct it
+/// shares with the installed `checkpoint-conformance` binary (cli/tests/binary.rs checks the
+/// binary against the same text), under the same one-line description.
+#[test]
+fn conformance_help_is_the_installed_binarys() {
+    use clap::Args as _;
+    let out = xtask(&["conformance", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    let declared = checkpoint_conformance::Args::augment_args(clap::Command::new("x")).render_help().to_string();
+    let options = |h: &str| h.find("Options:").map(|i| h[i..].to_owned()).unwrap_or_default();
+    assert!(help.starts_with(checkpoint_conformance::ABOUT), "{help}");
+    assert!(options(&help).contains("--backend <BACKEND>"), "{help}");
+    assert_eq!(options(&help), options(&declared));
+}

@@ -1,4 +1,4 @@
-//! Output paths of `cargo xtask conformance`, checked before the run: a report must never be
+//! Output paths of a conformance run (either front end), checked before the run: a report must never be
 //! written over the `--sqlite-path` database, one of its side files (`-wal`, `-shm`,
 //! `-journal`) or its case files, nor over another report, whatever the spelling of the path
 //! (`./x`, relative or absolute, a symbolic or hard link: `conformance_spec::outputs`).

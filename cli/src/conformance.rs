@@ -1,4 +1,4 @@
-//! `cargo xtask conformance`: runs the conformance catalog against a reference backend
+//! `checkpoint-conformance` / `cargo xtask conformance`: runs the conformance catalog against a reference backend
 //! through the kit's one execution path (`conformance_spec::validate`, i.e.
 //! `conformance_core::run::run`), prints the progress and the terminal report, and writes
 //! the JSON / JUnit reports and the GitHub step summary when asked.
@@ -55,7 +55,8 @@ impl Choice {
     }
 }
 
-/// The options of `cargo xtask conformance`.
+/// The options of `checkpoint-conformance` and `cargo xtask conformance` (declared once here;
+/// both front ends flatten this struct).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The backend to check: memory, sqlite, postgres, or one of LangGraph's Python savers
@@ -72,8 +73,9 @@ pub struct Args {
     saver: Option<String>,
 
     /// With --backend python:*: a Python environment of yours (a virtualenv directory or an
-    /// interpreter) instead of the managed one under target/checkpoint-bridge
-    /// (default: $CHECKPOINT_BRIDGE_PYTHON).
+    /// interpreter) instead of the managed one in the bridge's work directory
+    /// (target/checkpoint-bridge under cargo xtask, $XDG_CACHE_HOME/checkpoint-conformance
+    /// for the installed binary) (default: $CHECKPOINT_BRIDGE_PYTHON).
     #[arg(long, value_name = "PATH")]
     python: Option<PathBuf>,
 
@@ -287,13 +289,16 @@ fn prepare(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the task.
-pub fn run(args: Args) -> ExitCode {
+/// Runs the front end: checks the arguments (a usage error is one line, exit 2), runs the
+/// catalog, prints and writes the reports. `work_dir` is where the bridge keeps its managed
+/// Python and JS environments and its run directories (created on first use); it must not
+/// depend on the current directory.
+pub fn run(args: Args, work_dir: &Path) -> ExitCode {
     if let Err(e) = prepare(&args) {
         eprintln!("error: {e}");
         return ExitCode::from(USAGE);
     }
-    let code = run_checked(args);
+    let code = run_checked(args, work_dir);
     // Everything the run made is gone (dropped with `run_checked`'s locals, on every path
     // out of it): its lock file goes too (conformance_core::leftovers), so the next run does
     // not take this one for a killed run.
@@ -302,7 +307,7 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 /// The run once the arguments passed [`prepare`].
-fn run_checked(args: Args) -> ExitCode {
+fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
     // From here on an interrupt removes what the run made (server, case files, temp dirs).
     crate::interrupt::install();
     // A throwaway PostgreSQL server a killed run left is stopped now, whatever the backend.
@@ -348,14 +353,14 @@ fn run_checked(args: Args) -> ExitCode {
             let made = match backend {
                 Choice::Python(spec) => {
                     let options = checkpoint_bridge::PythonOptions {
-                        base_dir: bridge_dir(),
+                        base_dir: work_dir.to_path_buf(),
                         python_env: args.python.clone(),
                         postgres_url,
                     };
                     checkpoint_bridge::python_registration(spec, args.saver.as_deref(), &options)
                 }
                 Choice::Js(spec) => {
-                    let options = checkpoint_bridge::JsOptions { base_dir: bridge_dir(), postgres_url };
+                    let options = checkpoint_bridge::JsOptions { base_dir: work_dir.to_path_buf(), postgres_url };
                     checkpoint_bridge::js_registration(spec, args.saver.as_deref(), &options)
                 }
                 _ => unreachable!("a bridged backend"),
@@ -430,16 +435,6 @@ fn run_checked(args: Args) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
-}
-
-/// Where the bridge keeps its managed environments and run directories:
-/// `<target dir>/checkpoint-bridge` (shared with the bridge crate's tests).
-/// Where the bridge keeps its managed Python environment and run files (`target/checkpoint-bridge`).
-pub(crate) fn bridge_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
-    target.join("checkpoint-bridge")
 }
 
 #[cfg(test)]

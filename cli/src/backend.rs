@@ -1,4 +1,4 @@
-//! What the tasks that choose a reference backend (`conformance_backends::Backend`:
+//! What the front ends that choose a reference backend (`conformance_backends::Backend`:
 //! conformance, fuzz, replay, bench) share beyond the list itself: the PostgreSQL server a
 //! postgres backend runs on.
 
