@@ -8,11 +8,11 @@
 //! A `reopen` step marks where the recorded process died and a new one opened the same
 //! storage: a saver that can reopen (CONTRACT §4, `durability` detected) is reopened
 //! there, so the resumed run must see what the killed one acknowledged; on one that cannot
-//! the replay goes on with the same instance ([`for_saver`]).
+//! the replay goes on with the same instance, each step keeping its number.
 
 use conformance_core::{Capability, SpecCase};
 
-use crate::fuzz::trace::{Op, Trace};
+use crate::fuzz::trace::Trace;
 use crate::{Checked, Cx};
 
 /// The shipped traces: `(name, JSON text)`, the name being the file's stem under `traces/`.
@@ -35,23 +35,12 @@ pub fn cases() -> Vec<SpecCase> {
     ])
 }
 
-/// `trace` as a saver that can (or cannot) reopen replays it: without reopening, the
-/// `reopen` markers are dropped and the calls go on with the same instance (the storage
-/// then outlives the "process" by staying open, which is what the recorded run needs).
-pub fn for_saver(trace: &Trace, can_reopen: bool) -> Trace {
-    let mut t = trace.clone();
-    if !can_reopen {
-        t.steps.retain(|s| !matches!(s.op, Op::Reopen));
-    }
-    t
-}
-
 async fn shipped(cx: &Cx, name: &str) -> Checked {
     let Some((_, json)) = SHIPPED.iter().find(|(n, _)| *n == name) else {
         return Err(conformance_core::Failure::new(format!("no shipped trace {name:?}")));
     };
     let trace = Trace::parse(json).map_err(|e| conformance_core::Failure::new(format!("traces/{name}.json: {e}")))?;
-    crate::fuzz::replay_trace_in(cx, &for_saver(&trace, cx.can_reopen()))
+    crate::fuzz::replay_trace_in(cx, &trace)
         .await
         .map_err(|f| conformance_core::Failure::new(format!("traces/{name}.json, {}", f.message)))
 }
@@ -89,6 +78,7 @@ async fn replays_run_killed_halfway_and_resumed(cx: Cx) -> Checked {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fuzz::trace::Op;
 
     /// Every file of traces/ is shipped (none forgotten), parses, and is of a size the
     /// issue allows (a few hundred calls at most).
@@ -110,16 +100,5 @@ mod tests {
             assert!(t.steps.iter().all(|s| s.expect.is_some() || matches!(s.op, Op::Reopen)), "{name}");
         }
         assert_eq!(cases().len(), SHIPPED.len(), "one case per shipped trace");
-    }
-
-    /// Without reopening, only the `reopen` markers go.
-    #[test]
-    fn for_saver_drops_reopen_only_when_the_saver_cannot_reopen() {
-        let t = Trace::parse(SHIPPED[4].1).expect("killed-resumed parses");
-        let reopens = |t: &Trace| t.steps.iter().filter(|s| s.op == Op::Reopen).count();
-        assert_eq!(reopens(&t), 1);
-        assert_eq!(for_saver(&t, true), t);
-        let kept = for_saver(&t, false);
-        assert_eq!((reopens(&kept), kept.steps.len()), (0, t.steps.len() - 1));
     }
 }

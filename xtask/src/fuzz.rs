@@ -14,7 +14,6 @@ use conformance_backends::Backend;
 use conformance_core::Registration;
 use conformance_spec::fuzz::trace::{Op, Trace};
 use conformance_spec::fuzz::{fuzz, replay, FuzzOptions};
-use conformance_spec::traces::for_saver;
 
 use crate::USAGE;
 
@@ -107,7 +106,8 @@ fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
             checkpoint_bridge::parse_js_saver(spec, None).is_ok_and(|s| checkpoint_bridge::js_needs_postgres(&s))
         }
     };
-    let postgres_url = if needs_postgres { Some(checkpoint_conformance::backend::postgres_url(None, &mut server)?) } else { None };
+    let postgres_url =
+        if needs_postgres { Some(checkpoint_conformance::backend::postgres_url(None, &mut server)?) } else { None };
     let base_dir = crate::bridge_dir();
     let bridged = match &target.backend {
         Saver::Kit(b) => {
@@ -166,6 +166,8 @@ pub fn run(args: Args) -> ExitCode {
         secs,
         outcome.ops as f64 / secs.max(1e-9)
     );
+    // The run's fixtures are gone: its lock file goes too.
+    conformance_core::leftovers::release();
     let Some(d) = outcome.divergence else {
         println!("no divergence from the model");
         return ExitCode::SUCCESS;
@@ -236,10 +238,11 @@ pub fn run_replay(args: ReplayArgs) -> ExitCode {
     let can_reopen = conformance_core::run::detect(&reg).is_detected(conformance_core::Capability::Durability);
     let mut failed = 0;
     for (file, trace) in &traces {
-        let trace = for_saver(trace, can_reopen);
-        match replay(&reg, &trace) {
+        let same_instance = !can_reopen && trace.steps.iter().any(|s| s.op == Op::Reopen);
+        let note = if same_instance { " (its reopen steps went on with the same instance)" } else { "" };
+        match replay(&reg, trace) {
             Ok(()) => println!(
-                "replay {} {}: {} steps, the saver gave what the trace says",
+                "replay {} {}: {} steps, the saver gave what the trace says{note}",
                 reg.name(),
                 file.display(),
                 trace.steps.len()
@@ -256,6 +259,9 @@ pub fn run_replay(args: ReplayArgs) -> ExitCode {
     if traces.len() > 1 {
         println!("{} of {} traces replayed without a difference", traces.len() - failed, traces.len());
     }
+    // What the run made is gone (its fixtures' cleanups ran): its lock file goes too.
+    drop(_kept);
+    conformance_core::leftovers::release();
     if failed == 0 {
         ExitCode::SUCCESS
     } else {

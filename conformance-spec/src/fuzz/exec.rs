@@ -59,8 +59,13 @@ impl Instances {
             }
             Op::GetNextVersion { current } => Outcome::Version(s.get_next_version(current.as_ref())),
             Op::Reopen => {
-                let new = self.open().await?;
-                self.list[self.current] = new;
+                // A saver that cannot reopen goes on with the same instance: its storage
+                // outlives the "process" by staying open, which is what a recorded run
+                // needs; the step keeps its number.
+                if self.reopen.is_some() {
+                    let new = self.open().await?;
+                    self.list[self.current] = new;
+                }
                 return Ok(None);
             }
             Op::Instance { index } => {

@@ -157,10 +157,33 @@ impl Trace {
     ///
     /// # Errors
     /// A message naming what is wrong (not JSON, another format, a bad step).
+    /// A trace whose steps carry a field the format does not have (a typo such as
+    /// `"expct"` would otherwise turn a check off), an error kind other than the four of
+    /// [`CheckpointError::kind`], or no step at all is refused.
     pub fn parse(text: &str) -> Result<Trace, String> {
         let trace: Trace = serde_json::from_str(text).map_err(|e| format!("not a trace file: {e}"))?;
         if trace.format != FORMAT {
             return Err(format!("trace format {:?} is not {FORMAT:?}", trace.format));
+        }
+        if trace.steps.is_empty() {
+            return Err("the trace has no steps, so a replay would check nothing".into());
+        }
+        // `Step` flattens an internally tagged enum, which serde cannot check for unknown
+        // fields: compare each step's keys with the keys of the step as read.
+        let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not a trace file: {e}"))?;
+        let raw_steps = raw.get("steps").and_then(|s| s.as_array()).map(Vec::as_slice).unwrap_or_default();
+        for (i, (raw, step)) in raw_steps.iter().zip(&trace.steps).enumerate() {
+            let known = serde_json::to_value(step).unwrap_or_default();
+            let (Some(raw), Some(known)) = (raw.as_object(), known.as_object()) else { continue };
+            if let Some(key) = raw.keys().find(|k| !known.contains_key(*k) && *k != "expect") {
+                return Err(format!("step {}: unknown field `{key}` (docs/trace-format.md lists a step's fields)", i + 1));
+            }
+            if let Some(Outcome::Error(kind)) = &step.expect {
+                const KINDS: [&str; 4] = ["InvalidConfig", "InvalidInput", "Unsupported", "Storage"];
+                if !KINDS.contains(&kind.as_str()) {
+                    return Err(format!("step {}: unknown error kind `{kind}` (one of {})", i + 1, KINDS.join(", ")));
+                }
+            }
         }
         Ok(trace)
     }
