@@ -1,6 +1,12 @@
-//! `cargo xtask replay` as a user meets it (review findings on issue 17): step numbers are
-//! the file's even where a saver cannot reopen, a trace file that would check less than it
-//! says is refused (exit 2), and a replay leaves no lock file behind.
+//! `cargo xtask replay` as a user meets it (issue 17): the shipped traces replay on
+//! LangGraph's own `InMemorySaver` through the bridge without a difference (its reads carry
+//! no `task_path`, which the bridge declares: CONTRACT §2 put_writes), and a changed
+//! recorded result fails there, naming the step and the field; step numbers are the file's
+//! even where a saver cannot reopen; a trace file that would check less than it says is
+//! refused (exit 2); a replay leaves no lock file behind.
+//!
+//! The bridged test needs python3 with venv: the bridge makes its managed environment
+//! under `target/checkpoint-bridge` on first use (pip, from PyPI).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,4 +93,31 @@ fn a_replay_leaves_no_lock_file() {
     let locks = tmp.path().join("checkpoint-conformance");
     let left: Vec<_> = std::fs::read_dir(&locks).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn shipped_traces_replay_on_langgraphs_memory_saver_and_a_changed_result_fails() {
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
+    let (code, text) = replay(&traces, "python:memory");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("5 of 5 traces replayed without a difference"), "{text}");
+
+    // The first read of interrupt.json that finds a checkpoint, with its recorded metadata
+    // "step" changed: the saver is right, so the trace must be found to differ there.
+    let json = std::fs::read_to_string(traces.join("interrupt.json")).expect("the shipped trace");
+    let mut trace: serde_json::Value = serde_json::from_str(&json).expect("a JSON trace");
+    let steps = trace["steps"].as_array_mut().expect("steps");
+    let (n, step) = steps
+        .iter_mut()
+        .enumerate()
+        .find(|(_, s)| s["call"] == "get_tuple" && !s["expect"]["tuple"].is_null())
+        .expect("a read that finds a checkpoint");
+    step["expect"]["tuple"]["metadata"]["step"] = serde_json::json!(999);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let changed = dir.path().join("changed.json");
+    std::fs::write(&changed, serde_json::to_string(&trace).expect("serialises")).expect("written");
+    let (code, text) = replay(&changed, "python:memory");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains(&format!("step {}: get_tuple(", n + 1)), "the step is named: {text}");
+    assert!(text.contains("metadata[\"step\"]: expected 999"), "the field is named: {text}");
 }

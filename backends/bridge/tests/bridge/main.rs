@@ -129,11 +129,17 @@ fn main() -> ExitCode {
         trials.extend([trial("values_cross_the_bridge_exactly_js", || {
             values::roundtrip(&js_exact(), values::Fidelity::JavaScript)
         })]);
-        // The whole catalog on LangGraph JS's MemorySaver (about a minute: its 16 MiB channel
-        // value keeps node busy in MemorySaver's own serializer until the case times out).
-        trials.push(trial("js_memory_catalog_completes", || {
-            catalog(&js("js:memory", None), "js-memory");
-        }));
+        // The whole catalog on LangGraph JS's MemorySaver. About a minute on a quiet machine,
+        // but its 16 MiB values keep node busy in MemorySaver's own serializer
+        // (docs/langgraph-savers.md, J-B2): a loaded 2-core CI run of 2026-12-02 sat in it for
+        // over 20 minutes. So it runs on request only (CHECKPOINT_BRIDGE_JS_CATALOG=1).
+        let wanted = std::env::var_os("CHECKPOINT_BRIDGE_JS_CATALOG").is_some_and(|v| v == "1");
+        trials.push(
+            trial("js_memory_catalog_completes", || {
+                catalog(&js("js:memory", None), "js-memory");
+            })
+            .with_ignored_flag(!wanted),
+        );
     }
     libtest_mimic::run(&args, trials).exit_code()
 }
