@@ -58,6 +58,9 @@ impl Progress {
             Planned::Needs(need) => {
                 let _ = writeln!(out, "  ◌ {cap} (not run: needs {need}, not implemented)");
             }
+            Planned::NeedsSkipped(need, reason) => {
+                let _ = writeln!(out, "  ◌ {cap} (not run: needs {need}, skipped: {reason})");
+            }
             Planned::NotSelected => {}
         }
         let _ = out.flush();

@@ -146,7 +146,7 @@ fn needs(cap: Capability, report: &Report) -> String {
         .iter()
         .filter(|t| t.capability == cap && t.outcome == Outcome::NotRun)
         .filter_map(|t| t.message.as_deref()?.strip_prefix(crate::run::NEEDS_PREFIX))
-        .map(|m| m.trim().trim_end_matches(", not implemented"))
+        .map(|m| m.trim().split(',').next().unwrap_or_default())
         .collect();
     names.sort_unstable();
     names.dedup();

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use crate::run::{build_report, detect, not_run, plan_case, Detection, Planned};
+use crate::run::{build_report, detect, not_run, plan_case, plan_needs, Detection, Planned};
 use crate::{Capability, CaseResult, Registration, Report, SpecCase};
 
 /// How much of the start a front end needs ([`Session::start`]).
@@ -96,7 +96,9 @@ impl Session {
                 } else {
                     match self.registration.skips().get(&case.capability) {
                         Some(r) => Planned::Skipped(r.clone()),
-                        None => Planned::Run,
+                        // Without detection every need counts as implemented; a skipped one
+                        // still keeps the case from running.
+                        None => plan_needs(case, &self.registration, |_| true),
                     }
                 }
             }

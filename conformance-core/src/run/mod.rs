@@ -39,6 +39,11 @@ pub enum Planned {
     /// the case is not run ([`Outcome::NotRun`]) rather than failed on a rule it never
     /// checked.
     Needs(Capability),
+    /// Its setup needs this capability, which the registration skipped with this reason
+    /// (`.skip(Capability::PutWrites, "known broken")`): the case is not run
+    /// ([`Outcome::NotRun`], "needs put_writes, skipped: known broken") rather than failed
+    /// through a capability the registration declared broken.
+    NeedsSkipped(Capability, String),
 }
 
 impl Planned {
@@ -54,7 +59,7 @@ impl Planned {
         match self {
             Self::NotImplemented if capability.is_base() => Outcome::Failed,
             Self::NotImplemented => Outcome::NotImplemented,
-            Self::Needs(_) => Outcome::NotRun,
+            Self::Needs(_) | Self::NeedsSkipped(..) => Outcome::NotRun,
             Self::Skipped(_) | Self::NotSelected | Self::Run => Outcome::Skipped,
         }
     }
@@ -112,10 +117,25 @@ pub fn plan_case(
     if !detection.is_detected(case.capability) {
         return Planned::NotImplemented;
     }
-    if let Some(need) = case.missing_need(|c| detection.is_detected(c)) {
-        return Planned::Needs(need);
+    plan_needs(case, registration, |c| detection.is_detected(c))
+}
+
+/// The plan of a case whose own capability runs, by its needs ([`SpecCase::needs`]): the
+/// first need skipped by the registration ([`Planned::NeedsSkipped`]) or not `implemented`
+/// ([`Planned::Needs`]), else [`Planned::Run`].
+pub(crate) fn plan_needs(
+    case: &SpecCase,
+    registration: &Registration,
+    implemented: impl Fn(Capability) -> bool,
+) -> Planned {
+    let skipped = |c: Capability| registration.skips.get(&c);
+    match case.missing_need(|c| implemented(c) && skipped(c).is_none()) {
+        Some(need) => match skipped(need) {
+            Some(reason) => Planned::NeedsSkipped(need, reason.clone()),
+            None => Planned::Needs(need),
+        },
+        None => Planned::Run,
     }
-    Planned::Run
 }
 
 /// Runs one case: a fresh fixture from the factory, the case with the registration's
@@ -270,8 +290,8 @@ pub fn not_implemented_reason(capability: Capability) -> String {
 
 /// Why a case planned `planned` is not run, as its result's message: the not-implemented
 /// reason (for a base capability followed by "every base capability is required ...
-/// (CONTRACT §5)"), "not run: needs put_writes, not implemented", the skip reason or
-/// "not selected".
+/// (CONTRACT §5)"), "not run: needs put_writes, not implemented", "not run: needs
+/// put_writes, skipped: {reason}", the skip reason or "not selected".
 pub fn not_run_reason(case: &SpecCase, planned: &Planned) -> String {
     match planned {
         Planned::NotImplemented if case.capability.is_base() => format!(
@@ -280,13 +300,15 @@ pub fn not_run_reason(case: &SpecCase, planned: &Planned) -> String {
         ),
         Planned::NotImplemented => not_implemented_reason(case.capability),
         Planned::Needs(need) => format!("{NEEDS_PREFIX} {need}, not implemented"),
+        Planned::NeedsSkipped(need, reason) => format!("{NEEDS_PREFIX} {need}, skipped: {reason}"),
         Planned::Skipped(r) => r.clone(),
         Planned::NotSelected | Planned::Run => "not selected".to_owned(),
     }
 }
 
 /// The start of the message of a case not run because its setup needs a capability that
-/// is not implemented (`not run: needs put_writes, not implemented`).
+/// is not implemented or skipped (`not run: needs put_writes, not implemented`, `not run:
+/// needs put_writes, skipped: known broken`).
 pub const NEEDS_PREFIX: &str = "not run: needs";
 
 /// A result for a case that was not run, with [`Planned::outcome`] and
