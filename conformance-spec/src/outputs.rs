@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 /// not exist yet): `a` and `b` are one file when both exist with the same device and inode
 /// (symbolic and hard links included), or when their canonical directories and file names
 /// are equal.
+///
+/// A symbolic link whose chain ends nowhere is every name on its chain ([`link_chain`]): a
+/// write through it creates the last one, so it is the same file as any of them.
 pub fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {
@@ -16,10 +19,30 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
             return ma.dev() == mb.dev() && ma.ino() == mb.ino();
         }
     }
-    match (resolved_name(a), resolved_name(b)) {
-        (Some(x), Some(y)) => x == y,
-        _ => false,
+    let names = |p: &Path| link_chain(p).iter().filter_map(|n| resolved_name(n)).collect::<Vec<_>>();
+    let (na, nb) = (names(a), names(b));
+    na.iter().any(|x| nb.contains(x))
+}
+
+/// `path`, then, when it is a symbolic link whose target does not exist (a dangling link
+/// or chain of links), each link target on the way, relative targets joined to their
+/// link's directory; at most 40 links are followed (the kernel's limit). A write through
+/// `path` creates the last name. For a path that exists or is no link, just `path`.
+pub fn link_chain(path: &Path) -> Vec<PathBuf> {
+    let mut chain = vec![path.to_path_buf()];
+    if std::fs::metadata(path).is_ok() {
+        return chain;
     }
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&at) else { break };
+        at = match at.parent() {
+            Some(dir) if target.is_relative() => dir.join(target),
+            _ => target,
+        };
+        chain.push(at.clone());
+    }
+    chain
 }
 
 /// `path` with its directory made canonical (symbolic links, `.` and `..` resolved) and the

@@ -56,6 +56,39 @@ fn a_report_is_never_the_target_of_a_dangling_database_link() {
     assert!(!d.join("real.db").exists(), "the report was written where the database goes");
 }
 
+/// Item 1 (attack): a report path that is a dangling symbolic link (or chain) to the
+/// database's side file, or to the database a run would create, is refused with exit 2:
+/// nothing is written through it and no database is created.
+#[test]
+fn a_dangling_report_link_never_reaches_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    database(&d.join("db.sqlite"));
+    let before = std::fs::read(d.join("db.sqlite")).unwrap();
+    std::os::unix::fs::symlink("db.sqlite-journal", d.join("rep.json")).unwrap();
+    std::os::unix::fs::symlink("hop", d.join("chain.xml")).unwrap();
+    std::os::unix::fs::symlink("fresh.db", d.join("hop")).unwrap();
+    std::os::unix::fs::symlink("fresh.db", d.join("fresh.json")).unwrap();
+    let cases = [
+        ("db.sqlite", "--json", "rep.json"),
+        ("fresh.db", "--json", "fresh.json"),
+        ("fresh.db", "--junit", "chain.xml"),
+    ];
+    for (db, flag, report) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+            .current_dir(d)
+            .args(["conformance", "--sqlite-path", db, flag, report, "--capabilities", "put", "--progress", "quiet"])
+            .env("NO_COLOR", "1")
+            .env("TMPDIR", d)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap();
+        assert_usage(&out, "is the --sqlite-path database");
+        assert_eq!(names(d), ["chain.xml", "db.sqlite", "fresh.json", "hop", "rep.json"], "{db} {flag} {report}");
+        assert_eq!(std::fs::read(d.join("db.sqlite")).unwrap(), before);
+    }
+}
+
 /// Item 1: a report path that is, or resolves to, the database or one of its side files,
 /// or another report, is refused with exit 2 and the database's bytes stay as they were.
 #[test]
