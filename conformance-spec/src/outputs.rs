@@ -77,7 +77,8 @@ pub fn check_distinct(outputs: &[(&str, &Path)]) -> Result<(), String> {
 
 /// The checks the `checkpointer_test!` main makes before a run, each a usage error (one
 /// line, exit 2): `$CHECKPOINT_CONFORMANCE_REPORT` can be written, the crash test's
-/// settings parse ([`crate::crash::check_env_settings`]), and no two outputs (that report,
+/// settings parse ([`crate::crash::check_env_settings`]), the step summary can be
+/// appended ([`check_step_summary`]), and no two outputs (that report,
 /// `--junit`, `$GITHUB_STEP_SUMMARY`) are one file.
 ///
 /// # Errors
@@ -88,8 +89,8 @@ pub fn check_before_run(junit: Option<&Path>) -> Result<(), String> {
         crate::harness::check_writable(p).map_err(|e| format!("{}: {e}", crate::harness::REPORT_ENV))?;
     }
     crate::crash::check_env_settings()?;
-    let summary =
-        std::env::var_os(conformance_core::render::STEP_SUMMARY_ENV).filter(|p| !p.is_empty()).map(PathBuf::from);
+    check_step_summary()?;
+    let summary = step_summary_path();
     let report_label = format!("${}", crate::harness::REPORT_ENV);
     let summary_label = format!("${}", conformance_core::render::STEP_SUMMARY_ENV);
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
@@ -103,4 +104,25 @@ pub fn check_before_run(junit: Option<&Path>) -> Result<(), String> {
         outputs.push((&summary_label, p));
     }
     check_distinct(&outputs)
+}
+
+/// `$GITHUB_STEP_SUMMARY` as a path, when it is set and not empty (the markdown summary is
+/// appended there after the run: `conformance_core::render::append_step_summary`).
+pub fn step_summary_path() -> Option<PathBuf> {
+    std::env::var_os(conformance_core::render::STEP_SUMMARY_ENV).filter(|p| !p.is_empty()).map(PathBuf::from)
+}
+
+/// Fails when `$GITHUB_STEP_SUMMARY` is set but the summary could not be appended there
+/// ([`crate::harness::check_writable`]: a directory, a missing directory, a FIFO, which
+/// would block the run after its report, or a file that cannot be written). Checked before
+/// any case runs, as `--json` is.
+///
+/// # Errors
+/// One line naming the variable and the problem.
+pub fn check_step_summary() -> Result<(), String> {
+    match step_summary_path() {
+        Some(p) => crate::harness::check_writable(&p)
+            .map_err(|e| format!("${}: {e}", conformance_core::render::STEP_SUMMARY_ENV)),
+        None => Ok(()),
+    }
 }

@@ -237,11 +237,10 @@ fn check_postgres_url(args: &Args) -> Result<(), String> {
 
 /// The report outputs (flag, path): `--json`, `--junit`, `$GITHUB_STEP_SUMMARY`.
 fn outputs(args: &Args) -> Vec<(&'static str, PathBuf)> {
-    let summary = std::env::var_os(conformance_core::render::STEP_SUMMARY_ENV).filter(|p| !p.is_empty());
     [
         ("--json", args.json.clone()),
         ("--junit", args.junit.clone()),
-        ("$GITHUB_STEP_SUMMARY", summary.map(PathBuf::from)),
+        ("$GITHUB_STEP_SUMMARY", conformance_spec::outputs::step_summary_path()),
     ]
     .into_iter()
     .filter_map(|(flag, p)| p.map(|p| (flag, p)))
@@ -282,6 +281,7 @@ fn prepare(args: &Args) -> Result<(), String> {
     if let Some(p) = &args.junit {
         check_writable(p).map_err(|e| format!("--junit: {e}"))?;
     }
+    conformance_spec::outputs::check_step_summary()?;
     check_postgres_url(args)?;
     conformance_spec::crash::check_env_settings()?;
     Ok(())

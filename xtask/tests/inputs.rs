@@ -133,6 +133,42 @@ fn a_report_never_overwrites_the_database_or_another_report() {
     assert_usage(&out, "are the same file");
 }
 
+/// Item 7 (attack): `$GITHUB_STEP_SUMMARY` naming a FIFO (which blocked the run forever
+/// after its report), a directory or a file in a missing directory (which ran the whole
+/// suite, then exited 1) is refused before any case runs: one line, exit 2.
+#[test]
+fn an_unwritable_step_summary_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("summary.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let cases =
+        [(fifo.clone(), "is a FIFO"), (d.to_path_buf(), "is a directory"), (d.join("no/s.md"), "does not exist")];
+    for (summary, needle) in cases {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+            .args(["conformance", "--backend", "memory", "--capabilities", "put", "--progress", "quiet"])
+            .env("NO_COLOR", "1")
+            .env("TMPDIR", d)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("the run blocked on $GITHUB_STEP_SUMMARY {}", summary.display());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_usage(&out, "$GITHUB_STEP_SUMMARY");
+        assert_usage(&out, needle);
+        assert!(text(&out.stdout).is_empty(), "cases ran: {}", text(&out.stdout));
+    }
+}
+
 /// Item 4: a run on a WAL-mode database leaves no -wal / -shm beside it (and item 3: no
 /// case file either).
 #[test]
