@@ -33,6 +33,22 @@ fn database(path: &Path) {
     c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
 }
 
+/// The output of `child`, which must end within 60 s (else it is killed and the test fails,
+/// saying it blocked on `what`).
+#[track_caller]
+fn wait_or_kill(mut child: std::process::Child, what: &str) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run blocked on {what}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> =
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -145,7 +161,7 @@ fn an_unwritable_step_summary_is_refused_before_the_run() {
     let cases =
         [(fifo.clone(), "is a FIFO"), (d.to_path_buf(), "is a directory"), (d.join("no/s.md"), "does not exist")];
     for (summary, needle) in cases {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
             .args(["conformance", "--backend", "memory", "--capabilities", "put", "--progress", "quiet"])
             .env("NO_COLOR", "1")
             .env("TMPDIR", d)
@@ -154,15 +170,7 @@ fn an_unwritable_step_summary_is_refused_before_the_run() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > Duration::from_secs(60) {
-                let _ = child.kill();
-                panic!("the run blocked on $GITHUB_STEP_SUMMARY {}", summary.display());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let out = child.wait_with_output().unwrap();
+        let out = wait_or_kill(child, &format!("$GITHUB_STEP_SUMMARY {}", summary.display()));
         assert_usage(&out, "$GITHUB_STEP_SUMMARY");
         assert_usage(&out, needle);
         assert!(text(&out.stdout).is_empty(), "cases ran: {}", text(&out.stdout));
@@ -198,22 +206,14 @@ fn a_fifo_is_refused_without_opening_it() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(["conformance", "--sqlite-path", fifo.to_str().unwrap()])
         .env("TMPDIR", dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("xtask blocked on the FIFO");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_usage(&child.wait_with_output().unwrap(), "not a regular file");
+    assert_usage(&wait_or_kill(child, "the FIFO"), "not a regular file");
 }
 
 /// Item 6: a database another process holds locked is said to be locked.
