@@ -401,3 +401,24 @@ fn the_next_run_names_the_lock_files_it_removes() {
     assert!(!text(&out.stderr).contains("lock file"), "{}", text(&out.stderr));
     assert!(!locks.exists() || names(&locks).is_empty(), "{:?}", names(&locks));
 }
+
+/// Issue 13 (attack): the crash test's children, killed with SIGKILL, leave no lock file:
+/// the parent removes each once it has reaped the child, so the next run names none.
+#[test]
+fn a_crash_test_leaves_no_lock_file_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let locks = dir.path().join("checkpoint-conformance");
+    let run = |caps: &str| {
+        xtask_in(
+            dir.path(),
+            &["--backend", "sqlite", "--capabilities", caps, "--progress", "quiet"],
+            &[("CHECKPOINT_CONFORMANCE_KILLS", "3")],
+        )
+    };
+    let out = run("durability");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!locks.exists() || names(&locks).is_empty(), "left: {:?}", names(&locks));
+    let out = run("put");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("lock file"), "{}", text(&out.stderr));
+}
