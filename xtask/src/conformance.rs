@@ -181,6 +181,9 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
 /// an existing file is an SQLite database is the registration's check
 /// (`checkpoint_sqlite::registration_at`), its error a usage error too.
 fn check_sqlite_path(path: &Path) -> Result<(), String> {
+    if path.to_str().is_none() {
+        return Err(format!("--sqlite-path {path:?} is not valid UTF-8 (SQLite takes UTF-8 file names); rename it"));
+    }
     if path.is_dir() {
         return Err(format!("--sqlite-path {} is a directory; give a database file", path.display()));
     }
@@ -230,6 +233,9 @@ fn check_postgres_url(args: &Args) -> Result<(), String> {
     match std::env::var(checkpoint_postgres::URL_ENV) {
         Ok(url) if !url.is_empty() => {
             checkpoint_postgres::check_url(&url).map_err(|e| format!("${}: {e}", checkpoint_postgres::URL_ENV))
+        }
+        Err(std::env::VarError::NotUnicode(raw)) => {
+            Err(format!("${}={raw:?} is not valid UTF-8; give a postgres:// URL", checkpoint_postgres::URL_ENV))
         }
         _ => Ok(()),
     }

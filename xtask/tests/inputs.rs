@@ -422,3 +422,33 @@ fn a_crash_test_leaves_no_lock_file_behind() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(!text(&out.stderr).contains("lock file"), "{}", text(&out.stderr));
 }
+
+/// Issue 13 (attack): environment values and a `--sqlite-path` that are not UTF-8 were
+/// taken as unset (a throwaway server started for the URL) or failed 30 cases: each is one
+/// line and exit 2.
+#[test]
+fn values_that_are_not_utf8_are_usage_errors() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |args: &[&OsStr], env: Option<(&str, &OsStr)>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_xtask"));
+        c.arg("conformance").args(args).env("NO_COLOR", "1").env("TMPDIR", d).env_remove("GITHUB_STEP_SUMMARY");
+        c.env_remove("CHECKPOINT_POSTGRES_URL");
+        if let Some((k, v)) = env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let memory = [OsStr::new("--backend"), OsStr::new("memory")];
+    for k in ["CHECKPOINT_CONFORMANCE_KILLS", "CHECKPOINT_CONFORMANCE_SEED"] {
+        assert_usage(&run(&memory, Some((k, OsStr::from_bytes(b"\xff")))), k);
+    }
+    let pg = [OsStr::new("--backend"), OsStr::new("postgres")];
+    let out = run(&pg, Some(("CHECKPOINT_POSTGRES_URL", OsStr::from_bytes(b"postgres://\xff"))));
+    assert_usage(&out, "CHECKPOINT_POSTGRES_URL");
+    let bad = d.join(OsStr::from_bytes(b"db-\xff.sqlite"));
+    assert_usage(&run(&[OsStr::new("--sqlite-path"), bad.as_os_str()], None), "not valid UTF-8");
+    assert!(names(d).is_empty(), "{:?}", names(d));
+}
