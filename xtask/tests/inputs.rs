@@ -452,3 +452,36 @@ fn values_that_are_not_utf8_are_usage_errors() {
     assert_usage(&run(&[OsStr::new("--sqlite-path"), bad.as_os_str()], None), "not valid UTF-8");
     assert!(names(d).is_empty(), "{:?}", names(d));
 }
+
+/// Issue 13 (attack): Ctrl-C on a `--backend python:memory` run removes the bridge's run
+/// directory (`target/checkpoint-bridge/runs/run-<pid>-XXXXXX`); it was left empty. Needs
+/// the bridge's Python environment (made on first use).
+#[test]
+fn an_interrupted_bridge_run_leaves_no_run_directory() {
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/checkpoint-bridge/runs");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "python:memory", "--progress", "quiet", "--jobs", "1"])
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = format!("run-{}-", child.id());
+    let mine = || -> Vec<String> {
+        std::fs::read_dir(&runs)
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<String>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| n.starts_with(&prefix))
+            .collect()
+    };
+    let start = Instant::now();
+    while mine().is_empty() && start.elapsed() < Duration::from_secs(300) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!mine().is_empty(), "the run made no run directory in {}", runs.display());
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    child.wait().unwrap();
+    assert!(mine().is_empty(), "left: {:?}", mine());
+}
