@@ -183,6 +183,9 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
 /// an existing file is an SQLite database is the registration's check
 /// (`checkpoint_sqlite::registration_at`), its error a usage error too.
 fn check_sqlite_path(path: &Path) -> Result<(), String> {
+    if path.to_str().is_none() {
+        return Err(format!("--sqlite-path {path:?} is not valid UTF-8 (SQLite takes UTF-8 file names); rename it"));
+    }
     if path.is_dir() {
         return Err(format!("--sqlite-path {} is a directory; give a database file", path.display()));
     }
@@ -233,17 +236,19 @@ fn check_postgres_url(args: &Args) -> Result<(), String> {
         Ok(url) if !url.is_empty() => {
             checkpoint_postgres::check_url(&url).map_err(|e| format!("${}: {e}", checkpoint_postgres::URL_ENV))
         }
+        Err(std::env::VarError::NotUnicode(raw)) => {
+            Err(format!("${}={raw:?} is not valid UTF-8; give a postgres:// URL", checkpoint_postgres::URL_ENV))
+        }
         _ => Ok(()),
     }
 }
 
 /// The report outputs (flag, path): `--json`, `--junit`, `$GITHUB_STEP_SUMMARY`.
 fn outputs(args: &Args) -> Vec<(&'static str, PathBuf)> {
-    let summary = std::env::var_os(conformance_core::render::STEP_SUMMARY_ENV).filter(|p| !p.is_empty());
     [
         ("--json", args.json.clone()),
         ("--junit", args.junit.clone()),
-        ("$GITHUB_STEP_SUMMARY", summary.map(PathBuf::from)),
+        ("$GITHUB_STEP_SUMMARY", conformance_spec::outputs::step_summary_path()),
     ]
     .into_iter()
     .filter_map(|(flag, p)| p.map(|p| (flag, p)))
@@ -284,6 +289,7 @@ fn prepare(args: &Args) -> Result<(), String> {
     if let Some(p) = &args.junit {
         check_writable(p).map_err(|e| format!("--junit: {e}"))?;
     }
+    conformance_spec::outputs::check_step_summary()?;
     check_postgres_url(args)?;
     conformance_spec::crash::check_env_settings()?;
     Ok(())

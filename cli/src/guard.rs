@@ -6,27 +6,16 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use conformance_spec::outputs::{check_distinct, resolved_name, same_file};
+use conformance_spec::outputs::{check_distinct, link_chain, resolved_name, same_file};
 
 /// The files SQLite may write for the database `base`: itself and its side files, for the
 /// path as given and for the file it resolves to (SQLite names the side files after the
-/// resolved path).
+/// resolved path), and for a dangling link every name on its chain
+/// ([`link_chain`]: SQLite would create the last one).
 fn database_files(base: &Path) -> Vec<PathBuf> {
-    let mut bases = vec![base.to_path_buf()];
+    let mut bases = link_chain(base);
     if let Ok(real) = std::fs::canonicalize(base) {
         bases.push(real);
-    } else {
-        // A dangling symbolic link (chain): SQLite would create the file it points at, so
-        // that file is the database too (canonicalize fails on a missing target).
-        let mut at = base.to_path_buf();
-        for _ in 0..40 {
-            let Ok(target) = std::fs::read_link(&at) else { break };
-            at = match at.parent() {
-                Some(dir) if target.is_relative() => dir.join(target),
-                _ => target,
-            };
-            bases.push(at.clone());
-        }
     }
     let mut files = Vec::new();
     for b in bases {

@@ -102,6 +102,16 @@ pub fn release() {
     }
 }
 
+/// Removes the lock file of child process `pid` once it is gone (a crash-test child this
+/// process killed with SIGKILL and reaped), so the next run does not name it as a run that
+/// did not finish. A lock still held (the process lives) is kept.
+pub fn release_child(pid: u32) {
+    let path = lock_dir().join(lock_name(pid));
+    if pid != std::process::id() && lock_is_free(&path) == Some(true) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 fn lock_name(pid: u32) -> String {
     format!("{pid}.lock")
 }

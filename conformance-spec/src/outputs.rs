@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 /// not exist yet): `a` and `b` are one file when both exist with the same device and inode
 /// (symbolic and hard links included), or when their canonical directories and file names
 /// are equal.
+///
+/// A symbolic link whose chain ends nowhere is every name on its chain ([`link_chain`]): a
+/// write through it creates the last one, so it is the same file as any of them.
 pub fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {
@@ -16,10 +19,30 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
             return ma.dev() == mb.dev() && ma.ino() == mb.ino();
         }
     }
-    match (resolved_name(a), resolved_name(b)) {
-        (Some(x), Some(y)) => x == y,
-        _ => false,
+    let names = |p: &Path| link_chain(p).iter().filter_map(|n| resolved_name(n)).collect::<Vec<_>>();
+    let (na, nb) = (names(a), names(b));
+    na.iter().any(|x| nb.contains(x))
+}
+
+/// `path`, then, when it is a symbolic link whose target does not exist (a dangling link
+/// or chain of links), each link target on the way, relative targets joined to their
+/// link's directory; at most 40 links are followed (the kernel's limit). A write through
+/// `path` creates the last name. For a path that exists or is no link, just `path`.
+pub fn link_chain(path: &Path) -> Vec<PathBuf> {
+    let mut chain = vec![path.to_path_buf()];
+    if std::fs::metadata(path).is_ok() {
+        return chain;
     }
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&at) else { break };
+        at = match at.parent() {
+            Some(dir) if target.is_relative() => dir.join(target),
+            _ => target,
+        };
+        chain.push(at.clone());
+    }
+    chain
 }
 
 /// `path` with its directory made canonical (symbolic links, `.` and `..` resolved) and the
@@ -54,7 +77,8 @@ pub fn check_distinct(outputs: &[(&str, &Path)]) -> Result<(), String> {
 
 /// The checks the `checkpointer_test!` main makes before a run, each a usage error (one
 /// line, exit 2): `$CHECKPOINT_CONFORMANCE_REPORT` can be written, the crash test's
-/// settings parse ([`crate::crash::check_env_settings`]), and no two outputs (that report,
+/// settings parse ([`crate::crash::check_env_settings`]), the step summary can be
+/// appended ([`check_step_summary`]), and no two outputs (that report,
 /// `--junit`, `$GITHUB_STEP_SUMMARY`) are one file.
 ///
 /// # Errors
@@ -65,8 +89,8 @@ pub fn check_before_run(junit: Option<&Path>) -> Result<(), String> {
         crate::harness::check_writable(p).map_err(|e| format!("{}: {e}", crate::harness::REPORT_ENV))?;
     }
     crate::crash::check_env_settings()?;
-    let summary =
-        std::env::var_os(conformance_core::render::STEP_SUMMARY_ENV).filter(|p| !p.is_empty()).map(PathBuf::from);
+    check_step_summary()?;
+    let summary = step_summary_path();
     let report_label = format!("${}", crate::harness::REPORT_ENV);
     let summary_label = format!("${}", conformance_core::render::STEP_SUMMARY_ENV);
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
@@ -80,4 +104,25 @@ pub fn check_before_run(junit: Option<&Path>) -> Result<(), String> {
         outputs.push((&summary_label, p));
     }
     check_distinct(&outputs)
+}
+
+/// `$GITHUB_STEP_SUMMARY` as a path, when it is set and not empty (the markdown summary is
+/// appended there after the run: `conformance_core::render::append_step_summary`).
+pub fn step_summary_path() -> Option<PathBuf> {
+    std::env::var_os(conformance_core::render::STEP_SUMMARY_ENV).filter(|p| !p.is_empty()).map(PathBuf::from)
+}
+
+/// Fails when `$GITHUB_STEP_SUMMARY` is set but the summary could not be appended there
+/// ([`crate::harness::check_writable`]: a directory, a missing directory, a FIFO, which
+/// would block the run after its report, or a file that cannot be written). Checked before
+/// any case runs, as `--json` is.
+///
+/// # Errors
+/// One line naming the variable and the problem.
+pub fn check_step_summary() -> Result<(), String> {
+    match step_summary_path() {
+        Some(p) => crate::harness::check_writable(&p)
+            .map_err(|e| format!("${}: {e}", conformance_core::render::STEP_SUMMARY_ENV)),
+        None => Ok(()),
+    }
 }

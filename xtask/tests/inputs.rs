@@ -33,6 +33,22 @@ fn database(path: &Path) {
     c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
 }
 
+/// The output of `child`, which must end within 60 s (else it is killed and the test fails,
+/// saying it blocked on `what`).
+#[track_caller]
+fn wait_or_kill(mut child: std::process::Child, what: &str) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run blocked on {what}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> =
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -54,6 +70,39 @@ fn a_report_is_never_the_target_of_a_dangling_database_link() {
     );
     assert_usage(&out, "is the --sqlite-path database");
     assert!(!d.join("real.db").exists(), "the report was written where the database goes");
+}
+
+/// Item 1 (attack): a report path that is a dangling symbolic link (or chain) to the
+/// database's side file, or to the database a run would create, is refused with exit 2:
+/// nothing is written through it and no database is created.
+#[test]
+fn a_dangling_report_link_never_reaches_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    database(&d.join("db.sqlite"));
+    let before = std::fs::read(d.join("db.sqlite")).unwrap();
+    std::os::unix::fs::symlink("db.sqlite-journal", d.join("rep.json")).unwrap();
+    std::os::unix::fs::symlink("hop", d.join("chain.xml")).unwrap();
+    std::os::unix::fs::symlink("fresh.db", d.join("hop")).unwrap();
+    std::os::unix::fs::symlink("fresh.db", d.join("fresh.json")).unwrap();
+    let cases = [
+        ("db.sqlite", "--json", "rep.json"),
+        ("fresh.db", "--json", "fresh.json"),
+        ("fresh.db", "--junit", "chain.xml"),
+    ];
+    for (db, flag, report) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+            .current_dir(d)
+            .args(["conformance", "--sqlite-path", db, flag, report, "--capabilities", "put", "--progress", "quiet"])
+            .env("NO_COLOR", "1")
+            .env("TMPDIR", d)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap();
+        assert_usage(&out, "is the --sqlite-path database");
+        assert_eq!(names(d), ["chain.xml", "db.sqlite", "fresh.json", "hop", "rep.json"], "{db} {flag} {report}");
+        assert_eq!(std::fs::read(d.join("db.sqlite")).unwrap(), before);
+    }
 }
 
 /// Item 1: a report path that is, or resolves to, the database or one of its side files,
@@ -100,6 +149,34 @@ fn a_report_never_overwrites_the_database_or_another_report() {
     assert_usage(&out, "are the same file");
 }
 
+/// Item 7 (attack): `$GITHUB_STEP_SUMMARY` naming a FIFO (which blocked the run forever
+/// after its report), a directory or a file in a missing directory (which ran the whole
+/// suite, then exited 1) is refused before any case runs: one line, exit 2.
+#[test]
+fn an_unwritable_step_summary_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("summary.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let cases =
+        [(fifo.clone(), "is a FIFO"), (d.to_path_buf(), "is a directory"), (d.join("no/s.md"), "does not exist")];
+    for (summary, needle) in cases {
+        let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+            .args(["conformance", "--backend", "memory", "--capabilities", "put", "--progress", "quiet"])
+            .env("NO_COLOR", "1")
+            .env("TMPDIR", d)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = wait_or_kill(child, &format!("$GITHUB_STEP_SUMMARY {}", summary.display()));
+        assert_usage(&out, "$GITHUB_STEP_SUMMARY");
+        assert_usage(&out, needle);
+        assert!(text(&out.stdout).is_empty(), "cases ran: {}", text(&out.stdout));
+    }
+}
+
 /// Item 4: a run on a WAL-mode database leaves no -wal / -shm beside it (and item 3: no
 /// case file either).
 #[test]
@@ -129,22 +206,14 @@ fn a_fifo_is_refused_without_opening_it() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(["conformance", "--sqlite-path", fifo.to_str().unwrap()])
         .env("TMPDIR", dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("xtask blocked on the FIFO");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_usage(&child.wait_with_output().unwrap(), "not a regular file");
+    assert_usage(&wait_or_kill(child, "the FIFO"), "not a regular file");
 }
 
 /// Item 6: a database another process holds locked is said to be locked.
@@ -331,4 +400,88 @@ fn the_next_run_names_the_lock_files_it_removes() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(!text(&out.stderr).contains("lock file"), "{}", text(&out.stderr));
     assert!(!locks.exists() || names(&locks).is_empty(), "{:?}", names(&locks));
+}
+
+/// Issue 13 (attack): the crash test's children, killed with SIGKILL, leave no lock file:
+/// the parent removes each once it has reaped the child, so the next run names none.
+#[test]
+fn a_crash_test_leaves_no_lock_file_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let locks = dir.path().join("checkpoint-conformance");
+    let run = |caps: &str| {
+        xtask_in(
+            dir.path(),
+            &["--backend", "sqlite", "--capabilities", caps, "--progress", "quiet"],
+            &[("CHECKPOINT_CONFORMANCE_KILLS", "3")],
+        )
+    };
+    let out = run("durability");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!locks.exists() || names(&locks).is_empty(), "left: {:?}", names(&locks));
+    let out = run("put");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("lock file"), "{}", text(&out.stderr));
+}
+
+/// Issue 13 (attack): environment values and a `--sqlite-path` that are not UTF-8 were
+/// taken as unset (a throwaway server started for the URL) or failed 30 cases: each is one
+/// line and exit 2.
+#[test]
+fn values_that_are_not_utf8_are_usage_errors() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |args: &[&OsStr], env: Option<(&str, &OsStr)>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_xtask"));
+        c.arg("conformance").args(args).env("NO_COLOR", "1").env("TMPDIR", d).env_remove("GITHUB_STEP_SUMMARY");
+        c.env_remove("CHECKPOINT_POSTGRES_URL");
+        if let Some((k, v)) = env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let memory = [OsStr::new("--backend"), OsStr::new("memory")];
+    for k in ["CHECKPOINT_CONFORMANCE_KILLS", "CHECKPOINT_CONFORMANCE_SEED"] {
+        assert_usage(&run(&memory, Some((k, OsStr::from_bytes(b"\xff")))), k);
+    }
+    let pg = [OsStr::new("--backend"), OsStr::new("postgres")];
+    let out = run(&pg, Some(("CHECKPOINT_POSTGRES_URL", OsStr::from_bytes(b"postgres://\xff"))));
+    assert_usage(&out, "CHECKPOINT_POSTGRES_URL");
+    let bad = d.join(OsStr::from_bytes(b"db-\xff.sqlite"));
+    assert_usage(&run(&[OsStr::new("--sqlite-path"), bad.as_os_str()], None), "not valid UTF-8");
+    assert!(names(d).is_empty(), "{:?}", names(d));
+}
+
+/// Issue 13 (attack): Ctrl-C on a `--backend python:memory` run removes the bridge's run
+/// directory (`target/checkpoint-bridge/runs/run-<pid>-XXXXXX`); it was left empty. Needs
+/// the bridge's Python environment (made on first use).
+#[test]
+fn an_interrupted_bridge_run_leaves_no_run_directory() {
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/checkpoint-bridge/runs");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "python:memory", "--progress", "quiet", "--jobs", "1"])
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = format!("run-{}-", child.id());
+    let mine = || -> Vec<String> {
+        std::fs::read_dir(&runs)
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<String>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| n.starts_with(&prefix))
+            .collect()
+    };
+    let start = Instant::now();
+    while mine().is_empty() && start.elapsed() < Duration::from_secs(300) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!mine().is_empty(), "the run made no run directory in {}", runs.display());
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    child.wait().unwrap();
+    assert!(mine().is_empty(), "left: {:?}", mine());
 }

@@ -146,8 +146,9 @@ pub(crate) struct Connection {
     shared: Arc<Shared>,
     writer: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
     next_id: AtomicU64,
-    /// The run's work directory, removed after the child is gone.
-    workdir: Mutex<Option<tempfile::TempDir>>,
+    /// The run's work directory, removed after the child is gone, and by the interrupt
+    /// cleanup (`conformance_core::leftovers::on_interrupt`) while it lives.
+    workdir: Mutex<Option<(tempfile::TempDir, conformance_core::leftovers::InterruptGuard)>>,
 }
 
 impl Connection {
@@ -235,7 +236,13 @@ impl Connection {
             shared,
             writer: Mutex::new(Some(wtx)),
             next_id: AtomicU64::new(0),
-            workdir: Mutex::new(workdir),
+            workdir: Mutex::new(workdir.map(|w| {
+                let path = w.path().to_path_buf();
+                let guard = conformance_core::leftovers::on_interrupt(move || {
+                    let _ = std::fs::remove_dir_all(&path);
+                });
+                (w, guard)
+            })),
         }))
     }
 

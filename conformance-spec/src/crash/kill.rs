@@ -145,6 +145,8 @@ pub(super) async fn run_and_kill(exe: &std::path::Path, request: &str, plan: Kil
     let _ = child.kill();
     let (status, stderr_tail) = tokio::task::spawn_blocking(move || {
         let status = child.wait();
+        // Reaped: its lock file is this process's to remove (the child could not).
+        conformance_core::leftovers::release_child(child.id());
         let _ = out_reader.join();
         let tail = err_reader.join().unwrap_or_default();
         (status, tail)

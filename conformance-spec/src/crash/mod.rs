@@ -135,11 +135,18 @@ fn settings() -> Result<(u64, usize), Failure> {
 /// ([`KILLS_ENV`], [`DEFAULT_KILLS`] when unset or empty) from the environment.
 ///
 /// # Errors
-/// A one-line message naming the variable, its value and what is valid. The front ends
+/// A one-line message naming the variable, its value (one that is not UTF-8 too) and what
+/// is valid. The front ends
 /// call [`check_env_settings`] before a run, so a bad value is a usage error (exit 2).
 pub fn env_settings() -> Result<(Option<u64>, usize), String> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let seed = match var(SEED_ENV) {
+    let var = |name: &str| match std::env::var(name) {
+        Ok(v) => Ok(Some(v).filter(|v| !v.trim().is_empty())),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(raw)) => {
+            Err(format!("{name}={raw:?}: not valid UTF-8; expected a whole number"))
+        }
+    };
+    let seed = match var(SEED_ENV)? {
         Some(s) => Some(
             s.trim()
                 .parse::<u64>()
@@ -147,7 +154,7 @@ pub fn env_settings() -> Result<(Option<u64>, usize), String> {
         ),
         None => None,
     };
-    let kills = match var(KILLS_ENV) {
+    let kills = match var(KILLS_ENV)? {
         Some(s) => s
             .trim()
             .parse::<usize>()
