@@ -443,6 +443,9 @@ mod tests {
         let path = lock_dir().join(lock_name(1));
         let had = path.exists();
         if !had {
+            // Another test of this binary may have released this process's lock, which
+            // removes the directory when it is empty.
+            std::fs::create_dir_all(lock_dir()).unwrap();
             std::fs::write(&path, b"").unwrap();
             assert!(process_gone(1));
             std::fs::remove_file(&path).unwrap();
