@@ -1,6 +1,6 @@
 //! The trace recorder (`bridges/python/checkpoint_bridge/record.py`, issue 17): a fresh
 //! recording of every graph of `bridges/python/record_traces.py` against LangGraph's
-//! `InMemorySaver` must make the same calls as the shipped trace of that graph, and must
+//! `InMemorySaver` must make the same calls (as many of each) as the shipped trace of that graph, and must
 //! replay on the reference savers without a difference. A recorder that loses a value,
 //! leaves out the `task_path` it must fill in, or records a result other than the saver's
 //! fails here.
@@ -65,7 +65,15 @@ fn a_fresh_recording_makes_the_shipped_calls_and_replays_on_the_reference_savers
     for file in &shipped {
         let fresh = dir.path().join(file.file_name().expect("a file name"));
         assert!(fresh.exists(), "the recorder wrote no {}", fresh.display());
-        assert_eq!(calls(&fresh), calls(file), "{}: a fresh recording makes other calls", file.display());
+        // As counts per call: a subgraph's puts and its parent's put_writes run on threads of
+        // their own, so their interleaving differs between recordings.
+        let counts = |f: &Path| {
+            calls(f).into_iter().fold(std::collections::BTreeMap::<String, usize>::new(), |mut m, c| {
+                *m.entry(c).or_default() += 1;
+                m
+            })
+        };
+        assert_eq!(counts(&fresh), counts(file), "{}: a fresh recording makes other calls", file.display());
     }
 
     for backend in ["memory", "sqlite"] {
