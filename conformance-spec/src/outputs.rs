@@ -126,3 +126,87 @@ pub fn check_step_summary() -> Result<(), String> {
         None => Ok(()),
     }
 }
+
+/// Checks, without changing any file, that a report can be written at `path`: it is not a
+/// directory, its directory exists, and an existing file is writable (a new file is
+/// created and removed again to check the directory's permissions). A symbolic link that
+/// points nowhere is checked as its target (the report would be written there) and named
+/// with it; a loop of links is named as such.
+///
+/// # Errors
+/// A one-line message naming the path and the problem.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return check_dangling_link(path),
+            Err(e) => return Err(format!("cannot write {}: {e}", path.display())),
+            Ok(_) => {}
+        }
+    }
+    if path.is_dir() {
+        return Err(format!("{} is a directory, not a file", path.display()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        // Opening a FIFO for writing blocks until a reader comes: refused unopened.
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            return Err(format!("{} is a FIFO, not a file", path.display()));
+        }
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(format!("cannot write {}: directory {} does not exist", path.display(), parent.display()));
+    }
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .and_then(|f| {
+                drop(f);
+                std::fs::remove_file(path)
+            })
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+/// [`check_writable`] for a symbolic link whose target does not exist: the target's
+/// directory must exist and take a new file.
+fn check_dangling_link(link: &Path) -> Result<(), String> {
+    let target = std::fs::read_link(link).map_err(|e| format!("cannot write {}: {e}", link.display()))?;
+    let target = match link.parent() {
+        Some(dir) if target.is_relative() => dir.join(target),
+        _ => target,
+    };
+    let named =
+        |why: String| format!("cannot write {}: it is a symbolic link to {}, {why}", link.display(), target.display());
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(named(format!("whose directory {} does not exist", dir.display())));
+    }
+    check_writable(&target).map_err(|e| named(format!("which cannot be created ({e})")))
+}
+
+/// Where the outputs of a whole-suite run go.
+#[derive(Clone, Debug, Default)]
+pub struct ReportOutputs {
+    /// JSON report path.
+    pub json: Option<PathBuf>,
+    /// JUnit XML path.
+    pub junit: Option<PathBuf>,
+    /// Append the markdown summary to `$GITHUB_STEP_SUMMARY` when set.
+    pub step_summary: bool,
+}

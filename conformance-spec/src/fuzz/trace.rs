@@ -176,7 +176,10 @@ impl Trace {
             let known = serde_json::to_value(step).unwrap_or_default();
             let (Some(raw), Some(known)) = (raw.as_object(), known.as_object()) else { continue };
             if let Some(key) = raw.keys().find(|k| !known.contains_key(*k) && *k != "expect") {
-                return Err(format!("step {}: unknown field `{key}` (docs/trace-format.md lists a step's fields)", i + 1));
+                return Err(format!(
+                    "step {}: unknown field `{key}` (docs/trace-format.md lists a step's fields)",
+                    i + 1
+                ));
             }
             if let Some(Outcome::Error(kind)) = &step.expect {
                 const KINDS: [&str; 4] = ["InvalidConfig", "InvalidInput", "Unsupported", "Storage"];
