@@ -78,8 +78,9 @@ fn yes() -> bool {
     true
 }
 
-/// What a child says about itself in the handshake.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// What a child says about itself in the handshake. No `Default`: a derived one would say
+/// `task_path: false`, while a child that omits the field means true.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Hello {
     /// The protocol version the child picked.
     pub protocol: u32,
