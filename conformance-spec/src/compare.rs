@@ -59,6 +59,18 @@ pub async fn judging_task_path<F: std::future::Future>(on_reads: bool, f: F) -> 
     TASK_PATH_ON_READS.scope(on_reads, f).await
 }
 
+/// `tokio::spawn` for a task of a case: the spawned task judges pending writes as the
+/// case does. A task-local is not inherited by `tokio::spawn`, so a bare spawn inside a
+/// case on a saver whose reads carry no `task_path` would compare the field after all.
+/// Every spawn in the spec goes through here (xtask's tidy test checks it).
+pub fn spawn<F>(f: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    tokio::spawn(judging_task_path(task_path_compared(), f))
+}
+
 /// Whether the case being run compares a pending write's `task_path` (see
 /// [`judging_task_path`]); true outside one.
 pub fn task_path_compared() -> bool {

@@ -145,3 +145,19 @@ fn invalid_config_accepts_only_that_error() {
         .message;
     assert!(m.starts_with("put(x): expected an InvalidConfig error, got error "), "{m}");
 }
+
+#[test]
+fn a_spawned_task_judges_task_path_as_its_case_does() {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let (spawned, bare) = rt.block_on(judging_task_path(false, async {
+        let spawned = spawn(async { task_path_compared() }).await.unwrap();
+        let bare = tokio::spawn(async { task_path_compared() }).await.unwrap();
+        (spawned, bare)
+    }));
+    assert!(!spawned, "a task spawned by compare::spawn inside a case without task_path compared it");
+    assert!(bare, "tokio::spawn now inherits the task-local: compare::spawn is no longer needed");
+    assert!(
+        rt.block_on(async { spawn(async { task_path_compared() }).await.unwrap() }),
+        "outside a case the field is compared"
+    );
+}

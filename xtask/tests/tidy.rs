@@ -315,6 +315,43 @@ fn the_postgres_url_variable_is_named_once() {
     assert!(found.is_empty(), "write checkpoint_postgres::URL_ENV instead of the literal:\n  {}", found.join("\n  "));
 }
 
+/// Lines under `conformance-spec/src` that call `tokio::spawn` directly, outside
+/// `compare.rs` (whose `spawn` carries the case's task_path rule into the task) and its tests.
+fn bare_spawns_in_spec(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("conformance-spec").join("src")];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && !path.ends_with("compare.rs")
+                && !path.ends_with("compare_tests.rs")
+            {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for (i, line) in text.lines().enumerate() {
+                    if line.contains("tokio::spawn(") && !line.trim_start().starts_with("//") {
+                        out.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn spec_tasks_are_spawned_with_the_case_rules() {
+    let found = bare_spawns_in_spec(&workspace_root());
+    assert!(
+        found.is_empty(),
+        "spawn a case's task with crate::compare::spawn (a bare tokio::spawn drops the case's task_path rule):\n  {}",
+        found.join("\n  ")
+    );
+}
+
 #[test]
 fn rust_files_stay_under_600_lines() {
     let found = long_files(&workspace_root(), MAX_LINES).unwrap_or_else(|e| panic!("{e}"));

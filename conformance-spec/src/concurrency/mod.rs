@@ -69,9 +69,9 @@ async fn put_writes_of_many_tasks_all_kept(cx: Cx) -> Checked {
     let handles = (0..WRITERS)
         .map(|i| {
             let (cx, cfg) = (cx.clone(), cfg.clone());
-            tokio::spawn(
-                async move { cx.put_writes(&cfg, vec![("ch", jv(json!(i)))], &format!("task-{i:02}"), "").await },
-            )
+            crate::compare::spawn(async move {
+                cx.put_writes(&cfg, vec![("ch", jv(json!(i)))], &format!("task-{i:02}"), "").await
+            })
         })
         .collect();
     join_tasks("concurrent put_writes", handles).await?;
@@ -94,7 +94,7 @@ async fn put_writes_of_one_key_keep_exactly_one(cx: Cx) -> Checked {
     let handles = (0..WRITERS)
         .map(|i| {
             let (cx, cfg, v) = (cx.clone(), cfg.clone(), value(i));
-            tokio::spawn(async move { cx.put_writes(&cfg, vec![("ch", v)], "task", "").await })
+            crate::compare::spawn(async move { cx.put_writes(&cfg, vec![("ch", v)], "task", "").await })
         })
         .collect();
     join_tasks("concurrent put_writes of one key", handles).await?;
@@ -146,7 +146,7 @@ async fn mixed_put_writes_of_one_task_follow_a_serial_order(cx: Cx) -> Checked {
     for (r, cfg) in configs.iter().enumerate() {
         for call in ["a", "b"] {
             let (cx, cfg, v) = (cx.clone(), cfg.clone(), value(call, r));
-            handles.push(tokio::spawn(async move {
+            handles.push(crate::compare::spawn(async move {
                 cx.put_writes(&cfg, vec![("x", v.clone()), (ERROR, v)], "T", "").await
             }));
         }
@@ -187,7 +187,7 @@ async fn puts_from_many_tasks_all_land(cx: Cx) -> Checked {
         .map(|t| {
             let cx = cx.clone();
             let thread = if t % 2 == 0 { shared.clone() } else { cx.thread(&format!("own{t}")) };
-            tokio::spawn(async move {
+            crate::compare::spawn(async move {
                 let mut parent = CheckpointConfig::new(thread);
                 let mut stored = Vec::with_capacity(PUTS);
                 for i in 0..PUTS {
@@ -236,11 +236,13 @@ async fn put_and_put_writes_of_one_checkpoint_at_once(cx: Cx) -> Checked {
     let mut handles: Vec<JoinHandle<Result<(), Failure>>> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         let (cx2, base2, step) = (cx.clone(), base.clone(), step.clone());
-        handles.push(tokio::spawn(async move { cx2.put(&base2, step).await.map(|_| ()) }));
+        handles.push(crate::compare::spawn(async move { cx2.put(&base2, step).await.map(|_| ()) }));
         for t in 0..TASKS {
             let (cx2, cfg) = (cx.clone(), base.clone().with_id(steps[i].id()));
             let writes = writes_of(i, t);
-            handles.push(tokio::spawn(async move { cx2.put_writes(&cfg, writes, &format!("task-{t}"), "").await }));
+            handles.push(crate::compare::spawn(
+                async move { cx2.put_writes(&cfg, writes, &format!("task-{t}"), "").await },
+            ));
         }
     }
     join_tasks("concurrent put and put_writes", handles).await?;
@@ -278,7 +280,7 @@ async fn two_instances_write_at_once(cx: Cx) -> Checked {
         for k in 0..TASKS {
             let (inst, shared) = (inst.clone(), shared.clone());
             let step = rich_step(&format!("inst{n}"), k + 1, 2);
-            handles.push(tokio::spawn(async move {
+            handles.push(crate::compare::spawn(async move {
                 let stored = inst.put(&shared, step.clone()).await?;
                 inst.put_writes(&shared, vec![("ch", jv(json!([n, k])))], &format!("inst{n}-task{k:02}"), "").await?;
                 Ok((stored, step))

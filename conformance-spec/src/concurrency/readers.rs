@@ -43,7 +43,7 @@ pub(super) async fn reader_sees_none_or_all_of_a_checkpoint(cx: Cx) -> Checked {
         .map(|_| {
             let (cx, base, steps, current, acked, done) =
                 (cx.clone(), base.clone(), steps.clone(), current.clone(), acked.clone(), done.clone());
-            tokio::spawn(async move {
+            crate::compare::spawn(async move {
                 let mut reads = 0usize;
                 let index = |got: &Reply<Option<CheckpointTuple>>, t: &CheckpointTuple| {
                     steps.iter().position(|s| s.id() == t.checkpoint.id).ok_or_else(|| {
@@ -98,7 +98,7 @@ pub(super) async fn reader_sees_none_or_all_of_a_checkpoint(cx: Cx) -> Checked {
         .collect();
     let writer = {
         let (cx, base, steps, current, done) = (cx.clone(), base.clone(), steps.clone(), current.clone(), done.clone());
-        tokio::spawn(async move {
+        crate::compare::spawn(async move {
             let mut parent = base;
             let mut result = Ok(());
             for (i, step) in steps.iter().enumerate() {
@@ -191,7 +191,7 @@ pub(super) async fn list_during_writes_returns_complete_tuples(cx: Cx) -> Checke
         .map(|_| {
             let (cx, thread, base, steps, done, acked) =
                 (cx.clone(), thread.clone(), base.clone(), steps.clone(), done.clone(), acked.clone());
-            tokio::spawn(async move {
+            crate::compare::spawn(async move {
                 let during = cx.after("while checkpoints and writes were being put");
                 while !done.load(Ordering::Acquire) {
                     let acked_before = acked.load(Ordering::Acquire);
@@ -231,7 +231,7 @@ pub(super) async fn list_during_writes_returns_complete_tuples(cx: Cx) -> Checke
         .collect();
     let writer = {
         let (cx, steps, done) = (cx.clone(), steps.clone(), done.clone());
-        tokio::spawn(async move {
+        crate::compare::spawn(async move {
             let run = async {
                 let mut parent = base;
                 for (i, step) in steps.iter().enumerate() {
