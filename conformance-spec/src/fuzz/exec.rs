@@ -14,12 +14,15 @@ pub struct Instances {
     list: Vec<Arc<dyn CheckpointSaver>>,
     current: usize,
     reopen: Option<ReopenFn>,
+    /// Instances replaced at a `reopen`: a killed process never shuts down cleanly, so
+    /// they are kept, unused, until the trace ends (a flush in `Drop` must not save them).
+    killed: Vec<Arc<dyn CheckpointSaver>>,
 }
 
 impl Instances {
     /// The first instance, and how to open more.
     pub fn new(first: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>) -> Self {
-        Self { list: vec![first], current: 0, reopen }
+        Self { list: vec![first], current: 0, reopen, killed: Vec::new() }
     }
 
     async fn open(&self) -> Result<Arc<dyn CheckpointSaver>, String> {
@@ -64,7 +67,8 @@ impl Instances {
                 // needs; the step keeps its number.
                 if self.reopen.is_some() {
                     let new = self.open().await?;
-                    self.list[self.current] = new;
+                    let old = std::mem::replace(&mut self.list[self.current], new);
+                    self.killed.push(old);
                 }
                 return Ok(None);
             }
