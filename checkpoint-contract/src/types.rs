@@ -381,28 +381,38 @@ pub fn metadata_matches(metadata: &CheckpointMetadata, filter: &CheckpointMetada
     })
 }
 
-/// JSON equality with numbers compared by value (CONTRACT §2 list `filter`).
+/// JSON equality with numbers compared by value (CONTRACT §2 list `filter`): `1` equals
+/// `1.0`, and an integer equals a float only when the float is exactly that integer, so
+/// `9223372036854775807` does not equal `9.223372036854776e18` (Python's `==` and
+/// Postgres `jsonb` compare the same way; a comparison through `f64` would say equal).
 pub fn json_equal(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     use serde_json::Value;
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(i), Some(j)) = (x.as_i64(), y.as_i64()) {
-                return i == j;
-            }
-            if let (Some(i), Some(j)) = (x.as_u64(), y.as_u64()) {
-                return i == j;
-            }
-            match (x.as_f64(), y.as_f64()) {
-                (Some(i), Some(j)) => i == j,
-                _ => false,
-            }
-        }
+        (Value::Number(x), Value::Number(y)) => numbers_equal(x, y),
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(i, j)| json_equal(i, j)),
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
         }
         _ => a == b,
     }
+}
+
+/// Exact numeric equality of two JSON numbers: integers as integers, floats as floats,
+/// and an integer against a float only when the float is integral and equal to it.
+fn numbers_equal(x: &serde_json::Number, y: &serde_json::Number) -> bool {
+    let int = |n: &serde_json::Number| n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
+    match (int(x), int(y)) {
+        (Some(i), Some(j)) => i == j,
+        (Some(i), None) => y.as_f64().is_some_and(|f| float_is_integer(f, i)),
+        (None, Some(j)) => x.as_f64().is_some_and(|f| float_is_integer(f, j)),
+        (None, None) => x.as_f64().zip(y.as_f64()).is_some_and(|(i, j)| i == j),
+    }
+}
+
+/// True when `f` is exactly the integer `i` (`i` fits in 65 bits, so the range check
+/// keeps the cast exact).
+fn float_is_integer(f: f64, i: i128) -> bool {
+    f.fract() == 0.0 && f.abs() < 1.7e38 && f as i128 == i
 }
 
 /// What `prune` keeps (CONTRACT §3 prune).

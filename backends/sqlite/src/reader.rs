@@ -211,8 +211,8 @@ fn filter_is_exact(filter: &CheckpointMetadata) -> bool {
 
 /// The metadata filter, with the filter bound as JSON text (`:filter`), never pasted:
 /// every key of the filter must match the top-level metadata value of that key. `null`
-/// matches a missing key or null; numbers compare by value (integers as integers, else as
-/// reals); booleans only equal booleans; strings exactly; objects and arrays are only
+/// matches a missing key or null; numbers compare by value, and exactly: SQLite compares an
+/// integer with a real without rounding the integer, so 2^53 + 1 is not 2^53.0; booleans only equal booleans; strings exactly; objects and arrays are only
 /// checked for kind here (Rust compares them).
 const FILTER_SQL: &str = "NOT EXISTS (
     SELECT 1 FROM json_each(:filter) f WHERE NOT (
@@ -221,9 +221,7 @@ const FILTER_SQL: &str = "NOT EXISTS (
                                       WHERE m.key = f.key AND m.type <> 'null')
         ELSE EXISTS (SELECT 1 FROM json_each(checkpoints.metadata) m WHERE m.key = f.key AND (
           CASE
-            WHEN f.type IN ('integer', 'real') THEN m.type IN ('integer', 'real') AND (
-              CASE WHEN f.type = 'integer' AND m.type = 'integer' THEN m.value = f.value
-                   ELSE CAST(m.value AS REAL) = CAST(f.value AS REAL) END)
+            WHEN f.type IN ('integer', 'real') THEN m.type IN ('integer', 'real') AND m.value = f.value
             WHEN f.type IN ('object', 'array') THEN m.type = f.type
             ELSE m.type = f.type AND m.value = f.value
           END))

@@ -222,6 +222,19 @@ impl FilterRule for ListFilterNumbersAsText {
     }
 }
 
+/// Filter numbers are compared through `f64`, so 2^53 + 1 matches 2^53.0.
+#[derive(Default)]
+pub struct ListFilterNumbersAsF64;
+
+impl FilterRule for ListFilterNumbersAsF64 {
+    fn values(&self, have: &Value, want: &Value) -> Option<bool> {
+        match (have, want) {
+            (Value::Number(a), Value::Number(b)) => Some(a.as_f64() == b.as_f64()),
+            _ => None,
+        }
+    }
+}
+
 /// A null filter value does not match a missing key.
 #[derive(Default)]
 pub struct ListFilterNullNeedsKey;
@@ -482,6 +495,13 @@ pub const MUTANTS: &[Mutant] = &[
         &[LS],
         [R("list.filter"), G("7.2-filters")],
         "filter numbers are compared as text, so 1 does not match 1.0"
+    ),
+    mutant!(
+        "list_filter_numbers_as_f64",
+        Filtered<ListFilterNumbersAsF64>,
+        &[LS],
+        [R("list.filter"), G("7.2-filters")],
+        "filter numbers are compared through f64, so 2^53 + 1 matches the float 2^53"
     ),
     mutant!(
         "list_filter_null_needs_key",
