@@ -43,6 +43,8 @@ pub fn postgres_url(given: Option<String>, server: &mut Option<TestServer>) -> R
             Ok(url)
         }
         Err(e) => {
+            // A start cut short by a signal is the interrupt's to report (exit 128 + signal).
+            crate::interrupt::stop_if_interrupted();
             eprintln!("error: {e}");
             Err(ExitCode::FAILURE)
         }

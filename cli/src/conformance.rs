@@ -125,7 +125,7 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = conformance_spec::harness::parse_repeat, allow_negative_numbers = true)]
     repeat: Option<u32>,
 
-    /// Cases run at once (default: the number of CPUs).
+    /// Cases run at once, 1 to 1024 (default: the number of CPUs).
     #[arg(long, value_name = "N", value_parser = parse_jobs, allow_negative_numbers = true)]
     jobs: Option<usize>,
 
@@ -173,8 +173,8 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 
 fn parse_jobs(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("expected a whole number of at least 1, got `{s}`")),
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("expected a whole number from 1 to 1024, got `{s}`")),
     }
 }
 
@@ -469,6 +469,7 @@ mod tests {
         assert_eq!(parse_timeout("1.5").unwrap(), Duration::from_millis(1500));
         assert!(parse_timeout("0").is_err() && parse_timeout("nan").is_err() && parse_timeout("x").is_err());
         assert!(parse_timeout("1e-12").is_err() && parse_timeout("0.01").is_ok());
-        assert!(parse_jobs("0").is_err());
+        assert!(parse_jobs("0").is_err() && parse_jobs("1025").is_err() && parse_jobs("4294967296").is_err());
+        assert_eq!(parse_jobs("1024"), Ok(1024));
     }
 }

@@ -22,8 +22,8 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     only: Option<String>,
 
-    /// Mutants run at once (default: the number of CPUs).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Mutants run at once, 1 to 1024 (default: the number of CPUs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     jobs: Option<u16>,
 
     /// Instead of the spec, run the fuzzer alone against every mutant with its default

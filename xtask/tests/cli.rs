@@ -70,11 +70,14 @@ fn unknown_capability_in_skip_lists_valid_names() {
 fn bad_progress_timeout_jobs_and_flags() {
     assert_usage_error(&["conformance", "--progress", "loud"], "dots, verbose, quiet");
     assert_usage_error(&["conformance", "--timeout", "0"], "from 0.01 to 86400");
-    assert_usage_error(&["conformance", "--jobs", "0"], "at least 1");
+    assert_usage_error(&["conformance", "--jobs", "0"], "from 1 to 1024");
+    // Attack finding on issue 13: a count no machine has was accepted.
+    assert_usage_error(&["conformance", "--jobs", "4294967296"], "from 1 to 1024, got `4294967296`");
+    assert_usage_error(&["mutants", "--jobs", "1025"], "1025");
     // Issue 13: a negative number is a bad value (one line naming the range), not clap's
     // "unexpected argument '-1' found".
     assert_usage_error(&["conformance", "--timeout", "-1"], "from 0.01 to 86400, got `-1`");
-    assert_usage_error(&["conformance", "--jobs", "-2"], "at least 1, got `-2`");
+    assert_usage_error(&["conformance", "--jobs", "-2"], "from 1 to 1024, got `-2`");
     assert_usage_error(&["conformance", "--repeat", "-1"], "--repeat");
     assert_usage_error(&["conformance", "--frobnicate"], "--frobnicate");
     assert_usage_error(&["mutate"], "valid tasks are: conformance");

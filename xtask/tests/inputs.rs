@@ -230,6 +230,32 @@ fn a_locked_database_is_reported_as_locked() {
     holder.execute_batch("ROLLBACK").unwrap();
 }
 
+/// A database with a hot journal (a writer died mid-transaction) is said to have one, not to
+/// be "not an SQLite database" (SQLite answers a read-only reader SQLITE_READONLY_ROLLBACK).
+#[test]
+fn a_hot_journal_is_reported_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, db) = (dir.path().join("writer.sqlite"), dir.path().join("hot.sqlite"));
+    let writer = rusqlite::Connection::open(&src).unwrap();
+    writer
+        .execute_batch("PRAGMA journal_mode=DELETE; PRAGMA cache_size=1; CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+        .unwrap();
+    // A transaction too big for the cache spills pages into the database file, so the
+    // journal is synced with a valid header: a copy taken now is a crash in mid-write.
+    writer
+        .execute_batch(
+            "BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) \
+             INSERT INTO t SELECT randomblob(300) FROM n;",
+        )
+        .unwrap();
+    std::fs::copy(&src, &db).unwrap();
+    std::fs::copy(dir.path().join("writer.sqlite-journal"), dir.path().join("hot.sqlite-journal")).unwrap();
+    writer.execute_batch("ROLLBACK").unwrap();
+    let out = xtask_in(dir.path(), &["--sqlite-path", db.to_str().unwrap()], &[]);
+    assert_usage(&out, "has a hot journal");
+    assert!(dir.path().join("hot.sqlite-journal").exists(), "the journal was rolled back");
+}
+
 /// Item 7: bad environment values, a malformed URL and a name too long: one line, exit 2.
 #[test]
 fn bad_settings_are_usage_errors() {

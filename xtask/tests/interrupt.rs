@@ -162,3 +162,61 @@ fn a_run_of_another_backend_stops_a_killed_runs_server() {
     assert!(stderr.contains(&named) && stderr.contains("(a throwaway PostgreSQL server, stopped)"), "{stderr}");
     wait_gone(pm, &dir);
 }
+
+/// Attack finding on issue 13: a SIGINT while `pg_ctl start` is still bringing the server up
+/// removed the directory under it, and the postmaster then ran on forever, out of reach of
+/// every later sweep (the run also exited 1, not 130). The interrupt now waits for the start
+/// to end, then stops the server: exit 130, no postmaster of that directory, no directory.
+/// The window is narrow, so the signal comes at several moments after pg_ctl starts.
+#[test]
+fn an_interrupt_while_the_server_starts_leaves_no_server() {
+    let _one = serial();
+    for (file, delay) in [("", 0), ("", 300), ("data", 0), ("server.log", 0), ("server.log", 20), ("server.log", 80)] {
+        interrupt_during_start(file, Duration::from_millis(delay));
+    }
+}
+
+/// Sends SIGINT `delay` after the server's directory holds `file` ("" for the directory).
+fn interrupt_during_start(file: &str, delay: Duration) {
+    let mut run = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "postgres", "--progress", "quiet", "--jobs", "1"])
+        .process_group(0)
+        .env_remove("CHECKPOINT_POSTGRES_URL")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("xtask runs");
+    let prefix = format!("checkpoint-pg-{}-", run.id());
+    // `data` appears with initdb, pg_ctl's `server.log` when pg_ctl starts the postmaster.
+    let started = Instant::now();
+    let dir = loop {
+        let found =
+            std::fs::read_dir("/tmp").unwrap().filter_map(Result::ok).map(|e| e.path()).find(|p| {
+                p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&prefix)) && p.join(file).exists()
+            });
+        if let Some(d) = found {
+            break d;
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "no server started");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    std::thread::sleep(delay);
+    signal(&run, "-INT");
+    let out = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(128 + 2), "SIGINT {delay:?} after {file:?}: {stderr}");
+    // A process whose command line names the directory (the postmaster's `-D DIR/data`).
+    let needle = dir.to_string_lossy().into_owned();
+    let running = || {
+        std::fs::read_dir("/proc").unwrap().filter_map(Result::ok).any(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+        })
+    };
+    let start = Instant::now();
+    while (running() || dir.exists()) && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!running(), "SIGINT {delay:?} after {file:?}: a postmaster of {} survived: {stderr}", dir.display());
+    assert!(!dir.exists(), "SIGINT {delay:?} after {file:?}: {} survived: {stderr}", dir.display());
+}

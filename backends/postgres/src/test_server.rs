@@ -19,6 +19,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use conformance_core::leftovers::{self, InterruptGuard};
 
@@ -33,6 +35,40 @@ pub struct TestServer {
     running: bool,
     _interrupt: InterruptGuard,
 }
+
+/// Whether the start script is running; [`Starting::wait`] returns once it is not.
+#[derive(Debug, Default)]
+struct Starting {
+    running: Mutex<bool>,
+    ended: Condvar,
+}
+
+/// Marks the start script as ended when dropped (also when the start fails).
+struct Running<'a>(&'a Starting);
+
+impl Starting {
+    fn begin(&self) -> Running<'_> {
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        Running(self)
+    }
+
+    /// Waits until no start script runs, for at most [`START_WAIT`] (the script gives up on
+    /// a server that is not ready well before that).
+    fn wait(&self) {
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self.ended.wait_timeout_while(running, START_WAIT, |r| *r);
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        *self.0.running.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.0.ended.notify_all();
+    }
+}
+
+/// The longest an interrupt waits for a start script to end before stopping anyway.
+const START_WAIT: Duration = Duration::from_secs(120);
 
 /// The prefix of the servers' directories in `/tmp`.
 const DIR_PREFIX: &str = "checkpoint-pg-";
@@ -89,14 +125,23 @@ impl TestServer {
             &uuid::Uuid::new_v4().simple().to_string()[..8]
         ));
         let dir_text = dir.to_string_lossy().into_owned();
-        // Registered before the script runs: an interrupt during initdb removes it too.
+        // Registered before the script runs: an interrupt during initdb removes it too. It
+        // first waits for a running start to end: stopping while pg_ctl was still bringing
+        // the server up removed the directory under it, and the server then ran on forever
+        // with nothing left that a later sweep could find it by.
         let stop_on_interrupt = dir.clone();
+        let starting = Arc::new(Starting::default());
+        let start_ended = starting.clone();
         let interrupt = leftovers::on_interrupt(move || {
+            start_ended.wait();
             if let Err(e) = stop_dir(&stop_on_interrupt) {
                 eprintln!("stopping the PostgreSQL test server in {} failed: {e}", stop_on_interrupt.display());
             }
         });
-        let out = run_script(&["start", &dir_text])?;
+        let out = {
+            let _running = starting.begin();
+            run_script(&["start", &dir_text])?
+        };
         if !out.status.success() {
             // Whatever was made is removed; the script's explanation is the error.
             let _ = run_script(&["stop", &dir_text]);

@@ -134,9 +134,22 @@ pub(crate) fn check_is_database(path: &Path) -> Result<(), CheckpointError> {
                  but it cannot be checked while locked: give another path or wait for the lock to go",
                 path.display()
             )),
+            _ if hot_journal(&e) => storage(format!(
+                "{} has a hot journal ({}-journal): a writer stopped in the middle of a transaction, and \
+                 opening the database read-write would roll it back; the run does not write it, so \
+                 recover it first (open it once with sqlite3) or give another path",
+                path.display(),
+                path.display()
+            )),
             _ => CheckpointError::storage(format!("{} exists but is not an SQLite database", path.display()), e),
         }
     })
+}
+
+/// True when SQLite refused a read-only read because the database has a hot journal to roll
+/// back (`SQLITE_READONLY_ROLLBACK`).
+fn hot_journal(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK)
 }
 
 /// `path` for an SQLite `file:` URI: absolute, with `%`, `?` and `#` escaped.
