@@ -25,3 +25,30 @@ fn reference_passes_and_a_mutant_is_found_shrunk_and_replayed() {
     assert!(err.starts_with("step "), "{err}");
     replay(&reference(Base::Memory), &trace).unwrap();
 }
+
+/// Issue 15: a bug only a concurrent reader sees (`put` shows the checkpoint before its
+/// values) is found through a batch of calls made at the same time, checked against every
+/// serial order of the batch; the repro replays failing on the mutant, passing on the
+/// reference. A batch is only made when every serial order leaves the same state, so the
+/// steps after it have one expected result.
+#[test]
+fn a_race_is_found_through_a_concurrent_batch() {
+    let bug = registration(mutant("torn_read").unwrap());
+    let found = fuzz(&bug, &FuzzOptions { seed: 0, cases: 300, ..Default::default() }).unwrap();
+    let d = found.divergence.expect("the fuzzer finds torn_read");
+    let last = d.trace.steps.last().unwrap();
+    assert!(
+        matches!(last.op, conformance_spec::fuzz::trace::Op::Concurrent { .. }),
+        "found without a batch: {}",
+        d.trace.readable()
+    );
+    assert!(
+        d.message.contains("results no serial order gives") && d.message.contains("serial order 1 of"),
+        "{}",
+        d.message
+    );
+    let trace = Trace::parse(&d.trace.to_json()).unwrap();
+    assert!(replay(&bug, &trace).is_err(), "the repro passes on the mutant");
+    replay(&reference(Base::Memory), &trace).unwrap();
+    replay(&reference(Base::Sqlite), &trace).unwrap();
+}

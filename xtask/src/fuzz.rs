@@ -168,10 +168,14 @@ pub fn run(args: Args) -> ExitCode {
     );
     // The run's fixtures are gone: its lock file goes too.
     conformance_core::leftovers::release();
-    let Some(d) = outcome.divergence else {
+    let Some(mut d) = outcome.divergence else {
         println!("no divergence from the model");
         return ExitCode::SUCCESS;
     };
+    if let Some(name) = &args.target.mutant {
+        // The run to repeat is against the mutant, which is not a backend.
+        d.trace.source = format!("cargo xtask fuzz --mutant {name} --seed {}", outcome.seed);
+    }
     println!("DIVERGENCE (shrunk to {} steps):\n{}", d.trace.steps.len(), d.trace.readable());
     println!("the last call differs from the model:\n  {}", d.message.replace('\n', "\n  "));
     if let Err(e) = std::fs::write(&args.out, d.trace.to_json()) {

@@ -42,25 +42,18 @@ impl Instances {
         })
     }
 
+    /// The instance `index`, opened (with those before it) when it is new.
+    async fn instance(&mut self, index: usize) -> Result<Arc<dyn CheckpointSaver>, String> {
+        while self.list.len() <= index {
+            let new = self.open().await?;
+            self.list.push(new);
+        }
+        Ok(self.list[index].clone())
+    }
+
     async fn run_uncaught(&mut self, op: &Op) -> Result<Option<Outcome>, String> {
         let s = self.list[self.current].clone();
-        Ok(Some(match op.clone() {
-            Op::Put { config, checkpoint, metadata, new_versions } => {
-                Outcome::of(s.put(&config, checkpoint, metadata, new_versions).await, Outcome::Config)
-            }
-            Op::PutWrites { config, writes, task_id, task_path } => {
-                Outcome::of(s.put_writes(&config, writes, &task_id, &task_path).await, |()| Outcome::Done)
-            }
-            Op::GetTuple { config } => Outcome::of(s.get_tuple(&config).await, Outcome::Tuple),
-            Op::List { thread_id, options } => Outcome::of(s.list(&thread_id, &options).await, Outcome::Tuples),
-            Op::DeleteThread { thread_id } => Outcome::of(s.delete_thread(&thread_id).await, |()| Outcome::Done),
-            Op::DeleteForRuns { run_ids } => Outcome::of(s.delete_for_runs(&run_ids).await, |()| Outcome::Done),
-            Op::CopyThread { source, target } => Outcome::of(s.copy_thread(&source, &target).await, |()| Outcome::Done),
-            Op::Prune { thread_ids, strategy } => Outcome::of(s.prune(&thread_ids, strategy).await, |()| Outcome::Done),
-            Op::DeltaChannelHistory { config, channels } => {
-                Outcome::of(s.delta_channel_history(&config, &channels).await, Outcome::History)
-            }
-            Op::GetNextVersion { current } => Outcome::Version(s.get_next_version(current.as_ref())),
+        match op {
             Op::Reopen => {
                 // A saver that cannot reopen goes on with the same instance: its storage
                 // outlives the "process" by staying open, which is what a recorded run
@@ -70,18 +63,95 @@ impl Instances {
                     let old = std::mem::replace(&mut self.list[self.current], new);
                     self.killed.push(old);
                 }
-                return Ok(None);
+                Ok(None)
             }
             Op::Instance { index } => {
-                while self.list.len() <= index {
-                    let new = self.open().await?;
-                    self.list.push(new);
-                }
-                self.current = index;
-                return Ok(None);
+                self.instance(*index).await?;
+                self.current = *index;
+                Ok(None)
             }
-        }))
+            Op::Concurrent { calls } => {
+                let mut tasks = Vec::new();
+                for c in calls {
+                    let saver = match c.instance {
+                        Some(i) => self.instance(i).await?,
+                        None => s.clone(),
+                    };
+                    let op = c.op.clone();
+                    tasks.push(crate::compare::spawn(async move { call(&*saver, op).await }));
+                }
+                let mut got = Vec::new();
+                for (c, task) in calls.iter().zip(tasks) {
+                    match task.await {
+                        Ok(Some(o)) => got.push(o),
+                        Ok(None) => return Err(format!("{}: not a saver call", describe(&c.op))),
+                        Err(e) => {
+                            let why = match e.try_into_panic() {
+                                Ok(p) => conformance_core::panic_message(&*p),
+                                Err(e) => e.to_string(),
+                            };
+                            return Err(format!("{}: the saver panicked: {why}", describe(&c.op)));
+                        }
+                    }
+                }
+                Ok(Some(Outcome::Orders(vec![got])))
+            }
+            _ => Ok(call(&*s, op.clone()).await),
+        }
     }
+}
+
+/// What the saver returns for the saver call `op`; `None` for a marker or a batch.
+async fn call(s: &dyn CheckpointSaver, op: Op) -> Option<Outcome> {
+    Some(match op {
+        Op::Put { config, checkpoint, metadata, new_versions } => {
+            Outcome::of(s.put(&config, checkpoint, metadata, new_versions).await, Outcome::Config)
+        }
+        Op::PutWrites { config, writes, task_id, task_path } => {
+            Outcome::of(s.put_writes(&config, writes, &task_id, &task_path).await, |()| Outcome::Done)
+        }
+        Op::GetTuple { config } => Outcome::of(s.get_tuple(&config).await, Outcome::Tuple),
+        Op::List { thread_id, options } => Outcome::of(s.list(&thread_id, &options).await, Outcome::Tuples),
+        Op::DeleteThread { thread_id } => Outcome::of(s.delete_thread(&thread_id).await, |()| Outcome::Done),
+        Op::DeleteForRuns { run_ids } => Outcome::of(s.delete_for_runs(&run_ids).await, |()| Outcome::Done),
+        Op::CopyThread { source, target } => Outcome::of(s.copy_thread(&source, &target).await, |()| Outcome::Done),
+        Op::Prune { thread_ids, strategy } => Outcome::of(s.prune(&thread_ids, strategy).await, |()| Outcome::Done),
+        Op::DeltaChannelHistory { config, channels } => {
+            Outcome::of(s.delta_channel_history(&config, &channels).await, Outcome::History)
+        }
+        Op::GetNextVersion { current } => Outcome::Version(s.get_next_version(current.as_ref())),
+        Op::Concurrent { .. } | Op::Reopen | Op::Instance { .. } => return None,
+    })
+}
+
+/// Every serial order of `ops` run on a copy of `model`: the results (in the order of
+/// `ops`) and the model after, one entry per order (at most 3! = 6 for a batch).
+pub fn serial_orders(model: &Model, ops: &[&Op]) -> Vec<(Vec<Outcome>, Model)> {
+    fn orders(n: usize) -> Vec<Vec<usize>> {
+        if n == 0 {
+            return vec![Vec::new()];
+        }
+        let mut all = Vec::new();
+        for shorter in orders(n - 1) {
+            for at in 0..=shorter.len() {
+                let mut o = shorter.clone();
+                o.insert(at, n - 1);
+                all.push(o);
+            }
+        }
+        all
+    }
+    orders(ops.len())
+        .into_iter()
+        .map(|order| {
+            let mut m = model.clone();
+            let mut results = vec![Outcome::Done; ops.len()];
+            for i in order {
+                results[i] = expected(&mut m, ops[i]).unwrap_or(Outcome::Done);
+            }
+            (results, m)
+        })
+        .collect()
 }
 
 /// What the model says `op` returns (and the model's new state); `None` for a marker.
@@ -103,6 +173,22 @@ pub fn expected(model: &mut Model, op: &Op) -> Option<Outcome> {
             Outcome::of(model.delta_channel_history(config, channels), Outcome::History)
         }
         Op::GetNextVersion { current } => Outcome::Version(model.next_version(current.as_ref())),
+        Op::Concurrent { calls } => {
+            // The generator only batches calls whose serial orders all leave the same
+            // state (gen::order_free), so any order's model is the one to go on with.
+            let ops: Vec<&Op> = calls.iter().map(|c| &c.op).collect();
+            let all = serial_orders(model, &ops);
+            let mut orders: Vec<Vec<Outcome>> = Vec::new();
+            for (results, _) in &all {
+                if !orders.contains(results) {
+                    orders.push(results.clone());
+                }
+            }
+            if let Some((_, after)) = all.into_iter().next() {
+                *model = after;
+            }
+            Outcome::Orders(orders)
+        }
         Op::Reopen | Op::Instance { .. } => return None,
     })
 }
@@ -126,7 +212,42 @@ pub fn may_refuse(op: &Op) -> bool {
 /// naming the call, the checkpoint, the field, the expected and the actual value.
 pub fn compare(op: &Op, expected: &Outcome, got: &Outcome) -> Diffs {
     let mut d = Diffs::new();
+    compare_into(&mut d, op, expected, got);
+    d
+}
+
+/// [`compare`] into `d`. A concurrent batch matches when its results equal those of one
+/// serial order; otherwise the differences from each serial order are listed.
+fn compare_into(d: &mut Diffs, op: &Op, expected: &Outcome, got: &Outcome) {
     d.of(describe(op));
+    match (op, expected, got) {
+        (Op::Concurrent { calls }, Outcome::Orders(orders), Outcome::Orders(got)) if got.len() == 1 => {
+            let diffs_of = |want: &Vec<Outcome>| {
+                let mut d = Diffs::new();
+                for ((c, w), g) in calls.iter().zip(want).zip(&got[0]) {
+                    compare_into(&mut d, &c.op, w, g);
+                }
+                d
+            };
+            let all: Vec<Diffs> = orders.iter().map(diffs_of).collect();
+            if all.iter().any(Diffs::is_empty) {
+                return;
+            }
+            d.push(
+                "",
+                format_args!("the results of one of its serial orders ({} give different results)", orders.len()),
+                "results no serial order gives (the differences from each follow)",
+            );
+            for (k, diffs) in all.iter().enumerate() {
+                for diff in diffs.differences() {
+                    d.of(format_args!("serial order {} of {}: {}", k + 1, all.len(), diff.place));
+                    d.push(&diff.field, &diff.expected, &diff.got);
+                }
+            }
+            return;
+        }
+        _ => {}
+    }
     match (expected, got) {
         (Outcome::Config(e), Outcome::Config(g)) => {
             d.config(e, g);
@@ -178,7 +299,6 @@ pub fn compare(op: &Op, expected: &Outcome, got: &Outcome) -> Diffs {
             d.push("", short(e), short(g));
         }
     }
-    d
 }
 
 fn short(o: &Outcome) -> String {

@@ -10,14 +10,15 @@ use conformance_core::{Capability, Checkpoint, CheckpointConfig, CheckpointMetad
 use serde_json::Value;
 
 use super::domain::{confusable, json_values, next_version_inputs, values, versions, World, SPECIAL};
-use super::trace::Op;
+use super::exec::{may_refuse, serial_orders};
+use super::trace::{Branch, Op};
 use crate::model::Model;
 
 /// One raw choice.
 pub type Raw = (u8, [u16; 6]);
 
 /// The number of op kinds a raw choice picks from.
-pub const KINDS: u8 = 16;
+pub const KINDS: u8 = 17;
 
 /// What the saver under test can do.
 #[derive(Clone, Debug)]
@@ -152,8 +153,55 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
                 Op::Instance { index: usize::from(p[1] % 2) }
             }
         }
+        // A request for a batch: [`next`] makes it of the choices that follow.
+        16 if has(Capability::Concurrency) => Op::Concurrent { calls: Vec::new() },
         _ => get(),
     }
+}
+
+/// The op the raw choices at the start of `raws` stand for, and how many of them it takes:
+/// one, or for a concurrent batch its own choice and the two or three after it, which
+/// become its calls (`put`, `put_writes`, `get_tuple` and `list` only, each on the current
+/// instance or, when the saver can open another, on instance 0 or 1). Calls are left out
+/// from the end until every serial order leaves the same state ([`order_free`]), so that
+/// the steps after the batch have one expected result; a batch of fewer than two calls is
+/// its one call, or a `get_tuple`.
+pub fn next(raws: &[Raw], world: &World, model: &Model, can: &Abilities) -> (Op, usize) {
+    let op = interpret(&raws[0], world, model, can);
+    if !matches!(op, Op::Concurrent { .. }) {
+        return (op, 1);
+    }
+    let p = raws[0].1;
+    let n = (2 + usize::from(p[0] % 2)).min(raws.len() - 1);
+    let batchable = |op: &Op| {
+        matches!(op, Op::Put { .. } | Op::PutWrites { .. } | Op::GetTuple { .. } | Op::List { .. }) && !may_refuse(op)
+    };
+    let mut calls: Vec<Branch> = raws[1..=n]
+        .iter()
+        .map(|r| interpret(r, world, model, can))
+        .filter(batchable)
+        .enumerate()
+        .map(|(i, op)| Branch {
+            instance: (can.reopen && p[1] >> i & 1 == 1).then_some(usize::from(p[2] >> i & 1)),
+            op,
+        })
+        .collect();
+    while calls.len() > 1 && !order_free(model, &calls) {
+        calls.pop();
+    }
+    let op = match calls.len() {
+        0 => Op::GetTuple { config: CheckpointConfig::new(world.threads[0].clone()) },
+        1 => calls.remove(0).op,
+        _ => Op::Concurrent { calls },
+    };
+    (op, 1 + n)
+}
+
+/// True when every serial order of `calls` leaves the model in the same state.
+fn order_free(model: &Model, calls: &[Branch]) -> bool {
+    let ops: Vec<&Op> = calls.iter().map(|c| &c.op).collect();
+    let all = serial_orders(model, &ops);
+    all.iter().all(|(_, m)| m == &all[0].1)
 }
 
 trait WithoutIdIf {

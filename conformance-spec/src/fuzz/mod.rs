@@ -10,7 +10,10 @@
 //! state shows even if no generated read looked at it. Calls are sequential;
 //! a `reopen` marker replaces the instance by a new one on the same storage and an
 //! `instance` marker switches to a second one, when the registration can reopen
-//! (CONTRACT §4). Concurrent batches are not generated yet.
+//! (CONTRACT §4). When the saver has the `concurrency` capability, a batch of two or three
+//! calls is now and then made at the same time (on one instance, or on two), and checked
+//! against every serial order of its calls (CONTRACT §4 Concurrency): its results must be
+//! those of one of them.
 
 use std::time::{Duration, Instant};
 
@@ -26,7 +29,7 @@ pub mod trace;
 
 use domain::World;
 use exec::{compare, expected, may_refuse, Instances};
-use gen::{interpret, Abilities, Raw, KINDS};
+use gen::{next, Abilities, Raw, KINDS};
 use trace::{Op, Outcome, Step, Trace, FORMAT};
 
 /// How many sequences, from which seed, for how long.
@@ -124,13 +127,15 @@ async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8],
             sweep = final_reads(&world, &model, can);
         }
         let op = if i < raws.len() {
-            interpret(&raws[i], &world, &model, can)
+            let (op, taken) = next(&raws[i..], &world, &model, can);
+            i += taken;
+            op
         } else if i < raws.len() + sweep.len() {
-            sweep[i - raws.len()].clone()
+            i += 1;
+            sweep[i - 1 - raws.len()].clone()
         } else {
             break;
         };
-        i += 1;
         let saved = may_refuse(&op).then(|| model.clone());
         let mut want = expected(&mut model, &op);
         let got = instances.run(&op).await;

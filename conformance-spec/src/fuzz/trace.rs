@@ -89,6 +89,12 @@ pub enum Op {
         /// The current version, if any.
         current: Option<ChannelVersion>,
     },
+    /// Calls made at the same time (CONTRACT §4 Concurrency: they behave as if made one
+    /// after another in some order). Its `expect` is [`Outcome::Orders`].
+    Concurrent {
+        /// The calls, each on the current instance or on the one it names.
+        calls: Vec<Branch>,
+    },
     /// Marker: the current instance is replaced by a new one opened on the same storage.
     Reopen,
     /// Marker: later calls go to instance `index` (0 is the first; a new index opens
@@ -97,6 +103,18 @@ pub enum Op {
         /// The instance.
         index: usize,
     },
+}
+
+/// One call of a concurrent batch ([`Op::Concurrent`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Branch {
+    /// The instance it goes to (as the `instance` marker numbers them); absent: the
+    /// current one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<usize>,
+    /// The call: a saver call, never a marker or another batch.
+    #[serde(flatten)]
+    pub op: Op,
 }
 
 /// What a call returned.
@@ -117,6 +135,10 @@ pub enum Outcome {
     Version(ChannelVersion),
     /// An error, by kind (`InvalidConfig`, `InvalidInput`, `Unsupported`, `Storage`).
     Error(String),
+    /// A concurrent batch: the results of its calls (in the batch's order), once for each
+    /// serial order that gives different ones. What the batch returned is one list; it must
+    /// equal one of those expected.
+    Orders(Vec<Vec<Outcome>>),
 }
 
 impl Outcome {
@@ -181,6 +203,21 @@ impl Trace {
                     i + 1
                 ));
             }
+            if let Op::Concurrent { calls } = &step.op {
+                if calls.len() < 2 || calls.iter().any(|c| call_of(&c.op).is_none()) {
+                    return Err(format!(
+                        "step {}: a concurrent step holds two or more saver calls, never a marker or a batch",
+                        i + 1
+                    ));
+                }
+                let orders = match &step.expect {
+                    Some(Outcome::Orders(orders)) => orders,
+                    _ => return Err(format!("step {}: a concurrent step expects {{\"orders\": [...]}}", i + 1)),
+                };
+                if orders.is_empty() || orders.iter().any(|o| o.len() != calls.len()) {
+                    return Err(format!("step {}: each of `orders` needs one result per call", i + 1));
+                }
+            }
             if let Some(Outcome::Error(kind)) = &step.expect {
                 const KINDS: [&str; 4] = ["InvalidConfig", "InvalidInput", "Unsupported", "Storage"];
                 if !KINDS.contains(&kind.as_str()) {
@@ -231,6 +268,13 @@ pub fn describe(op: &Op) -> String {
         },
         None => match op {
             Op::Instance { index } => format!("-- switch to instance {index}"),
+            Op::Concurrent { calls } => {
+                let each = |c: &Branch| match c.instance {
+                    Some(i) => format!("{} on instance {i}", describe(&c.op)),
+                    None => describe(&c.op),
+                };
+                format!("at the same time: {}", calls.iter().map(each).collect::<Vec<_>>().join(" ‖ "))
+            }
             _ => "-- reopen the storage (new instance)".to_owned(),
         },
     }
@@ -251,6 +295,38 @@ pub fn call_of(op: &Op) -> Option<Call> {
         Op::Prune { thread_ids, strategy } => Call::Prune { thread_ids, strategy },
         Op::DeltaChannelHistory { config, channels } => Call::DeltaChannelHistory { config, channels },
         Op::GetNextVersion { current } => Call::GetNextVersion { current },
-        Op::Reopen | Op::Instance { .. } => return None,
+        Op::Concurrent { .. } | Op::Reopen | Op::Instance { .. } => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Trace;
+
+    fn parse_err(steps: &str) -> String {
+        Trace::parse(&format!(r#"{{"format": "checkpoint-trace/1", "steps": [{steps}]}}"#)).unwrap_err()
+    }
+
+    const GET: &str = r#"{"call": "get_tuple", "config": {"thread_id": "t"}}"#;
+
+    #[test]
+    fn a_concurrent_step_needs_two_calls_and_one_result_per_call() {
+        let one =
+            format!(r#"{{"call": "concurrent", "calls": [{GET}], "expect": {{"orders": [[{{"tuple": null}}]]}}}}"#);
+        assert!(parse_err(&one).contains("two or more saver calls"), "{}", parse_err(&one));
+        let marker = format!(
+            r#"{{"call": "concurrent", "calls": [{GET}, {{"call": "reopen"}}], "expect": {{"orders": [[{{"tuple": null}}, "done"]]}}}}"#
+        );
+        assert!(parse_err(&marker).contains("never a marker"), "{}", parse_err(&marker));
+        let short = format!(
+            r#"{{"call": "concurrent", "calls": [{GET}, {GET}], "expect": {{"orders": [[{{"tuple": null}}]]}}}}"#
+        );
+        assert!(parse_err(&short).contains("one result per call"), "{}", parse_err(&short));
+        let plain = format!(r#"{{"call": "concurrent", "calls": [{GET}, {GET}], "expect": {{"tuple": null}}}}"#);
+        assert!(parse_err(&plain).contains("expects {\"orders\""), "{}", parse_err(&plain));
+        let good = format!(
+            r#"{{"call": "concurrent", "calls": [{GET}, {GET}], "expect": {{"orders": [[{{"tuple": null}}, {{"tuple": null}}]]}}}}"#
+        );
+        Trace::parse(&format!(r#"{{"format": "checkpoint-trace/1", "steps": [{good}]}}"#)).unwrap();
+    }
 }
