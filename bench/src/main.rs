@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use conformance_backends::{Backend, Needs};
 use conformance_core::{CheckpointSaver, CleanupFn, Registration, RunOptions};
+use conformance_spec::fuzz::{fuzz, FuzzOptions};
 
 #[global_allocator]
 static ALLOC: alloc::Counting = alloc::Counting;
@@ -51,6 +52,10 @@ struct Args {
     /// Minimum duration of one repetition of a throughput figure, in milliseconds.
     #[arg(long, default_value_t = 300)]
     min_ms: u64,
+    /// Generated sequences for the fuzzer figures, split over the repetitions (seeds 0, 1,
+    /// ...); 0 skips them.
+    #[arg(long, default_value_t = 2000)]
+    fuzz_cases: u32,
     /// Directory for the disk's probe file (default: a fresh temporary directory); the
     /// backends store where their registration's fixtures do.
     #[arg(long)]
@@ -225,8 +230,39 @@ async fn measure_saver(backend: Backend, args: &Args) -> Value {
     out.insert("conformance_run_ms".into(), figure("ms", runs));
     out.insert("conformance_cases".into(), json!(cases));
     out.insert("conformance_slowest_cases".into(), Value::Array(slowest));
+    if args.fuzz_cases > 0 {
+        fuzz_figures(&reg, args, &mut out).await;
+    }
     out.insert("peak_rss_mib".into(), json!({"median": peak_rss_mib(), "unit": "MiB", "reps": 1}));
     Value::Object(out)
+}
+
+/// The fuzzer's figures (issue 15): `--fuzz-cases` generated sequences against the model,
+/// split over the repetitions, each with its own seed: calls a second (`fuzz_ops_per_s`),
+/// sequences run without a divergence and divergences (each named on stderr).
+async fn fuzz_figures(reg: &Registration, args: &Args, out: &mut serde_json::Map<String, Value>) {
+    let reps = args.reps.max(1);
+    let per = (args.fuzz_cases / u32::try_from(reps).unwrap_or(u32::MAX)).max(1);
+    let (mut rates, mut clean, mut divergences) = (Vec::new(), 0u64, 0u64);
+    for seed in 0..reps as u64 {
+        let (reg, options) = (reg.clone(), FuzzOptions { seed, cases: per, ..FuzzOptions::default() });
+        match tokio::task::spawn_blocking(move || fuzz(&reg, &options)).await.expect("fuzz") {
+            Ok(o) => {
+                rates.push(o.ops as f64 / o.elapsed.as_secs_f64().max(1e-9));
+                match &o.divergence {
+                    Some(d) => {
+                        divergences += 1;
+                        eprintln!("warning: the fuzzer diverged from the model (seed {seed}):\n{}", d.message);
+                    }
+                    None => clean += o.sequences,
+                }
+            }
+            Err(e) => eprintln!("warning: the fuzzer could not run (seed {seed}): {e}"),
+        }
+    }
+    out.insert("fuzz_ops_per_s".into(), figure("ops/s", rates));
+    out.insert("fuzz_sequences".into(), json!({"median": clean, "unit": "sequences", "reps": 1}));
+    out.insert("fuzz_divergences".into(), json!({"median": divergences, "unit": "runs", "reps": 1}));
 }
 
 fn main() -> std::process::ExitCode {

@@ -30,6 +30,10 @@ pub struct Args {
     /// Minimum duration of one repetition of a throughput figure, in milliseconds.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     min_ms: u64,
+    /// Generated sequences for the fuzzer figures per backend, split over the repetitions
+    /// (0 skips them; the 10,000-sequence target: `--fuzz-cases 10000`).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    fuzz_cases: u32,
     /// Backends to measure, comma-separated (`postgres` uses $CHECKPOINT_POSTGRES_URL, else a
     /// throwaway server started for the run).
     #[arg(long, value_delimiter = ',', value_enum, default_values_t = [Backend::Memory, Backend::Sqlite])]
@@ -92,6 +96,7 @@ fn measure(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Valu
     let out = cmd
         .args(["run", "--quiet", "--release", "--package", "conformance-bench", "--", "--target", target])
         .args(["--reps", &args.reps.to_string(), "--min-ms", &args.min_ms.to_string()])
+        .args(["--fuzz-cases", &args.fuzz_cases.to_string()])
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("could not run cargo: {e}"))?;

@@ -117,6 +117,12 @@ pub fn targets(all: &Value) -> Vec<Target> {
         let what = format!("postgres {label} / Python PostgresSaver");
         t.at_least(&what, t.over_python("postgres", key), 1.0, "x");
     }
+    // The fuzzer (issue 15)
+    t.at_least("memory fuzzer calls against the model", t.m("memory", "fuzz_ops_per_s"), 2000.0, "/s");
+    for backend in ["memory", "sqlite", "postgres"] {
+        let what = format!("{backend} fuzzer runs that diverged from the model");
+        t.at_most(&what, t.m(backend, "fuzz_divergences"), 0.0, "");
+    }
     // Only the targets of the backends measured in this run.
     t.out.retain(|x| x.what.split_whitespace().next().is_some_and(|backend| all.get(backend).is_some()));
     t.out
@@ -145,6 +151,9 @@ pub const ROWS: &[(&str, &str, &str)] = &[
     ("conformance_run_ms", "whole conformance run (in process)", "ms"),
     ("peak_bytes_per_checkpoint", "peak heap bytes per stored checkpoint", "bytes"),
     ("payload_bytes_per_checkpoint", "  ... its payload (compact JSON)", "bytes"),
+    ("fuzz_ops_per_s", "fuzzer calls against the model", "/s"),
+    ("fuzz_sequences", "fuzzer sequences without a divergence", "sequences"),
+    ("fuzz_divergences", "fuzzer runs that diverged", "runs"),
     ("peak_rss_mib", "peak memory of the bench process (resident)", "MiB"),
 ];
 
