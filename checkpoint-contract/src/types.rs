@@ -318,8 +318,10 @@ pub struct CheckpointTuple {
     pub pending_writes: Vec<PendingWrite>,
 }
 
-/// The scope and options of `list` (CONTRACT §2 list).
+/// The scope and options of `list` (CONTRACT §2 list). Every field may be left out of
+/// its JSON form (absent: no restriction).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ListOptions {
     /// Restrict to this namespace; `None` lists every namespace of the thread.
     pub checkpoint_ns: Option<String>,

@@ -79,6 +79,25 @@ fn a_trace_that_would_check_less_than_it_says_is_refused() {
 }
 
 #[test]
+fn a_fifo_and_every_other_bad_file_of_a_directory_are_named_and_nothing_is_replayed() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let fifo = dir.path().join("a-fifo.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success(), "mkfifo made the FIFO");
+    let mut far = shipped("interrupt.json");
+    far["steps"].as_array_mut().expect("steps").insert(0, serde_json::json!({"call": "instance", "index": 3000}));
+    write(dir.path(), "b-far.json", &far);
+    write(dir.path(), "c-good.json", &shipped("interrupt.json"));
+    let started = std::time::Instant::now();
+    let (code, text) = replay(dir.path(), "sqlite");
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("a-fifo.json: not a regular file"), "{text}");
+    assert!(text.contains("b-far.json: step 1: instance 3000 is not open"), "{text}");
+    assert!(!text.contains("c-good.json"), "nothing replayed while a file is bad: {text}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "refused without opening 3000 instances");
+}
+
+#[test]
 fn a_replay_leaves_no_lock_file() {
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/interrupt.json");
     let tmp = tempfile::tempdir().expect("a temp dir");

@@ -42,9 +42,12 @@ impl Instances {
         })
     }
 
-    /// The instance `index`, opened (with those before it) when it is new.
+    /// The instance `index`, opened when it is the next one (one past those open).
     async fn instance(&mut self, index: usize) -> Result<Arc<dyn CheckpointSaver>, String> {
-        while self.list.len() <= index {
+        if index > self.list.len() {
+            return Err(format!("instance {index} is not open and is not the next one ({})", self.list.len()));
+        }
+        if index == self.list.len() {
             let new = self.open().await?;
             self.list.push(new);
         }

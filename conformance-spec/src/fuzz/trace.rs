@@ -178,54 +178,42 @@ impl Trace {
     /// Parses a trace file's text.
     ///
     /// # Errors
-    /// A message naming what is wrong (not JSON, another format, a bad step).
-    /// A trace whose steps carry a field the format does not have (a typo such as
-    /// `"expct"` would otherwise turn a check off), an error kind other than the four of
-    /// [`CheckpointError::kind`], or no step at all is refused.
+    /// One line naming what is wrong and, for a step, its 1-based number. Refused, so that
+    /// no check is turned off unseen: text that is not JSON or of another format, no step
+    /// or no `expect` at all, a field the format does not have at any depth (a typo such
+    /// as `"expct"` or `"checkpoint_idd"`), an `expect` of another call's shape, an error
+    /// kind other than the four of [`CheckpointError::kind`], an `expect` inside a
+    /// concurrent step's calls, and an `instance` index more than one past those opened.
     pub fn parse(text: &str) -> Result<Trace, String> {
-        let trace: Trace = serde_json::from_str(text).map_err(|e| format!("not a trace file: {e}"))?;
-        if trace.format != FORMAT {
-            return Err(format!("trace format {:?} is not {FORMAT:?}", trace.format));
+        let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not a trace file: {e}"))?;
+        let Some(file) = raw.as_object() else { return Err("not a trace file: not a JSON object".into()) };
+        if let Some(key) = file.keys().find(|k| !["format", "source", "steps"].contains(&k.as_str())) {
+            return Err(format!("unknown field `{key}` (a trace has format, source and steps)"));
         }
-        if trace.steps.is_empty() {
+        let format = file.get("format").and_then(|f| f.as_str()).unwrap_or_default();
+        if format != FORMAT {
+            return Err(format!("trace format {:?} is not {FORMAT:?}", file.get("format")));
+        }
+        let source = match file.get("source") {
+            None => String::new(),
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(_) => return Err("`source` is a string".into()),
+        };
+        let Some(raw_steps) = file.get("steps").and_then(|s| s.as_array()) else {
+            return Err("`steps` is a list of steps".into());
+        };
+        if raw_steps.is_empty() {
             return Err("the trace has no steps, so a replay would check nothing".into());
         }
-        // `Step` flattens an internally tagged enum, which serde cannot check for unknown
-        // fields: compare each step's keys with the keys of the step as read.
-        let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not a trace file: {e}"))?;
-        let raw_steps = raw.get("steps").and_then(|s| s.as_array()).map(Vec::as_slice).unwrap_or_default();
-        for (i, (raw, step)) in raw_steps.iter().zip(&trace.steps).enumerate() {
-            let known = serde_json::to_value(step).unwrap_or_default();
-            let (Some(raw), Some(known)) = (raw.as_object(), known.as_object()) else { continue };
-            if let Some(key) = raw.keys().find(|k| !known.contains_key(*k) && *k != "expect") {
-                return Err(format!(
-                    "step {}: unknown field `{key}` (docs/trace-format.md lists a step's fields)",
-                    i + 1
-                ));
-            }
-            if let Op::Concurrent { calls } = &step.op {
-                if calls.len() < 2 || calls.iter().any(|c| call_of(&c.op).is_none()) {
-                    return Err(format!(
-                        "step {}: a concurrent step holds two or more saver calls, never a marker or a batch",
-                        i + 1
-                    ));
-                }
-                let orders = match &step.expect {
-                    Some(Outcome::Orders(orders)) => orders,
-                    _ => return Err(format!("step {}: a concurrent step expects {{\"orders\": [...]}}", i + 1)),
-                };
-                if orders.is_empty() || orders.iter().any(|o| o.len() != calls.len()) {
-                    return Err(format!("step {}: each of `orders` needs one result per call", i + 1));
-                }
-            }
-            if let Some(Outcome::Error(kind)) = &step.expect {
-                const KINDS: [&str; 4] = ["InvalidConfig", "InvalidInput", "Unsupported", "Storage"];
-                if !KINDS.contains(&kind.as_str()) {
-                    return Err(format!("step {}: unknown error kind `{kind}` (one of {})", i + 1, KINDS.join(", ")));
-                }
-            }
+        let mut opened = 1;
+        let mut steps = Vec::new();
+        for (i, raw) in raw_steps.iter().enumerate() {
+            steps.push(check_step(raw, &mut opened).map_err(|e| format!("step {}: {e}", i + 1))?);
         }
-        Ok(trace)
+        if steps.iter().all(|s| s.expect.is_none()) {
+            return Err("no step has an `expect`, so a replay would check nothing".into());
+        }
+        Ok(Trace { format: FORMAT.to_owned(), source, steps })
     }
 
     /// The trace as pretty JSON.
@@ -254,6 +242,133 @@ impl Trace {
             "/// Found by the fuzzer ({}).\nasync fn {name}(cx: Cx) -> Checked {{\n    crate::fuzz::replay_in(&cx, r{hashes}\"{json}\"{hashes}).await\n}}\n",
             self.source
         )
+    }
+}
+
+/// The `call` names of the format, as [`Op`] spells them.
+const CALLS: [&str; 13] = [
+    "put",
+    "put_writes",
+    "get_tuple",
+    "list",
+    "delete_thread",
+    "delete_for_runs",
+    "copy_thread",
+    "prune",
+    "delta_channel_history",
+    "get_next_version",
+    "concurrent",
+    "reopen",
+    "instance",
+];
+
+/// One step read and checked (see [`Trace::parse`]); `opened` counts the instances that
+/// the steps before it opened.
+fn check_step(raw: &serde_json::Value, opened: &mut usize) -> Result<Step, String> {
+    let call = match raw.get("call") {
+        Some(serde_json::Value::String(c)) if CALLS.contains(&c.as_str()) => c.as_str(),
+        Some(serde_json::Value::String(c)) => return Err(format!("unknown call `{c}` (one of {})", CALLS.join(", "))),
+        _ => return Err(format!("a step is an object with `call`, one of {}", CALLS.join(", "))),
+    };
+    let step: Step = serde_json::from_value(raw.clone()).map_err(|e| format!("{call}: {e}"))?;
+    let inner = raw.get("calls").and_then(|c| c.as_array()).map(Vec::as_slice).unwrap_or_default();
+    if inner.iter().any(|c| c.get("expect").is_some()) {
+        return Err("a call of a concurrent step has no `expect`: the step's `orders` hold the results".into());
+    }
+    // `Step` flattens an internally tagged enum, which serde cannot check for unknown
+    // fields: compare the keys of the step as written with those of the step as read.
+    let known = serde_json::to_value(&step).unwrap_or_default();
+    if let Some(path) = unknown_field(raw, &known, "") {
+        return Err(format!("unknown field `{path}` (docs/trace-format.md lists a step's fields)"));
+    }
+    match (&step.op, &step.expect) {
+        (Op::Concurrent { calls }, Some(Outcome::Orders(orders))) => {
+            if calls.len() < 2 || calls.iter().any(|c| call_of(&c.op).is_none()) {
+                return Err("a concurrent step holds two or more saver calls, never a marker or a batch".into());
+            }
+            if orders.is_empty() || orders.iter().any(|o| o.len() != calls.len()) {
+                return Err("each of `orders` needs one result per call".into());
+            }
+            for (c, o) in orders.iter().flat_map(|order| calls.iter().zip(order)) {
+                check_expect(&c.op, o)?;
+            }
+        }
+        (Op::Concurrent { .. }, _) => return Err("a concurrent step expects {\"orders\": [...]}".into()),
+        (op, Some(o)) => check_expect(op, o)?,
+        (_, None) => {}
+    }
+    let indexes = match &step.op {
+        Op::Instance { index } => vec![*index],
+        Op::Concurrent { calls } => calls.iter().filter_map(|c| c.instance).collect(),
+        _ => Vec::new(),
+    };
+    for index in indexes {
+        if index > *opened {
+            return Err(format!("instance {index} is not open and is not the next one ({opened})"));
+        }
+        *opened = (*opened).max(index + 1);
+    }
+    Ok(step)
+}
+
+/// An `expect` of the shape `op` returns, or an error of one of the four kinds.
+fn check_expect(op: &Op, o: &Outcome) -> Result<(), String> {
+    const KINDS: [&str; 4] = ["InvalidConfig", "InvalidInput", "Unsupported", "Storage"];
+    let fits = match o {
+        Outcome::Error(kind) if !KINDS.contains(&kind.as_str()) => {
+            return Err(format!("unknown error kind `{kind}` (one of {})", KINDS.join(", ")))
+        }
+        Outcome::Error(_) => call_of(op).is_some(),
+        Outcome::Config(_) => matches!(op, Op::Put { .. }),
+        Outcome::Done => matches!(
+            op,
+            Op::PutWrites { .. }
+                | Op::DeleteThread { .. }
+                | Op::DeleteForRuns { .. }
+                | Op::CopyThread { .. }
+                | Op::Prune { .. }
+        ),
+        Outcome::Tuple(_) => matches!(op, Op::GetTuple { .. }),
+        Outcome::Tuples(_) => matches!(op, Op::List { .. }),
+        Outcome::History(_) => matches!(op, Op::DeltaChannelHistory { .. }),
+        Outcome::Version(_) => matches!(op, Op::GetNextVersion { .. }),
+        Outcome::Orders(_) => false,
+    };
+    if fits {
+        return Ok(());
+    }
+    let shape = match serde_json::to_value(o).unwrap_or_default() {
+        serde_json::Value::Object(m) => m.keys().next().cloned().unwrap_or_default(),
+        other => other.as_str().unwrap_or_default().to_owned(),
+    };
+    let name = serde_json::to_value(op).ok().and_then(|v| v.get("call").and_then(|c| c.as_str()).map(str::to_owned));
+    match call_of(op) {
+        Some(_) => Err(format!(
+            "`{}` cannot expect `{shape}` (docs/trace-format.md gives each call's expect)",
+            name.unwrap_or_default()
+        )),
+        None => Err(format!("a `{}` marker has no expect", name.unwrap_or_default())),
+    }
+}
+
+/// The path of the first key of `raw` that `known` (the same value read and written back)
+/// does not have; a `null` counts as absent, and an encoded typed value (`$type`) is not
+/// looked into, since it is written back in its shortest form.
+fn unknown_field(raw: &serde_json::Value, known: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    match (raw, known) {
+        (Value::Object(r), Value::Object(k)) if !r.contains_key("$type") => r.iter().find_map(|(key, v)| {
+            let p = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            match k.get(key) {
+                None if v.is_null() => None,
+                None => Some(p),
+                Some(kv) => unknown_field(v, kv, &p),
+            }
+        }),
+        (Value::Array(r), Value::Array(k)) => {
+            r.iter().zip(k).enumerate().find_map(|(i, (r, k))| unknown_field(r, k, &format!("{path}[{i}]")))
+        }
+        _ => None,
     }
 }
 
@@ -328,5 +443,51 @@ mod tests {
             r#"{{"call": "concurrent", "calls": [{GET}, {GET}], "expect": {{"orders": [[{{"tuple": null}}, {{"tuple": null}}]]}}}}"#
         );
         Trace::parse(&format!(r#"{{"format": "checkpoint-trace/1", "steps": [{good}]}}"#)).unwrap();
+        let inner = format!(
+            r#"{{"call": "concurrent", "calls": [{GET}, {{"call": "get_tuple", "config": {{"thread_id": "t"}}, "expect": {{"tuple": null}}}}], "expect": {{"orders": [[{{"tuple": null}}, {{"tuple": null}}]]}}}}"#
+        );
+        assert!(parse_err(&inner).contains("has no `expect`"), "{}", parse_err(&inner));
+        let misfit = format!(
+            r#"{{"call": "concurrent", "calls": [{GET}, {GET}], "expect": {{"orders": [[{{"tuple": null}}, "done"]]}}}}"#
+        );
+        assert!(parse_err(&misfit).contains("`get_tuple` cannot expect `done`"), "{}", parse_err(&misfit));
+    }
+
+    #[test]
+    fn a_misspelt_field_at_any_depth_is_refused() {
+        let config =
+            r#"{"call": "get_tuple", "config": {"thread_id": "t", "checkpoint_idd": "1"}, "expect": {"tuple": null}}"#;
+        assert!(parse_err(config).contains("step 1: unknown field `config.checkpoint_idd`"), "{}", parse_err(config));
+        let options = r#"{"call": "list", "thread_id": "t", "options": {"limt": 1}, "expect": {"tuples": []}}"#;
+        assert!(parse_err(options).contains("`options.limt`"), "{}", parse_err(options));
+        let expect = r#"{"call": "get_tuple", "config": {"thread_id": "t"}, "expect": {"tuple": {"config": {"thread_id": "t", "checkpoint_id": "1"}, "checkpoint": {"v": 1, "id": "1", "ts": "", "channel_values": {}, "channel_versions": {}, "versions_seen": {}, "updated_channels": null}, "metadata": {}, "parent_config": null, "pending_writes": [], "pendng": 1}}}"#;
+        assert!(parse_err(expect).contains("`expect.tuple.pendng`"), "{}", parse_err(expect));
+        // Absent list options are no restriction, and user data keeps its own keys.
+        let fine = r#"{"call": "list", "thread_id": "t", "options": {"filter": {"any_key": {"deep": 1}}}, "expect": {"tuples": []}}"#;
+        Trace::parse(&format!(r#"{{"format": "checkpoint-trace/1", "steps": [{fine}]}}"#)).unwrap();
+    }
+
+    #[test]
+    fn an_expect_of_another_shape_a_bad_call_and_a_far_instance_are_refused() {
+        let shape = r#"{"call": "put_writes", "config": {"thread_id": "t", "checkpoint_id": "1"}, "writes": [], "task_id": "a", "task_path": "", "expect": {"tuple": null}}"#;
+        assert!(parse_err(shape).contains("`put_writes` cannot expect `tuple`"), "{}", parse_err(shape));
+        let marker = r#"{"call": "reopen", "expect": "done"}"#;
+        assert!(parse_err(marker).contains("marker has no expect"), "{}", parse_err(marker));
+        let number = r#"{"call": 5}"#;
+        assert!(
+            parse_err(number).contains("step 1: a step is an object with `call`, one of put"),
+            "{}",
+            parse_err(number)
+        );
+        let unknown = r#"{"call": "gett_tuple"}"#;
+        assert!(parse_err(unknown).contains("unknown call `gett_tuple`"), "{}", parse_err(unknown));
+        let far = format!(r#"{{"call": "instance", "index": 1}}, {{"call": "instance", "index": 3}}, {GET}"#);
+        assert!(parse_err(&far).contains("step 2: instance 3 is not open"), "{}", parse_err(&far));
+        let unchecked = r#"{"call": "get_tuple", "config": {"thread_id": "t"}}"#;
+        assert!(parse_err(unchecked).contains("no step has an `expect`"), "{}", parse_err(unchecked));
+        let ok = format!(
+            r#"{{"call": "instance", "index": 1}}, {{"call": "instance", "index": 0}}, {{"call": "get_tuple", "config": {{"thread_id": "t"}}, "expect": {{"error": "InvalidConfig"}}}}"#
+        );
+        Trace::parse(&format!(r#"{{"format": "checkpoint-trace/1", "steps": [{ok}]}}"#)).unwrap();
     }
 }
