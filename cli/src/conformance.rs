@@ -40,9 +40,24 @@ pub enum Choice {
 impl Choice {
     const BRIDGED: &'static str = "python:NAME (NAME one of memory, sqlite, sqlite-async, postgres, postgres-async, or module:factory), js:NAME (NAME one of memory, sqlite, postgres, or ./initializer.mjs)";
 
+    /// `--backend` as written: `memory`, `sqlite`, `postgres`, `python[:NAME]`, `js[:NAME]`
+    /// (the bridged NAME is checked when the registration is built).
+    ///
+    /// # Errors
+    /// One line naming the valid backends.
+    pub fn parse(s: &str) -> Result<Choice, String> {
+        match s {
+            python if python == "python" || python.starts_with("python:") => Ok(Choice::Python(python.to_owned())),
+            js if js == "js" || js.starts_with("js:") => Ok(Choice::Js(js.to_owned())),
+            name => <Backend as clap::ValueEnum>::from_str(name, false).map(Choice::Kit).map_err(|_| {
+                format!("unknown backend `{name}`; valid backends are: {}, {}", Backend::names(), Choice::BRIDGED)
+            }),
+        }
+    }
+
     /// Whether the saver stores in PostgreSQL (and so needs a server URL); `saver` is
     /// `--saver`. The Python rule is the bridge's own (`checkpoint_bridge::needs_postgres`).
-    fn needs_postgres(&self, saver: Option<&str>) -> bool {
+    pub fn needs_postgres(&self, saver: Option<&str>) -> bool {
         match self {
             Self::Kit(b) => b.needs_postgres(),
             Self::Python(spec) => {
@@ -63,7 +78,7 @@ pub struct Args {
     /// through the bridge: python:memory, python:sqlite, python:sqlite-async,
     /// python:postgres, python:postgres-async, python:module:factory, or one of LangGraph
     /// JS's: js:memory, js:sqlite, js:postgres, js:./initializer.mjs (docs/langgraph-savers.md).
-    #[arg(long, value_name = "BACKEND", default_value = "sqlite", value_parser = parse_backend)]
+    #[arg(long, value_name = "BACKEND", default_value = "sqlite", value_parser = Choice::parse)]
     backend: Choice,
 
     /// With --backend python: the saver's factory as module:factory (a callable that
@@ -132,16 +147,6 @@ pub struct Args {
     /// Stop at the first failed case; the cases not run are reported as skipped.
     #[arg(long)]
     fail_fast: bool,
-}
-
-fn parse_backend(s: &str) -> Result<Choice, String> {
-    match s {
-        python if python == "python" || python.starts_with("python:") => Ok(Choice::Python(python.to_owned())),
-        js if js == "js" || js.starts_with("js:") => Ok(Choice::Js(js.to_owned())),
-        name => <Backend as clap::ValueEnum>::from_str(name, false).map(Choice::Kit).map_err(|_| {
-            format!("unknown backend `{name}`; valid backends are: {}, {}", Backend::names(), Choice::BRIDGED)
-        }),
-    }
 }
 
 fn parse_capability(s: &str) -> Result<Capability, String> {
@@ -449,17 +454,17 @@ mod tests {
 
     #[test]
     fn value_parsers_name_the_valid_values() {
-        assert!(parse_backend("oracle").unwrap_err().contains("memory, sqlite, postgres"));
-        assert_eq!(parse_backend("postgres").unwrap(), Choice::Kit(Backend::Postgres));
-        assert_eq!(parse_backend("python:sqlite").unwrap(), Choice::Python("python:sqlite".into()));
-        assert!(parse_backend("pythonx").unwrap_err().contains("python:NAME"));
+        assert!(Choice::parse("oracle").unwrap_err().contains("memory, sqlite, postgres"));
+        assert_eq!(Choice::parse("postgres").unwrap(), Choice::Kit(Backend::Postgres));
+        assert_eq!(Choice::parse("python:sqlite").unwrap(), Choice::Python("python:sqlite".into()));
+        assert!(Choice::parse("pythonx").unwrap_err().contains("python:NAME"));
         assert!(Choice::Python("python:postgres-async".into()).needs_postgres(None));
         assert!(!Choice::Python("python:my.postgres:make".into()).needs_postgres(None));
         assert!(Choice::Python("python".into()).needs_postgres(Some("postgres_saver:make")));
-        assert_eq!(parse_backend("js:memory").unwrap(), Choice::Js("js:memory".into()));
+        assert_eq!(Choice::parse("js:memory").unwrap(), Choice::Js("js:memory".into()));
         assert!(Choice::Js("js:postgres".into()).needs_postgres(None));
         assert!(!Choice::Js("js".into()).needs_postgres(Some("./postgres.mjs")));
-        assert!(parse_backend("jsx").unwrap_err().contains("js:NAME"));
+        assert!(Choice::parse("jsx").unwrap_err().contains("js:NAME"));
         assert!(parse_capability("puts").unwrap_err().contains("put_writes"));
         assert_eq!(parse_skip("prune= no server ").unwrap(), (Capability::Prune, "no server".into()));
         assert!(parse_skip("prune").unwrap_err().contains("CAPABILITY=REASON"));

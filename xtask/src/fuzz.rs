@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use checkpoint_conformance::Choice;
 use checkpoint_postgres::test_server::TestServer;
-use conformance_backends::Backend;
 use conformance_core::Registration;
 use conformance_spec::fuzz::trace::{Op, Trace};
 use conformance_spec::fuzz::{fuzz, replay, FuzzOptions};
@@ -25,8 +25,8 @@ pub struct Target {
     /// server started for the run), or a saver through the bridge as
     /// `cargo xtask conformance --backend` names it (python:memory, python:sqlite,
     /// python:postgres, js:memory, ...; docs/bridge-protocol.md).
-    #[arg(long, value_name = "BACKEND", default_value = "memory", value_parser = parse_target)]
-    backend: Saver,
+    #[arg(long, value_name = "BACKEND", default_value = "memory", value_parser = Choice::parse)]
+    backend: Choice,
 
     /// A mutant of the catalog (`cargo xtask mutants` lists them) instead of a backend.
     #[arg(long, value_name = "NAME")]
@@ -61,28 +61,6 @@ pub struct ReplayArgs {
     target: Target,
 }
 
-/// `--backend`: a reference backend, or a bridged saver as written (`python:sqlite`).
-#[derive(Clone, Debug)]
-enum Saver {
-    Kit(Backend),
-    Python(String),
-    Js(String),
-}
-
-fn parse_target(s: &str) -> Result<Saver, String> {
-    if s.starts_with("python:") {
-        checkpoint_bridge::parse_python_saver(s, None).map_err(|e| e.to_string())?;
-        return Ok(Saver::Python(s.to_owned()));
-    }
-    if s.starts_with("js:") {
-        checkpoint_bridge::parse_js_saver(s, None).map_err(|e| e.to_string())?;
-        return Ok(Saver::Js(s.to_owned()));
-    }
-    <Backend as clap::ValueEnum>::from_str(s, false)
-        .map(Saver::Kit)
-        .map_err(|_| format!("unknown backend `{s}`; valid backends are: {}, python:NAME, js:NAME", Backend::names()))
-}
-
 /// What a target's registration keeps alive: the throwaway PostgreSQL server and the
 /// bridge (its child process) a registration may need.
 type Kept = (Option<TestServer>, Option<checkpoint_bridge::BridgeRegistration>);
@@ -97,20 +75,14 @@ fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
         return Ok((conformance_selftest::registration(m), (None, None)));
     }
     let mut server = None;
-    let needs_postgres = match &target.backend {
-        Saver::Kit(b) => b.needs_postgres(),
-        Saver::Python(spec) => {
-            checkpoint_bridge::parse_python_saver(spec, None).is_ok_and(|s| checkpoint_bridge::needs_postgres(&s))
-        }
-        Saver::Js(spec) => {
-            checkpoint_bridge::parse_js_saver(spec, None).is_ok_and(|s| checkpoint_bridge::js_needs_postgres(&s))
-        }
+    let postgres_url = if target.backend.needs_postgres(None) {
+        Some(checkpoint_conformance::backend::postgres_url(None, &mut server)?)
+    } else {
+        None
     };
-    let postgres_url =
-        if needs_postgres { Some(checkpoint_conformance::backend::postgres_url(None, &mut server)?) } else { None };
     let base_dir = crate::bridge_dir();
     let bridged = match &target.backend {
-        Saver::Kit(b) => {
+        Choice::Kit(b) => {
             return match b.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {
                 Ok(reg) => Ok((reg, (server, None))),
                 Err(e) => {
@@ -119,12 +91,12 @@ fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
                 }
             }
         }
-        Saver::Python(spec) => checkpoint_bridge::python_registration(
+        Choice::Python(spec) => checkpoint_bridge::python_registration(
             spec,
             None,
             &checkpoint_bridge::PythonOptions { base_dir, python_env: None, postgres_url },
         ),
-        Saver::Js(spec) => {
+        Choice::Js(spec) => {
             checkpoint_bridge::js_registration(spec, None, &checkpoint_bridge::JsOptions { base_dir, postgres_url })
         }
     };
@@ -209,6 +181,17 @@ fn trace_files(path: &std::path::Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
+/// A trace file read and parsed; a path that is not a regular file (a FIFO, a device) is
+/// refused before it is opened, since reading it could block or never end.
+fn read_trace(file: &std::path::Path) -> Result<Trace, String> {
+    let meta = std::fs::metadata(file).map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read it: {e}"))?;
+    Trace::parse(&text)
+}
+
 /// Replays a trace file, or every trace of a directory (each on a fresh saver).
 pub fn run_replay(args: ReplayArgs) -> ExitCode {
     let mut traces = Vec::new();
@@ -219,21 +202,19 @@ pub fn run_replay(args: ReplayArgs) -> ExitCode {
             return ExitCode::from(USAGE);
         }
     };
+    // Every bad file is named, and none is replayed while one is bad.
+    let mut bad = 0;
     for file in files {
-        let text = match std::fs::read_to_string(&file) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: cannot read {}: {e}", file.display());
-                return ExitCode::from(USAGE);
-            }
-        };
-        match Trace::parse(&text) {
+        match read_trace(&file) {
             Ok(t) => traces.push((file, t)),
             Err(e) => {
+                bad += 1;
                 eprintln!("error: {}: {e}", file.display());
-                return ExitCode::from(USAGE);
             }
         }
+    }
+    if bad > 0 {
+        return ExitCode::from(USAGE);
     }
     let (reg, _kept) = match registration(&args.target) {
         Ok(r) => r,
@@ -246,10 +227,11 @@ pub fn run_replay(args: ReplayArgs) -> ExitCode {
         let note = if same_instance { " (its reopen steps went on with the same instance)" } else { "" };
         match replay(&reg, trace) {
             Ok(()) => println!(
-                "replay {} {}: {} steps, the saver gave what the trace says{note}",
+                "replay {} {}: {} step{}, the saver gave what the trace says{note}",
                 reg.name(),
                 file.display(),
-                trace.steps.len()
+                trace.steps.len(),
+                if trace.steps.len() == 1 { "" } else { "s" }
             ),
             Err(e) => {
                 failed += 1;
