@@ -30,6 +30,11 @@ pub struct Args {
     /// budget (500 sequences or 30 s per mutant, seed 0) and print which it kills.
     #[arg(long)]
     fuzz: bool,
+
+    /// Print the catalog (name, the capabilities it breaks, the bug in one line; those
+    /// whose name contains `--only`) and run nothing: the names `--mutant NAME` takes.
+    #[arg(long, conflicts_with_all = ["fuzz", "all_capabilities", "jobs"])]
+    list: bool,
 }
 
 /// Runs the analysis and prints it.
@@ -38,6 +43,15 @@ pub fn run(args: Args) -> ExitCode {
     // child, run its workload on the mutant's storage instead of the analysis.
     if let Some(code) = conformance_selftest::child_main_if_requested() {
         return code;
+    }
+    if args.list {
+        for m in
+            conformance_selftest::MUTANTS.iter().filter(|m| args.only.as_deref().is_none_or(|o| m.name.contains(o)))
+        {
+            let breaks: Vec<String> = m.breaks.iter().map(ToString::to_string).collect();
+            println!("{:<45} {:<28} {}", m.name, breaks.join(","), m.description);
+        }
+        return ExitCode::SUCCESS;
     }
     if args.fuzz {
         return crate::fuzz::mutants(args.only.as_deref());

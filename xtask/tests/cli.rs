@@ -289,3 +289,15 @@ fn conformance_help_is_the_installed_binarys() {
     assert!(options(&help).contains("--backend <BACKEND>"), "{help}");
     assert_eq!(options(&help), options(&declared));
 }
+
+#[test]
+fn mutants_list_prints_the_catalog_and_runs_nothing() {
+    let out = xtask(&["mutants", "--list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), conformance_selftest::MUTANTS.len(), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("torn_read ")), "{stdout}");
+    let only = text(&xtask(&["mutants", "--list", "--only", "torn_read"]).stdout);
+    assert_eq!(only.lines().count(), 1, "{only}");
+    assert_usage_error(&["mutants", "--list", "--fuzz"], "cannot be used with");
+}
