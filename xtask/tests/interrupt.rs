@@ -12,16 +12,7 @@ use std::time::{Duration, Instant};
 /// A run that starts a throwaway server; returns it once the server's directory is named.
 /// The run leads a process group of its own, as a terminal's foreground job does.
 fn start_run() -> (Child, PathBuf, std::thread::JoinHandle<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["conformance", "--backend", "postgres", "--progress", "quiet", "--jobs", "1"])
-        .process_group(0)
-        .env_remove("CHECKPOINT_POSTGRES_URL")
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("xtask runs");
+    let mut child = spawn_postgres_run();
     let (tx, rx) = std::sync::mpsc::channel();
     let stderr = child.stderr.take().unwrap();
     let reader = std::thread::spawn(move || {
@@ -44,6 +35,21 @@ fn start_run() -> (Child, PathBuf, std::thread::JoinHandle<String>) {
         }
     };
     (child, dir, reader)
+}
+
+/// `conformance --backend postgres` with a throwaway server (no URL), stderr piped, in a
+/// process group of its own, as a terminal's foreground job runs.
+fn spawn_postgres_run() -> Child {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "postgres", "--progress", "quiet", "--jobs", "1"])
+        .process_group(0)
+        .env_remove("CHECKPOINT_POSTGRES_URL")
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("xtask runs")
 }
 
 /// The postmaster's pid, from the cluster's postmaster.pid.
@@ -178,15 +184,7 @@ fn an_interrupt_while_the_server_starts_leaves_no_server() {
 
 /// Sends SIGINT `delay` after the server's directory holds `file` ("" for the directory).
 fn interrupt_during_start(file: &str, delay: Duration) {
-    let mut run = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["conformance", "--backend", "postgres", "--progress", "quiet", "--jobs", "1"])
-        .process_group(0)
-        .env_remove("CHECKPOINT_POSTGRES_URL")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("xtask runs");
+    let run = spawn_postgres_run();
     let prefix = format!("checkpoint-pg-{}-", run.id());
     // `data` appears with initdb, pg_ctl's `server.log` when pg_ctl starts the postmaster.
     let started = Instant::now();
