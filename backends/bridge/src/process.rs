@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::protocol::{id_prefix, Answer, RemoteError, Request, PARENT_PID_ENV};
+use crate::protocol::{id_prefix, Answer, NoArgs, RemoteError, Request, PARENT_PID_ENV};
 
 /// How many bytes of the child's stderr are kept for error messages.
 const STDERR_TAIL: usize = 4096;
@@ -67,6 +67,8 @@ type Reply = Box<dyn FnOnce(Result<Box<RawValue>, CallError>) + Send>;
 #[derive(Default)]
 struct Pending {
     replies: HashMap<u64, Reply>,
+    /// Calls still in flight whose caller stopped waiting (a case that timed out).
+    abandoned: std::collections::HashSet<u64>,
     /// Set once the connection is broken: every later call fails with it at once.
     dead: Option<String>,
 }
@@ -120,6 +122,7 @@ impl Shared {
             if p.dead.is_none() {
                 p.dead = Some(message.clone());
             }
+            p.abandoned.clear();
             p.replies.drain().map(|(_, r)| r).collect()
         };
         for r in replies {
@@ -257,11 +260,14 @@ impl Connection {
     }
 
     /// Sends a request; `reply` gets its answer, or the error that ended the connection.
-    fn start<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A, reply: Reply) {
+    fn start<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A, reply: Reply) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut line = match serde_json::to_vec(&Request { id, op, handle, args }) {
             Ok(l) => l,
-            Err(e) => return reply(Err(CallError::BadAnswer(format!("{op}: the request cannot be written: {e}")))),
+            Err(e) => {
+                reply(Err(CallError::BadAnswer(format!("{op}: the request cannot be written: {e}"))));
+                return id;
+            }
         };
         line.push(b'\n');
         {
@@ -269,7 +275,8 @@ impl Connection {
             if let Some(dead) = &p.dead {
                 let dead = dead.clone();
                 drop(p);
-                return reply(Err(CallError::Dead(dead)));
+                reply(Err(CallError::Dead(dead)));
+                return id;
             }
             p.replies.insert(id, reply);
         }
@@ -283,6 +290,28 @@ impl Connection {
                 r(Err(CallError::Dead(format!("the bridge child {} was shut down", self.shared.label))));
             }
         }
+        id
+    }
+
+    /// Marks call `id` abandoned when it is still in flight (its caller stopped waiting).
+    fn abandon(&self, id: u64) {
+        let mut p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if p.replies.contains_key(&id) {
+            p.abandoned.insert(id);
+        }
+    }
+
+    /// True while a call whose caller stopped waiting (a case timed out) has no answer:
+    /// the child may be stuck, and [`Connection::answers_within`] tells.
+    pub(crate) fn has_abandoned_calls(&self) -> bool {
+        !self.shared.pending.lock().unwrap_or_else(|e| e.into_inner()).abandoned.is_empty()
+    }
+
+    /// True when the child answers a `ping` within `limit`: any answer, an error from a
+    /// child that does not know the op included (docs/bridge-protocol.md "Operations").
+    pub(crate) async fn answers_within(&self, limit: Duration) -> bool {
+        let answer = tokio::time::timeout(limit, self.call::<_, serde_json::Value>("ping", None, &NoArgs {})).await;
+        matches!(answer, Ok(Ok(_) | Err(CallError::Remote(_))))
     }
 
     /// Calls `op` and decodes its result as `T`.
@@ -292,8 +321,17 @@ impl Connection {
         handle: Option<u64>,
         args: &A,
     ) -> Result<T, CallError> {
+        /// Marks the call abandoned when the future is dropped before its answer.
+        struct Waiting<'a>(&'a Connection, u64, bool);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                if !self.2 {
+                    self.0.abandon(self.1);
+                }
+            }
+        }
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.start(
+        let id = self.start(
             op,
             handle,
             args,
@@ -301,7 +339,10 @@ impl Connection {
                 let _ = tx.send(r);
             }),
         );
-        let raw = rx.await.map_err(|_| CallError::Dead("the bridge connection dropped the call".into()))??;
+        let mut waiting = Waiting(self, id, false);
+        let answer = rx.await;
+        waiting.2 = true;
+        let raw = answer.map_err(|_| CallError::Dead("the bridge connection dropped the call".into()))??;
         decode(op, &raw)
     }
 
@@ -315,7 +356,7 @@ impl Connection {
         timeout: Duration,
     ) -> Result<T, CallError> {
         let (tx, rx) = mpsc::channel();
-        self.start(
+        let id = self.start(
             op,
             handle,
             args,
@@ -323,13 +364,16 @@ impl Connection {
                 let _ = tx.send(r);
             }),
         );
-        let raw = rx.recv_timeout(timeout).map_err(|_| CallError::Timeout(timeout))??;
+        let raw = rx.recv_timeout(timeout).map_err(|_| {
+            self.abandon(id);
+            CallError::Timeout(timeout)
+        })??;
         decode(op, &raw)
     }
 
     /// Sends `op` and forgets its answer (closing an instance on drop).
     pub(crate) fn send_forget<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A) {
-        self.start(op, handle, args, Box::new(|_| {}));
+        let _ = self.start(op, handle, args, Box::new(|_| {}));
     }
 
     /// Closes the child's stdin and waits up to `grace` for it to exit; kills it after
@@ -420,7 +464,11 @@ fn read_answers(shared: &Shared, stdout: std::process::ChildStdout) {
 
 /// Hands one answer line to its call. `Err` means the connection cannot go on.
 fn deliver(shared: &Shared, line: &[u8]) -> Result<(), String> {
-    let take = |id: u64| shared.pending.lock().unwrap_or_else(|e| e.into_inner()).replies.remove(&id);
+    let take = |id: u64| {
+        let mut p = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
+        p.abandoned.remove(&id);
+        p.replies.remove(&id)
+    };
     let answer: Answer = match serde_json::from_slice(line) {
         Ok(a) => a,
         Err(e) => {

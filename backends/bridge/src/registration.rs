@@ -40,6 +40,9 @@ pub struct BridgeFacts {
     pub children: usize,
 }
 
+/// How long a child with a timed-out call has to answer a `ping` before it is replaced.
+const STUCK_PROBE: Duration = Duration::from_secs(5);
+
 struct Supervisor {
     spec: BridgeSpec,
     current: tokio::sync::Mutex<Option<Arc<Connection>>>,
@@ -48,10 +51,18 @@ struct Supervisor {
 
 impl Supervisor {
     /// The run's child: the current one if it still works, else a new one after `hello`.
+    /// A child left with a call whose case timed out must answer a `ping` within
+    /// [`STUCK_PROBE`]; one that does not is stopped and replaced, so that one stuck call
+    /// does not time out every later case (the replacement shows in [`BridgeFacts`]).
     async fn connection(&self) -> Result<Arc<Connection>, BoxError> {
         let mut current = self.current.lock().await;
         if let Some(c) = current.as_ref().filter(|c| c.is_alive()) {
-            return Ok(c.clone());
+            if !c.has_abandoned_calls() || c.answers_within(STUCK_PROBE).await {
+                return Ok(c.clone());
+            }
+            let stuck = c.clone();
+            *current = None;
+            let _ = tokio::task::spawn_blocking(move || stuck.shutdown(Duration::ZERO)).await;
         }
         std::fs::create_dir_all(&self.spec.work_dir)
             .map_err(|e| format!("cannot create {}: {e}", self.spec.work_dir.display()))?;

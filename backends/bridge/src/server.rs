@@ -226,6 +226,7 @@ impl Server {
                 self.state.lock().unwrap_or_else(|e| e.into_inner()).registration = Some(reg);
                 ok(&hello)
             }
+            "ping" => ok(&()),
             "setup" | "teardown" => {
                 let reg = self.registration()?;
                 let setup = req.op == "setup";

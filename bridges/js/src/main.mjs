@@ -197,6 +197,7 @@ async function hello(args) {
 
 async function dispatch(op, handle, args) {
   if (op === "hello") return hello(args);
+  if (op === "ping") return null;
   const storage = state.storage;
   if (!storage) throw new ProtocolError(`${op} before hello`);
   if (op === "setup") return (await storage.setup?.()) ?? null;

@@ -171,6 +171,8 @@ class Server:
     async def dispatch(self, op: str, handle: Any, args: dict[str, Any]) -> Any:
         if op == "hello":
             return self.hello(args)
+        if op == "ping":
+            return None
         if self.storage is None:
             raise ProtocolError(f"{op} before hello")
         storage = self.storage

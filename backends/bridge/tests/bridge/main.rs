@@ -98,6 +98,7 @@ fn main() -> ExitCode {
         }),
         trial("a_killed_host_leaves_no_child", a_killed_host_leaves_no_child),
         trial("a_dead_child_gives_typed_errors_and_is_replaced", a_dead_child_gives_typed_errors_and_is_replaced),
+        trial("a_stuck_child_is_replaced_after_a_case_times_out", a_stuck_child_is_replaced_after_a_case_times_out),
         trial("garbage_from_the_child_gives_typed_errors", garbage_from_the_child_gives_typed_errors),
     ];
     if python_tests() {
@@ -314,6 +315,40 @@ fn a_dead_child_gives_typed_errors_and_is_replaced() {
         let again = reg.registration().fixture().await.expect("a new child");
         assert!(again.saver().get_tuple(&cfg).await.unwrap().is_none());
         assert_eq!(reg.facts().children, 2);
+    });
+}
+
+/// A child that stops answering (SIGSTOP: it reads and answers nothing) while a case's
+/// call is in flight: the case times out, and the next case gets a new child instead of
+/// queueing behind the stuck one; the stuck child is killed.
+fn a_stuck_child_is_replaced_after_a_case_times_out() {
+    let reg = bridged("memory");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let fixture = reg.registration().fixture().await.expect("a saver");
+        let cfg = conformance_core::CheckpointConfig::new("t");
+        assert!(fixture.saver().get_tuple(&cfg).await.unwrap().is_none());
+        let pid = reg.child_pid().expect("a child");
+        // SAFETY: kill(2) of the bridge child this test started.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGSTOP);
+        }
+        let timed_out = tokio::time::timeout(Duration::from_millis(300), fixture.saver().get_tuple(&cfg)).await;
+        assert!(timed_out.is_err(), "a stopped child cannot answer");
+        let start = Instant::now();
+        let again = tokio::time::timeout(Duration::from_secs(30), reg.registration().fixture())
+            .await
+            .expect("the next case does not wait for the stuck child")
+            .expect("a new child");
+        assert!(start.elapsed() < Duration::from_secs(20), "took {:?}", start.elapsed());
+        assert!(again.saver().get_tuple(&cfg).await.unwrap().is_none());
+        assert_eq!(reg.facts().children, 2);
+        assert_ne!(reg.child_pid(), Some(pid));
+        let gone = Instant::now();
+        while alive(pid) && gone.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "the stuck child {pid} was killed");
     });
 }
 
