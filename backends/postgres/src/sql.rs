@@ -176,6 +176,11 @@ macro_rules! list_checkpoints {
 /// values (channels, type tags, data, pairwise) and its pending writes in `get_tuple` order
 /// (task_path, task_id, idx: task ids, paths, channels, type tags, data, pairwise) as
 /// arrays, NULL when there are none. `$1` is the thread.
+///
+/// Each stored value is looked up by its whole primary key in a `LATERAL ... LIMIT 1` (the
+/// key is unique, so this is the inner join it reads as): a subquery with a limit is not
+/// flattened, so the planner cannot turn it into a scan of the namespace's values filtered
+/// afterwards, which it did when its statistics said the thread was small.
 macro_rules! tuples_from {
     ($from:expr, $order:expr) => {
         concat!(
@@ -187,8 +192,9 @@ FROM (",
 CROSS JOIN LATERAL (
     SELECT array_agg(r.channel) AS channels, array_agg(b.type_tag) AS type_tags, array_agg(b.data) AS data
     FROM checkpoint_channels r
-    JOIN checkpoint_blobs b ON b.thread_id = r.thread_id AND b.checkpoint_ns = r.checkpoint_ns
-        AND b.channel = r.channel AND b.version = r.version AND b.digest = r.digest
+    CROSS JOIN LATERAL (SELECT b.type_tag, b.data FROM checkpoint_blobs b
+        WHERE b.thread_id = r.thread_id AND b.checkpoint_ns = r.checkpoint_ns
+          AND b.channel = r.channel AND b.version = r.version AND b.digest = r.digest LIMIT 1) AS b
     WHERE r.thread_id = $1 AND r.checkpoint_ns = c.checkpoint_ns AND r.checkpoint_id = c.checkpoint_id) AS v
 CROSS JOIN LATERAL (
     SELECT array_agg(x.task_id ORDER BY x.task_path, x.task_id, x.idx) AS task_ids,
