@@ -5,6 +5,7 @@
 //! `Clone`, `PartialEq`, `Debug` and serde-serialisable, so savers may store them with any
 //! serde format and the kit can compare them field by field.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -108,15 +109,23 @@ impl CheckpointConfig {
 }
 
 impl fmt::Display for CheckpointConfig {
-    /// `thread=T, ns="N", id=I` (or `id=none`), the form used in failure messages.
+    /// `thread=T, ns="N", id=I` (or `id=none`), the form used in failure messages; the
+    /// thread and id as [`shown_id`] spells them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "thread={}, ns={:?}, id={}",
-            self.thread_id,
-            self.checkpoint_ns,
-            self.checkpoint_id.as_deref().unwrap_or("none")
-        )
+        let id = self.checkpoint_id.as_deref().map_or(Cow::Borrowed("none"), shown_id);
+        write!(f, "thread={}, ns={:?}, id={id}", shown_id(&self.thread_id), self.checkpoint_ns)
+    }
+}
+
+/// An identifier (thread_id, checkpoint_id, run_id, ...) as messages show it: bare when it
+/// is plain (non-empty, printable ASCII, none of `"'(),=[]{}\` and no space), else quoted
+/// with escapes (`"a "`, `""`, `"t\n"`), so that two different ids never read the same.
+pub fn shown_id(id: &str) -> Cow<'_, str> {
+    let plain = !id.is_empty() && id.bytes().all(|b| b.is_ascii_graphic() && !b"\"'(),=[]{}\\".contains(&b));
+    if plain {
+        Cow::Borrowed(id)
+    } else {
+        Cow::Owned(format!("{id:?}"))
     }
 }
 
@@ -444,4 +453,20 @@ pub struct DeltaChannelHistory {
     pub writes: Vec<PendingWrite>,
     /// The value of the nearest ancestor that stores the channel, if any.
     pub seed: Option<TypedValue>,
+}
+
+#[cfg(test)]
+mod shown_id_tests {
+    use super::{shown_id, CheckpointConfig};
+
+    #[test]
+    fn plain_ids_are_bare_and_others_quoted() {
+        assert_eq!(shown_id("t-1_a.b:c|d/e%f"), "t-1_a.b:c|d/e%f");
+        assert_eq!(shown_id("a "), "\"a \"");
+        assert_eq!(shown_id(""), "\"\"");
+        assert_eq!(shown_id("a,b"), "\"a,b\"");
+        assert_eq!(shown_id("é"), "\"é\"");
+        let config = CheckpointConfig::new("1 ").with_id(" 1");
+        assert_eq!(config.to_string(), "thread=\"1 \", ns=\"\", id=\" 1\"");
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::types::{ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
+use crate::types::{shown_id, ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
 use crate::Capability;
 
 /// One saver call and its arguments (CONTRACT §2 and §3 name the methods). Values that do
@@ -114,15 +114,19 @@ impl Call {
 impl fmt::Display for Call {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Put { config, checkpoint_id } => write!(f, "put({config}) of checkpoint {checkpoint_id}"),
+            Self::Put { config, checkpoint_id } => write!(f, "put({config}) of checkpoint {}", shown_id(checkpoint_id)),
             Self::PutWrites { config, channels, task_id, task_path } => {
                 write!(f, "put_writes({config}, channels={channels:?}, task_id={task_id:?}, task_path={task_path:?})")
             }
             Self::GetTuple { config } => write!(f, "get_tuple({config})"),
-            Self::List { thread_id, options } => write!(f, "list(thread={thread_id}, {})", list_options(options)),
-            Self::DeleteThread { thread_id } => write!(f, "delete_thread({thread_id})"),
+            Self::List { thread_id, options } => {
+                write!(f, "list(thread={}, {})", shown_id(thread_id), list_options(options))
+            }
+            Self::DeleteThread { thread_id } => write!(f, "delete_thread({})", shown_id(thread_id)),
             Self::DeleteForRuns { run_ids } => write!(f, "delete_for_runs({run_ids:?})"),
-            Self::CopyThread { source, target } => write!(f, "copy_thread(source={source}, target={target})"),
+            Self::CopyThread { source, target } => {
+                write!(f, "copy_thread(source={}, target={})", shown_id(source), shown_id(target))
+            }
             Self::Prune { thread_ids, strategy } => write!(f, "prune({thread_ids:?}, {strategy})"),
             Self::DeltaChannelHistory { config, channels } => {
                 write!(f, "delta_channel_history({config}, channels={channels:?})")
@@ -141,13 +145,13 @@ fn list_options(o: &ListOptions) -> String {
         None => parts.push("ns=<all>".to_owned()),
     }
     if let Some(id) = &o.checkpoint_id {
-        parts.push(format!("id={id}"));
+        parts.push(format!("id={}", shown_id(id)));
     }
     if !o.filter.is_empty() {
         parts.push(format!("filter={}", serde_json::Value::Object(o.filter.clone())));
     }
     if let Some(b) = &o.before {
-        parts.push(format!("before={b}"));
+        parts.push(format!("before={}", shown_id(b)));
     }
     if let Some(l) = o.limit {
         parts.push(format!("limit={l}"));

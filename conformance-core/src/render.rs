@@ -30,6 +30,10 @@ pub fn render_terminal(report: &Report) -> String {
     if let Some(e) = &report.setup_error {
         let _ = writeln!(s, "    {}", format!("Run not started: {e}").if_supports_color(Stream::Stdout, |t| t.red()));
     }
+    if let (Some(class), Some(side)) = (report.facts.get("bridge.class"), report.facts.get("bridge.side")) {
+        let (class, side) = (class.as_str().unwrap_or_default(), side.as_str().unwrap_or_default());
+        let _ = writeln!(s, "    Judged through the bridge: {class}, its {side} methods\n");
+    }
     for (title, base) in [("BASE CAPABILITIES", true), ("EXTENDED CAPABILITIES", false)] {
         let _ = writeln!(s, "    {title}");
         for (cap, r) in report.results.iter().filter(|(c, _)| c.is_base() == base) {

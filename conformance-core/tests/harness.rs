@@ -240,6 +240,11 @@ fn a_failing_lifespan_setup_ends_the_run_and_teardown_still_runs() {
     assert_eq!(report.case_counts(), (0, 0, 3));
     assert!(!report.is_success());
     assert_eq!(torn.load(Ordering::SeqCst), 1);
+    // Nothing was probed, so no capability is "not implemented": each is not judged.
+    for (cap, r) in &report.results {
+        assert_eq!(r.status, CapabilityStatus::Skipped, "{cap}");
+        assert_eq!(r.skip_reason.as_deref(), Some("not judged: the lifespan setup failed"), "{cap}");
+    }
 }
 
 #[test]

@@ -41,11 +41,11 @@ pub struct Args {
     /// The seed (the same seed gives the same sequences).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Sequences to run.
-    #[arg(long, default_value_t = 500)]
+    /// Sequences to run (at least 1).
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
     cases: u32,
-    /// Stop after SECONDS even if fewer sequences ran.
-    #[arg(long, value_name = "SECONDS")]
+    /// Stop after SECONDS (at least 1) even if fewer sequences ran; checked before each sequence.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     time: Option<u64>,
     /// Where to write the repro trace on a divergence.
     #[arg(long, value_name = "FILE", default_value = "fuzz-repro.json")]
@@ -130,11 +130,13 @@ pub fn run(args: Args) -> ExitCode {
     };
     let secs = outcome.elapsed.as_secs_f64();
     println!(
-        "fuzz {}: seed {}, {} sequences, {} ops in {:.1} s ({:.0} ops/s)",
+        "fuzz {}: seed {}, {} sequences, {} ops ({} concurrent batches, {} reopens or instance switches) in {:.1} s ({:.0} ops/s)",
         reg.name(),
         outcome.seed,
         outcome.sequences,
         outcome.ops,
+        outcome.batches,
+        outcome.reopens,
         secs,
         outcome.ops as f64 / secs.max(1e-9)
     );

@@ -301,3 +301,9 @@ fn mutants_list_prints_the_catalog_and_runs_nothing() {
     assert_eq!(only.lines().count(), 1, "{only}");
     assert_usage_error(&["mutants", "--list", "--fuzz"], "cannot be used with");
 }
+
+#[test]
+fn a_fuzz_run_that_would_run_nothing_is_refused() {
+    assert_usage_error(&["fuzz", "--cases", "0"], "--cases");
+    assert_usage_error(&["fuzz", "--time", "0"], "--time");
+}

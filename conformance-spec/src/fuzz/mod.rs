@@ -69,6 +69,10 @@ pub struct FuzzOutcome {
     pub sequences: u64,
     /// Calls made in those sequences.
     pub ops: u64,
+    /// Steps of those sequences that made two or more calls at the same time.
+    pub batches: u64,
+    /// Steps of those sequences that reopened the storage or switched to another instance.
+    pub reopens: u64,
     /// How long it took.
     pub elapsed: Duration,
     /// The first divergence, shrunk; `None` when every sequence agreed with the model.
@@ -247,7 +251,7 @@ pub fn fuzz_in_lifespan(registration: &Registration, options: &FuzzOptions) -> R
 fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Result<FuzzOutcome, String> {
     let rt = runtime(reg).map_err(|e| format!("cannot start a runtime: {e}"))?;
     let start = Instant::now();
-    let counters = std::cell::Cell::new((0u64, 0u64));
+    let counters = std::cell::Cell::new(Counts::default());
     let shrinking = std::cell::Cell::new(false);
     let mut chunk = 0u64;
     let mut left = options.cases;
@@ -261,10 +265,13 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
         let config = Config { cases: n, failure_persistence: None, max_shrink_iters: 4096, ..Config::default() };
         let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
         let result = runner.run(&strategy(options.max_len), |(world, raws)| {
+            // Past the time limit, the rest of the chunk is generated but not run.
+            if !shrinking.get() && options.time.is_some_and(|t| start.elapsed() >= t) {
+                return Ok(());
+            }
             let run = rt.block_on(run_sequence(reg, can, &world, &raws));
             if !shrinking.get() {
-                let (s, o) = counters.get();
-                counters.set((s + 1, o + run.steps.len() as u64));
+                counters.set(counters.get().add(&run.steps));
             }
             match run.failure {
                 Some(m) => {
@@ -278,7 +285,7 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
             Ok(()) => {}
             Err(TestError::Fail(_, (world, raws))) => {
                 let run = rt.block_on(run_sequence(reg, can, &world, &raws));
-                let (sequences, ops) = counters.get();
+                let Counts { sequences, ops, batches, reopens } = counters.get();
                 let source = format!("cargo xtask fuzz --backend {} --seed {}", reg.name(), options.seed);
                 let trace = Trace { format: FORMAT.to_owned(), source, steps: run.steps };
                 let message =
@@ -287,6 +294,8 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
                     seed: options.seed,
                     sequences,
                     ops,
+                    batches,
+                    reopens,
                     elapsed: start.elapsed(),
                     divergence: Some(Divergence { trace, message }),
                 });
@@ -294,8 +303,29 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
             Err(TestError::Abort(reason)) => return Err(format!("the fuzzer stopped: {reason}")),
         }
     }
-    let (sequences, ops) = counters.get();
-    Ok(FuzzOutcome { seed: options.seed, sequences, ops, elapsed: start.elapsed(), divergence: None })
+    let Counts { sequences, ops, batches, reopens } = counters.get();
+    Ok(FuzzOutcome { seed: options.seed, sequences, ops, batches, reopens, elapsed: start.elapsed(), divergence: None })
+}
+
+/// What the sequences run so far did (see [`FuzzOutcome`]).
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    sequences: u64,
+    ops: u64,
+    batches: u64,
+    reopens: u64,
+}
+
+impl Counts {
+    fn add(self, steps: &[Step]) -> Self {
+        let count = |f: fn(&Op) -> bool| steps.iter().filter(|s| f(&s.op)).count() as u64;
+        Self {
+            sequences: self.sequences + 1,
+            ops: self.ops + steps.len() as u64,
+            batches: self.batches + count(|op| matches!(op, Op::Concurrent { .. })),
+            reopens: self.reopens + count(|op| matches!(op, Op::Reopen | Op::Instance { .. })),
+        }
+    }
 }
 
 /// Replays `trace` on instances of one storage: every call must return what its `expect`

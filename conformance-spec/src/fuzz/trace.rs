@@ -231,8 +231,9 @@ impl Trace {
         out
     }
 
-    /// A Rust regression case to paste into a spec module (it replays the trace through
-    /// [`crate::fuzz::replay_in`]).
+    /// A Rust regression case (it replays the trace through [`crate::fuzz::replay_in`]),
+    /// with every path written out: paste it into a spec module of this kit and add its
+    /// name to that module's `spec_cases!` list (docs/trace-format.md "In Rust").
     pub fn rust_snippet(&self, name: &str) -> String {
         let json = serde_json::to_string(self).unwrap_or_default();
         let mut hashes = "#".to_owned();
@@ -240,7 +241,7 @@ impl Trace {
             hashes.push('#');
         }
         format!(
-            "/// Found by the fuzzer ({}).\nasync fn {name}(cx: Cx) -> Checked {{\n    crate::fuzz::replay_in(&cx, r{hashes}\"{json}\"{hashes}).await\n}}\n",
+            "/// Found by the fuzzer ({}).\nasync fn {name}(cx: conformance_spec::Cx) -> conformance_spec::Checked {{\n    conformance_spec::fuzz::replay_in(&cx, r{hashes}\"{json}\"{hashes}).await\n}}\n",
             self.source
         )
     }
@@ -378,8 +379,13 @@ fn unknown_field(raw: &serde_json::Value, known: &serde_json::Value, path: &str)
 pub fn describe(op: &Op) -> String {
     match call_of(op) {
         Some(call) => match op {
-            Op::Put { checkpoint, .. } => {
-                format!("{call} (channels {:?})", checkpoint.channel_versions.keys().collect::<Vec<_>>())
+            Op::Put { checkpoint, metadata, .. } => {
+                let channels = format!("channels {:?}", checkpoint.channel_versions.keys().collect::<Vec<_>>());
+                if metadata.is_empty() {
+                    format!("{call} ({channels})")
+                } else {
+                    format!("{call} ({channels}, metadata {})", serde_json::Value::Object(metadata.clone()))
+                }
             }
             _ => call.to_string(),
         },
