@@ -502,3 +502,25 @@ mod tests {
         Trace::parse(&format!(r#"{{"format": "checkpoint-trace/1", "steps": [{ok}]}}"#)).unwrap();
     }
 }
+
+#[cfg(test)]
+mod call_names {
+    use super::{Op, CALLS};
+
+    /// The names serde gives `Op`'s variants, from its "unknown variant" message.
+    fn serde_names() -> Vec<String> {
+        let err = serde_json::from_value::<Op>(serde_json::json!({"call": "no such call"})).unwrap_err().to_string();
+        let list = err.split("expected one of ").nth(1).unwrap_or_default();
+        list.split(", ").map(|n| n.trim().trim_matches('`').to_owned()).filter(|n| !n.is_empty()).collect()
+    }
+
+    #[test]
+    fn calls_lists_exactly_the_names_of_op() {
+        let mut from_serde = serde_names();
+        assert!(from_serde.len() > 5, "could not read the variant names from serde: {from_serde:?}");
+        from_serde.sort();
+        let mut listed: Vec<String> = CALLS.iter().map(|c| c.to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, from_serde, "CALLS and Op's serde names differ");
+    }
+}
