@@ -38,7 +38,7 @@ pub enum Capability {
     Traces,
 }
 
-/// Whether a capability is required for a conformance level above NONE/BASE.
+/// Whether a capability is required for a conformance level above BASE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CapabilityKind {

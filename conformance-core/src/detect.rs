@@ -89,7 +89,8 @@ pub fn detect(registration: &Registration) -> Detection {
         detected.insert(Capability::Concurrency, put);
         detected.insert(Capability::Traces, put);
         drop(saver);
-        if !fixture.task_path_on_reads {
+        // Said only when there are pending writes to compare.
+        if !fixture.task_path_on_reads && detected.get(&Capability::PutWrites).copied().unwrap_or(false) {
             warnings.push(NO_TASK_PATH_ON_READS.to_owned());
         }
         if let Some(cleanup) = fixture.cleanup {

@@ -116,7 +116,7 @@ fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
         CapabilityStatus::Failed => format!(
             "{} {name} {}",
             "❌".if_supports_color(Stream::Stdout, |t| t.red()),
-            format!("({} failed, {}/{} passed)", r.tests_failed, r.tests_passed, total)
+            format!("({} failed, {}/{} passed{})", r.tests_failed, r.tests_passed, total, not_run(cap, r, report))
                 .if_supports_color(Stream::Stdout, |t| t.red())
         ),
         CapabilityStatus::Incomplete => format!(
@@ -140,6 +140,16 @@ fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
             format!("⏭  {name} (skipped: {})", r.skip_reason.as_deref().unwrap_or("no reason given"))
         }
         CapabilityStatus::NotSelected => format!("   {name} (not selected)"),
+    }
+}
+
+/// `", 3 not run: needs put_writes"` when some of a failed capability's cases did not run,
+/// so that the row's counts add up to its cases.
+fn not_run(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
+    if r.tests_skipped == 0 {
+        String::new()
+    } else {
+        format!(", {} not run{}", r.tests_skipped, needs(cap, report))
     }
 }
 
@@ -226,5 +236,33 @@ pub(crate) mod test_support {
             case(Capability::Prune, "keep_latest", Outcome::Skipped, Some("needs a server | not here"), 0.0),
         ];
         build_report(&reg, &detection, None, tests, Duration::from_millis(42))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row;
+    use crate::render::test_support::sample_report;
+    use crate::report::{CapabilityStatus, Outcome};
+    use crate::Capability;
+
+    #[test]
+    fn a_failed_row_counts_its_cases_not_run() {
+        let mut report = sample_report();
+        let r = report.results.get(&Capability::PutWrites).cloned().expect("put_writes in the sample");
+        assert_eq!(r.status, CapabilityStatus::Failed);
+        assert!(
+            !row(Capability::PutWrites, &r, &report).contains("not run"),
+            "{}",
+            row(Capability::PutWrites, &r, &report)
+        );
+        let mut not_run = report.tests.iter().find(|t| t.capability == Capability::PutWrites).cloned().expect("a case");
+        not_run.outcome = Outcome::NotRun;
+        not_run.message = Some(format!("{} list, not implemented", crate::run::NEEDS_PREFIX));
+        report.tests.push(not_run);
+        let mut r = r;
+        r.tests_skipped = 1;
+        let shown = row(Capability::PutWrites, &r, &report);
+        assert!(shown.contains("(1 failed, 1/2 passed, 1 not run: needs list)"), "{shown}");
     }
 }

@@ -295,7 +295,7 @@ pub fn not_implemented_reason(capability: Capability) -> String {
 pub fn not_run_reason(case: &SpecCase, planned: &Planned) -> String {
     match planned {
         Planned::NotImplemented if case.capability.is_base() => format!(
-            "{}; every base capability is required for a conformance level above NONE/BASE (CONTRACT §5)",
+            "{}; every base capability is required for a conformance level above BASE (CONTRACT §5)",
             not_implemented_reason(case.capability)
         ),
         Planned::NotImplemented => not_implemented_reason(case.capability),
