@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::protocol::{id_prefix, Answer, NoArgs, RemoteError, Request, PARENT_PID_ENV};
+use crate::protocol::{id_prefix, run_token, Answer, NoArgs, RemoteError, Request, PARENT_PID_ENV, RUN_TOKEN_ENV};
 
 /// How many bytes of the child's stderr are kept for error messages.
 const STDERR_TAIL: usize = 4096;
@@ -170,6 +170,7 @@ impl Connection {
             c.args(&cmd.args)
                 .envs(cmd.env.iter().map(|(k, v)| (k, v)))
                 .env(PARENT_PID_ENV, std::process::id().to_string())
+                .env(RUN_TOKEN_ENV, run_token())
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());

@@ -13,6 +13,23 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// child exits at once when its parent is someone else: the host died before `exec`).
 pub const PARENT_PID_ENV: &str = "CHECKPOINT_BRIDGE_PARENT_PID";
 
+/// The environment variable that gives every child of one host process the same run token
+/// ([`run_token`]): storage a child creates is named with it, so the lifespan teardown of
+/// the run's last child can remove what an earlier child, killed while stuck, left behind
+/// (docs/bridge-protocol.md "Storage").
+pub const RUN_TOKEN_ENV: &str = "CHECKPOINT_BRIDGE_RUN";
+
+/// This host process's run token: 16 lowercase hex digits (its pid and start time), the
+/// same for every child it starts.
+pub fn run_token() -> &'static str {
+    static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TOKEN.get_or_init(|| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let mixed = (u64::from(std::process::id()) << 40) ^ (nanos as u64);
+        format!("{mixed:016x}")
+    })
+}
+
 /// One request line: `{"id", "op", "handle"?, "args"}`.
 #[derive(Serialize)]
 pub(crate) struct Request<'a, A: Serialize> {

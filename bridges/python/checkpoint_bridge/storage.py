@@ -109,6 +109,20 @@ def _postgres_url() -> str:
     return url
 
 
+RUN_TOKEN_ENV = "CHECKPOINT_BRIDGE_RUN"
+
+
+def _schema_prefix() -> str:
+    """``cp_bridge_<run token>_``: every child of one run names its schemas with the token
+    the host gives it, so the run's teardown finds those of a child killed while stuck."""
+    token = "".join(c for c in os.environ.get(RUN_TOKEN_ENV, "") if c in "0123456789abcdef")[:16]
+    return f"cp_bridge_{token}_" if token else "cp_bridge_"
+
+
+def _new_schema() -> str:
+    return f"{_schema_prefix()}{uuid.uuid4().hex[:16]}"
+
+
 def _conninfo(schema: str) -> str:
     from psycopg.conninfo import make_conninfo
 
@@ -128,11 +142,26 @@ class PostgresStorage(Storage):
         with psycopg.connect(_postgres_url(), autocommit=True) as conn:
             conn.execute("SELECT 1")
 
+    def teardown(self) -> None:
+        """Drops every schema of this run that is still there: a case's own ``destroy``
+        removes its schema, but not when its child was killed while stuck in it."""
+        import psycopg
+
+        prefix = _schema_prefix()
+        if prefix == "cp_bridge_":
+            return  # no run token: another run's schemas cannot be told apart
+        with psycopg.connect(_postgres_url(), autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT nspname FROM pg_namespace WHERE left(nspname, %s) = %s", (len(prefix), prefix)
+            ).fetchall()
+            for (name,) in rows:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
     def create(self) -> str:
         import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        schema = f"cp_bridge_{uuid.uuid4().hex[:16]}"
+        schema = _new_schema()
         with psycopg.connect(_postgres_url(), autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA "{schema}"')
         with PostgresSaver.from_conn_string(_conninfo(schema)) as saver:
@@ -159,7 +188,7 @@ class AsyncPostgresStorage(PostgresStorage):
         import psycopg
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-        schema = f"cp_bridge_{uuid.uuid4().hex[:16]}"
+        schema = _new_schema()
         async with await psycopg.AsyncConnection.connect(_postgres_url(), autocommit=True) as conn:
             await conn.execute(f'CREATE SCHEMA "{schema}"')
         async with AsyncPostgresSaver.from_conn_string(_conninfo(schema)) as saver:

@@ -112,7 +112,11 @@ fn main() -> ExitCode {
         ]);
         // LangGraph's PostgresSaver on the shared server, when there is one.
         if std::env::var_os(checkpoint_bridge::POSTGRES_URL_ENV).is_some() {
-            trials.push(trial("python_postgres_catalog_completes", || python_catalog("postgres")));
+            trials.push(trial("python_postgres_catalog_completes", || {
+                python_catalog("postgres");
+                // In the same trial: no other trial of this binary uses the server.
+                a_stuck_childs_schema_is_dropped_at_teardown();
+            }));
         }
         // More of LangGraph's savers on request: CHECKPOINT_BRIDGE_PYTHON_SAVERS=sqlite-async,...
         for saver in std::env::var("CHECKPOINT_BRIDGE_PYTHON_SAVERS").unwrap_or_default().split(',') {
@@ -350,6 +354,49 @@ fn a_stuck_child_is_replaced_after_a_case_times_out() {
         }
         assert!(!alive(pid), "the stuck child {pid} was killed");
     });
+}
+
+/// A Python child killed while stuck in a PostgreSQL case cannot drop that case's schema;
+/// the lifespan teardown (run by the replacement child) drops every schema of the run.
+fn a_stuck_childs_schema_is_dropped_at_teardown() {
+    let reg = python("postgres");
+    let url = std::env::var(checkpoint_bridge::POSTGRES_URL_ENV).expect("the server URL");
+    let prefix = format!("cp_bridge_{}_", checkpoint_bridge::protocol::run_token());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let schemas = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(async {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.expect("connect");
+            tokio::spawn(conn);
+            let rows = client
+                .query(
+                    "SELECT nspname FROM pg_namespace WHERE left(nspname, $1) = $2",
+                    &[&(prefix.len() as i32), &prefix],
+                )
+                .await
+                .expect("query");
+            rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>()
+        })
+    };
+    conformance_core::run::lifespan_setup(reg.registration()).expect("setup");
+    rt.block_on(async {
+        let fixture = reg.registration().fixture().await.expect("a saver");
+        let pid = reg.child_pid().expect("a child");
+        // SAFETY: kill(2) of the bridge child this test started.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGSTOP);
+        }
+        let cfg = conformance_core::CheckpointConfig::new("t");
+        let timed_out = tokio::time::timeout(Duration::from_millis(300), fixture.saver().get_tuple(&cfg)).await;
+        assert!(timed_out.is_err(), "a stopped child cannot answer");
+        std::mem::forget(fixture); // its cleanup would wait for the stopped child
+        let again = reg.registration().fixture().await.expect("a new child");
+        assert_ne!(reg.child_pid(), Some(pid), "the stuck child was replaced");
+        drop(again);
+    });
+    assert!(!schemas(&rt).is_empty(), "the stuck case's schema is there before the teardown");
+    conformance_core::run::lifespan_teardown(reg.registration()).expect("teardown");
+    let left = schemas(&rt);
+    assert!(left.is_empty(), "schemas left after the teardown: {left:?}");
 }
 
 /// A child that answers garbage: the handshake fails with a message showing the line,
