@@ -49,6 +49,9 @@ impl Progress {
                     let _ = writeln!(out, "  {cap}:");
                 }
             }
+            Planned::NotImplemented if cap.is_base() => {
+                let _ = writeln!(out, "  ⊘ {cap} (not implemented: a base capability, its cases fail)");
+            }
             Planned::NotImplemented => {
                 let _ = writeln!(out, "  ⊘ {cap} (not implemented)");
             }
