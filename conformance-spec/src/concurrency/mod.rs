@@ -62,6 +62,21 @@ pub(crate) async fn join_tasks<T: Send + 'static>(
     }
 }
 
+/// The verdict of a writer racing readers: the readers' failure, followed by the writer's
+/// error when it failed too (a partial write seen by a reader is then what the failed call
+/// left behind, and the message says so); else the writer's error; else `Ok`.
+pub(crate) fn writer_and_readers<W, R>(writer: Result<W, Failure>, readers: Result<R, Failure>) -> Checked {
+    match (writer, readers) {
+        (Err(w), Err(r)) => Err(Failure::new(format!(
+            "{}
+(the writer had failed: {}; a failed call must leave nothing behind, CONTRACT §4)",
+            r.message, w.message
+        ))),
+        (Err(f), Ok(_)) | (Ok(_), Err(f)) => Err(f),
+        (Ok(_), Ok(_)) => Ok(()),
+    }
+}
+
 /// S18: 50 tasks each call `put_writes(c1, [("ch", i)], task-i)` at once; all 50 writes
 /// are kept (a read-modify-write of the writes without a lock loses some).
 async fn put_writes_of_many_tasks_all_kept(cx: Cx) -> Checked {
@@ -310,4 +325,21 @@ async fn two_instances_write_at_once(cx: Cx) -> Checked {
         d.finish()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::writer_and_readers;
+    use conformance_core::Failure;
+
+    #[test]
+    fn a_readers_failure_shows_the_writers_error_too() {
+        let w: Result<(), Failure> = Err(Failure::new("put_writes(…): returned error Storage: disk full"));
+        let r: Result<(), Failure> = Err(Failure::new("list(…): tuple (…) is incomplete"));
+        let m = writer_and_readers(w, r).unwrap_err().message;
+        assert!(m.starts_with("list(…): tuple (…) is incomplete\n(the writer had failed: put_writes"), "{m}");
+        let w: Result<(), Failure> = Err(Failure::new("disk full"));
+        assert_eq!(writer_and_readers(w, Ok::<(), Failure>(())).unwrap_err().message, "disk full");
+        assert!(writer_and_readers(Ok::<(), Failure>(()), Ok::<(), Failure>(())).is_ok());
+    }
 }

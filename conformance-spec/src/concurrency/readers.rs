@@ -11,7 +11,7 @@ use conformance_core::{CheckpointConfig, CheckpointTuple, Failure, PendingWrite,
 use serde_json::json;
 use tokio::task::JoinHandle;
 
-use super::join_tasks;
+use super::{join_tasks, writer_and_readers};
 use crate::calls::{Cx, Reply};
 use crate::compare::{describe_writes, ensure, Checked, Diffs};
 use crate::data::{jv, pending, rich_step, Step};
@@ -121,8 +121,7 @@ pub(super) async fn reader_sees_none_or_all_of_a_checkpoint(cx: Cx) -> Checked {
     };
     let writer = join_tasks("the writer", vec![writer]).await;
     done.store(true, Ordering::Release);
-    join_tasks("the readers", readers).await?;
-    writer?;
+    writer_and_readers(writer, join_tasks("the readers", readers).await)?;
     Ok(())
 }
 
@@ -248,8 +247,7 @@ pub(super) async fn list_during_writes_returns_complete_tuples(cx: Cx) -> Checke
     };
     let writer = join_tasks("the writer", vec![writer]).await;
     done.store(true, Ordering::Release);
-    join_tasks("the readers", readers).await?;
-    writer?;
+    writer_and_readers(writer, join_tasks("the readers", readers).await)?;
     let listed = cx.after("after the writer finished").list_all(&thread).await?;
     ensure(listed.len() == STEPS, || format!("{listed}: expected {STEPS} tuples, got {}", listed.len()))?;
     check_all(&listed, &steps, &CheckpointConfig::new(thread.clone()))
