@@ -44,6 +44,12 @@ pub fn run(args: Args) -> ExitCode {
     if let Some(code) = conformance_selftest::child_main_if_requested() {
         return code;
     }
+    if let Some(only) = args.only.as_deref() {
+        if !conformance_selftest::MUTANTS.iter().any(|m| m.name.contains(only)) {
+            eprintln!("error: no mutant's name contains `{only}` (`cargo xtask mutants --list` prints the catalog)");
+            return ExitCode::from(crate::USAGE);
+        }
+    }
     if args.list {
         for m in
             conformance_selftest::MUTANTS.iter().filter(|m| args.only.as_deref().is_none_or(|o| m.name.contains(o)))

@@ -307,3 +307,9 @@ fn a_fuzz_run_that_would_run_nothing_is_refused() {
     assert_usage_error(&["fuzz", "--cases", "0"], "--cases");
     assert_usage_error(&["fuzz", "--time", "0"], "--time");
 }
+
+#[test]
+fn mutants_only_matching_nothing_is_refused() {
+    assert_usage_error(&["mutants", "--only", "no-such-mutant-name"], "no-such-mutant-name");
+    assert_usage_error(&["mutants", "--fuzz", "--only", "no-such-mutant-name"], "no mutant");
+}
