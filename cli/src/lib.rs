@@ -19,7 +19,7 @@ use clap::error::ErrorKind;
 pub mod backend;
 mod conformance;
 mod guard;
-mod interrupt;
+pub mod interrupt;
 
 pub use conformance::{run, Args, Choice};
 

@@ -111,6 +111,13 @@ fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
 
 /// Runs the fuzzer.
 pub fn run(args: Args) -> ExitCode {
+    // Found before the run, so that a divergence found is never lost to an unwritable path.
+    if let Err(e) = conformance_spec::outputs::check_writable(&args.out) {
+        eprintln!("error: --out: {e}");
+        return ExitCode::from(USAGE);
+    }
+    // SIGINT/SIGTERM/SIGHUP: what the run made is removed, exit 128 + the signal.
+    checkpoint_conformance::interrupt::install();
     let (reg, _kept) = match registration(&args.target) {
         Ok(r) => r,
         Err(code) => return code,
@@ -196,6 +203,7 @@ fn read_trace(file: &std::path::Path) -> Result<Trace, String> {
 
 /// Replays a trace file, or every trace of a directory (each on a fresh saver).
 pub fn run_replay(args: ReplayArgs) -> ExitCode {
+    checkpoint_conformance::interrupt::install();
     let mut traces = Vec::new();
     let files = match trace_files(&args.file) {
         Ok(f) => f,

@@ -306,6 +306,7 @@ fn mutants_list_prints_the_catalog_and_runs_nothing() {
 fn a_fuzz_run_that_would_run_nothing_is_refused() {
     assert_usage_error(&["fuzz", "--cases", "0"], "--cases");
     assert_usage_error(&["fuzz", "--time", "0"], "--time");
+    assert_usage_error(&["fuzz", "--out", "/nonexistent-dir/x.json"], "--out");
 }
 
 #[test]

@@ -70,7 +70,10 @@ def error_kind(exc: BaseException) -> str:
 def describe(exc: BaseException) -> str:
     t = type(exc)
     name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-    text = str(exc)
+    try:
+        text = str(exc)
+    except Exception as e:  # a saver's exception whose __str__ raises still gets an answer
+        text = f"<its message could not be read: {type(e).__qualname__}>"
     return f"{name}: {text}" if text else name
 
 
@@ -161,7 +164,9 @@ class Server:
             self.send({"id": rid, "error": {"kind": "Protocol", "message": str(e)}})
         except WireError as e:
             self.send({"id": rid, "error": {"kind": "Storage", "message": f"the saver's answer does not fit: {e}"}})
-        except Exception as e:
+        except (Exception, SystemExit, KeyboardInterrupt) as e:
+            # A saver raising SystemExit or KeyboardInterrupt in a call fails that call; it
+            # does not end the child.
             self.send({"id": rid, "error": {"kind": error_kind(e), "message": describe(e)}})
         else:
             self.send({"id": rid, "ok": result})

@@ -258,7 +258,7 @@ fn compare_into(d: &mut Diffs, op: &Op, expected: &Outcome, got: &Outcome) {
         (Outcome::Done, Outcome::Done) => {}
         (Outcome::Error(e), Outcome::Error(g)) => {
             if e != g {
-                d.push("", format_args!("a {e} error"), format_args!("a {g} error"));
+                d.push("", an_error(e), an_error(g));
             }
         }
         (Outcome::Version(_), Outcome::Version(g)) => {
@@ -304,9 +304,15 @@ fn compare_into(d: &mut Diffs, op: &Op, expected: &Outcome, got: &Outcome) {
     }
 }
 
+/// "an InvalidInput error", "a Storage error".
+fn an_error(kind: &str) -> String {
+    let article = if kind.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
+    format!("{article} {kind} error")
+}
+
 fn short(o: &Outcome) -> String {
     match o {
-        Outcome::Error(kind) => format!("a {kind} error"),
+        Outcome::Error(kind) => an_error(kind),
         Outcome::Done => "Ok".to_owned(),
         other => format!("Ok({})", serde_json::to_string(other).unwrap_or_default()),
     }

@@ -111,13 +111,19 @@ struct Run {
     failure: Option<String>,
 }
 
-/// Runs one sequence against a fresh fixture.
+/// Runs one sequence against a fresh fixture, judging pending writes as the saver reads
+/// them (a `task_path` left out when its reads carry none, as in a replay).
 async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8], raws: &[Raw]) -> Run {
-    let world = World::new(world_raw);
     let fixture = match reg.fixture().await {
         Ok(f) => f,
         Err(e) => return Run { steps: Vec::new(), failure: Some(format!("the factory failed: {e}")) },
     };
+    let on_reads = fixture.task_path_on_reads();
+    crate::compare::judging_task_path(on_reads, run_on(fixture, can, world_raw, raws)).await
+}
+
+async fn run_on(fixture: conformance_core::Fixture, can: &Abilities, world_raw: &[u16; 8], raws: &[Raw]) -> Run {
+    let world = World::new(world_raw);
     let (saver, cleanup, reopen, _) = fixture.into_parts();
     let mut instances = Instances::new(saver, reopen);
     let mut model = crate::model::Model::new();
@@ -235,9 +241,16 @@ pub fn fuzz(registration: &Registration, options: &FuzzOptions) -> Result<FuzzOu
     lifespan_setup(registration)?;
     let result = fuzz_inner(registration, options, &can);
     let teardown = lifespan_teardown(registration);
-    let outcome = result?;
-    teardown?;
-    Ok(outcome)
+    let mut outcome = result?;
+    match (teardown, &mut outcome.divergence) {
+        (Ok(()), _) => Ok(outcome),
+        // The divergence is the verdict: the failed teardown is said with it, not instead.
+        (Err(e), Some(d)) => {
+            d.message = format!("{}\n(then {e})", d.message);
+            Ok(outcome)
+        }
+        (Err(e), None) => Err(e),
+    }
 }
 
 /// [`fuzz`] inside a lifespan a front end already set up (the `checkpointer_test!` trial).
@@ -393,10 +406,16 @@ async fn replay_on_fixture(registration: &Registration, trace: &Trace) -> Result
     let (saver, cleanup, reopen, _) = fixture.into_parts();
     let steps = replay_steps(Instances::new(saver, reopen), trace);
     let result = crate::compare::judging_task_path(on_reads, steps).await;
-    if let Some(c) = cleanup {
-        c().await.map_err(|e| format!("the cleanup failed: {e}"))?;
+    // A differing step is the verdict; a cleanup that failed after it is said with it.
+    let cleaned = match cleanup {
+        Some(c) => c().await.map_err(|e| format!("the cleanup failed: {e}")),
+        None => Ok(()),
+    };
+    match (result, cleaned) {
+        (Err(step), Err(cleanup)) => Err(format!("{step}\n(then {cleanup})")),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Ok(()), Ok(())) => Ok(()),
     }
-    result
 }
 
 /// `trace` without the reads before its last step (`get_tuple`, `list`,
