@@ -19,6 +19,11 @@ pub struct Instances {
     killed: Vec<Arc<dyn CheckpointSaver>>,
 }
 
+/// How long one step (a call, or a batch of calls made at once) may take in a fuzz run or a
+/// replay before it fails the run: the default per-case limit of a conformance run
+/// ([`conformance_core::DEFAULT_TIMEOUT`]), so a saver that hangs cannot hang the fuzzer.
+pub const CALL_LIMIT: std::time::Duration = conformance_core::DEFAULT_TIMEOUT;
+
 impl Instances {
     /// The first instance, and how to open more.
     pub fn new(first: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>) -> Self {
@@ -37,9 +42,13 @@ impl Instances {
     /// the panic, or when a marker needs an instance the registration cannot open.
     pub async fn run(&mut self, op: &Op) -> Result<Option<Outcome>, String> {
         use futures::FutureExt;
-        std::panic::AssertUnwindSafe(self.run_uncaught(op)).catch_unwind().await.unwrap_or_else(|p| {
-            Err(format!("{}: the saver panicked: {}", describe(op), conformance_core::panic_message(&*p)))
-        })
+        let call = std::panic::AssertUnwindSafe(self.run_uncaught(op)).catch_unwind();
+        match tokio::time::timeout(CALL_LIMIT, call).await {
+            Ok(done) => done.unwrap_or_else(|p| {
+                Err(format!("{}: the saver panicked: {}", describe(op), conformance_core::panic_message(&*p)))
+            }),
+            Err(_) => Err(format!("{}: no answer within {} s (a step's limit)", describe(op), CALL_LIMIT.as_secs())),
+        }
     }
 
     /// The instance `index`, opened when it is the next one (one past those open).
