@@ -399,6 +399,23 @@ impl Diffs {
         )
     }
 
+    /// Names each listed tuple whose `config.checkpoint_id` is not its checkpoint's id
+    /// (CONTRACT §1 Checkpoint tuple), by position and both ids: `tuples[3].config: config
+    /// names 1ef…, checkpoint is 1f0…`, so a wrong config does not read as a lost checkpoint.
+    pub fn configs_match(&mut self, got: &[CheckpointTuple]) -> &mut Self {
+        for (i, t) in got.iter().enumerate() {
+            if t.config.checkpoint_id.as_deref() != Some(t.checkpoint.id.as_str()) {
+                let named = t.config.checkpoint_id.as_deref().unwrap_or("no checkpoint_id");
+                self.push(
+                    format_args!("tuples[{i}].config"),
+                    format_args!("the checkpoint's id {}", t.checkpoint.id),
+                    format_args!("config names {named}, checkpoint is {}", t.checkpoint.id),
+                );
+            }
+        }
+        self
+    }
+
     /// Compares two listings: the same tuples (by config) in the same order ("same N
     /// elements, wrong order" when only the order differs, [`order_field`]), and every pair
     /// with the same config field by field ([`Diffs::tuple`]), each under the place

@@ -161,3 +161,16 @@ fn a_spawned_task_judges_task_path_as_its_case_does() {
         "outside a case the field is compared"
     );
 }
+
+#[test]
+fn a_listed_config_naming_another_checkpoint_is_named_so() {
+    let (s1, s2) = (Step::new("c1"), Step::new("c2"));
+    let (t1, mut t2) = (tuple(&s1, None, vec![]), tuple(&s2, Some("c1"), vec![]));
+    let mut d = Diffs::new();
+    d.of("list(thread=t, ns=<all>)").configs_match(&[t2.clone(), t1.clone()]);
+    assert!(d.is_empty());
+    t2.config = t2.config.clone().with_id("c1");
+    d.configs_match(&[t2, t1]);
+    let found: Vec<String> = d.differences().iter().map(|x| format!("{}: {}", x.field, x.got)).collect();
+    assert_eq!(found, ["tuples[0].config: config names c1, checkpoint is c2"]);
+}

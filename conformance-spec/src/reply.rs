@@ -152,17 +152,6 @@ impl Reply<Vec<CheckpointTuple>> {
     /// # Errors
     /// The failure naming every disagreeing tuple.
     pub fn expect_configs_match(&self) -> Checked {
-        let mut d = self.diffs();
-        for (i, t) in self.iter().enumerate() {
-            if t.config.checkpoint_id.as_deref() != Some(t.checkpoint.id.as_str()) {
-                let named = t.config.checkpoint_id.as_deref().unwrap_or("no checkpoint_id");
-                d.push(
-                    format_args!("tuples[{i}].config"),
-                    format_args!("the checkpoint's id {}", t.checkpoint.id),
-                    format_args!("config names {named}, checkpoint is {}", t.checkpoint.id),
-                );
-            }
-        }
-        d.finish()
+        self.diffs().configs_match(self).finish()
     }
 }

@@ -293,7 +293,7 @@ fn compare_into(d: &mut Diffs, op: &Op, expected: &Outcome, got: &Outcome) {
             }
         }
         (Outcome::Tuples(e), Outcome::Tuples(g)) => {
-            d.tuples(e, g);
+            d.configs_match(g).tuples(e, g);
         }
         (Outcome::History(e), Outcome::History(g)) => {
             d.eq("channels", &e.keys().collect::<Vec<_>>(), &g.keys().collect::<Vec<_>>());
