@@ -218,3 +218,46 @@ fn interrupt_during_start(file: &str, delay: Duration) {
     assert!(!running(), "SIGINT {delay:?} after {file:?}: a postmaster of {} survived: {stderr}", dir.display());
     assert!(!dir.exists(), "SIGINT {delay:?} after {file:?}: {} survived: {stderr}", dir.display());
 }
+
+/// The `checkpoint_test_` schemas on the server at `url`, by `psql`; `None` without psql.
+fn test_schemas(url: &str) -> Option<Vec<String>> {
+    let out = Command::new("psql")
+        .args([url, "-Atc", "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'checkpoint\\_test\\_%'"])
+        .output()
+        .ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect())
+}
+
+#[test]
+fn an_interrupted_run_on_a_given_server_drops_its_schemas() {
+    let _one = serial();
+    let Some(url) = std::env::var("CHECKPOINT_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else { return };
+    let Some(before) = test_schemas(&url) else {
+        eprintln!("skipped: psql cannot list the schemas of {url}");
+        return;
+    };
+    let mut run = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "postgres", "--progress", "quiet", "--jobs", "1"])
+        .process_group(0)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("xtask runs");
+    // Interrupt it while one of its case schemas exists, once the cases run (detection's
+    // probe schemas come and go in the first second).
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(3)
+        || test_schemas(&url).is_some_and(|now| now.iter().all(|s| before.contains(s)))
+    {
+        assert!(start.elapsed() < Duration::from_secs(120), "the run made no schema");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal(&run, "-INT");
+    let status = run.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let left: Vec<String> =
+        test_schemas(&url).unwrap_or_default().into_iter().filter(|s| !before.contains(s)).collect();
+    assert!(left.is_empty(), "schemas left by the interrupted run: {left:?}");
+}

@@ -1,9 +1,11 @@
 //! The kit's registration of [`PostgresSaver`]: a fresh schema per case on one server, from
 //! one [`Storage`] impl ([`PostgresStorage`]). Behind the `kit` feature.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use conformance_core::leftovers::InterruptGuard;
 use conformance_core::{BoxError, Capability, Fixture, Registration, Storage};
 use tokio_postgres::NoTls;
 
@@ -102,26 +104,45 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
     let setup_url = url.to_owned();
     let teardown_url = url.to_owned();
     let run_prefix = run_prefix.to_owned();
+    let setup_prefix = run_prefix.clone();
+    // While the run lives, a SIGINT/SIGTERM drops its schemas too (the teardown will not run).
+    let on_interrupt: Arc<Mutex<Option<InterruptGuard>>> = Arc::default();
+    let teardown_guard = on_interrupt.clone();
     Registration::persistent("postgres", PostgresStorage::new(url, &run_prefix)).lifespan(
         move || {
             let url = setup_url.clone();
+            let (prefix, guard) = (setup_prefix.clone(), on_interrupt.clone());
             async move {
                 let client = connect_plain(&url)
                     .await
                     .map_err(|e| format!("cannot connect to the PostgreSQL server named by the URL: {e}"))?;
                 client.simple_query("SELECT 1").await?;
+                let cleanup = move || drop_schemas_now(&url, &prefix);
+                *guard.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(conformance_core::leftovers::on_interrupt(cleanup));
                 Ok(())
             }
         },
         move || {
             let url = teardown_url.clone();
             let prefix = run_prefix.clone();
+            let guard = teardown_guard.clone();
             async move {
+                guard.lock().unwrap_or_else(|e| e.into_inner()).take();
                 drop_schemas_with_prefix(&url, &prefix).await?;
                 Ok(())
             }
         },
     )
+}
+
+/// [`drop_schemas_with_prefix`] from a signal handler's thread: on a runtime of its own,
+/// within 10 s, errors ignored (the process is exiting).
+fn drop_schemas_now(url: &str, prefix: &str) {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+    // The timer is made inside the runtime (it needs its reactor).
+    let _ = rt
+        .block_on(async { tokio::time::timeout(Duration::from_secs(10), drop_schemas_with_prefix(url, prefix)).await });
 }
 
 /// The PostgreSQL saver's storage for the kit ([`Storage`]): a schema per case on one
