@@ -364,6 +364,10 @@ impl Harness {
                 return ExitCode::from(2);
             }
         }
+        if let Err(e) = check_fuzz_env() {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
         let Prepared { mut parts, trials } = self.prepare();
         let conclusion = libtest_mimic::run(&self.args, trials);
         for part in &mut parts {
@@ -479,6 +483,22 @@ mod tests;
 pub const FUZZ_ENV: &str = "CHECKPOINT_CONFORMANCE_FUZZ";
 /// The seed of the fuzz trial; without it a seed is drawn and printed.
 pub const FUZZ_SEED_ENV: &str = "CHECKPOINT_CONFORMANCE_FUZZ_SEED";
+
+/// A set, non-empty [`FUZZ_ENV`] must be a count of 1 or more, and [`FUZZ_SEED_ENV`] a u64:
+/// a typo would otherwise run no fuzz trial, or another seed, without a word.
+fn check_fuzz_env() -> Result<(), String> {
+    if let Some(v) = std::env::var(FUZZ_ENV).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
+        if !v.parse::<u32>().is_ok_and(|n| n > 0) {
+            return Err(format!("{FUZZ_ENV}={v:?}: a number of sequences from 1 to {} is expected", u32::MAX));
+        }
+    }
+    if let Some(v) = std::env::var(FUZZ_SEED_ENV).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
+        if v.parse::<u64>().is_err() {
+            return Err(format!("{FUZZ_SEED_ENV}={v:?}: a seed from 0 to {} is expected", u64::MAX));
+        }
+    }
+    Ok(())
+}
 
 /// The opt-in trial `fuzz::model_sequences` (issue 15): [`crate::fuzz`] with the number of
 /// sequences in [`FUZZ_ENV`], the seed printed so a failure can be reproduced with
