@@ -400,6 +400,28 @@ impl ScratchDir {
     }
 }
 
+/// A fresh [`ScratchDir`] `<temp dir>/<prefix><pid>-<n>`. The first call of a process for a
+/// prefix first removes the directories of that prefix whose process is gone (a run killed
+/// with SIGKILL), naming each on stderr: the helper of every per-case temporary directory
+/// of the kit (the SQLite registrations', the SQLite mutants').
+///
+/// # Errors
+/// What `mkdir` answered.
+pub fn temp_scratch_dir(prefix: &str) -> io::Result<ScratchDir> {
+    static SWEPT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let tmp = std::env::temp_dir();
+    {
+        let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+        if !swept.iter().any(|p| p == prefix) {
+            swept.push(prefix.to_owned());
+            for s in sweep(&tmp, prefix, Tail::Counter, remove_dir) {
+                eprintln!("note: {}", s.describe());
+            }
+        }
+    }
+    ScratchDir::new_in(&tmp, prefix)
+}
+
 impl Drop for ScratchDir {
     fn drop(&mut self) {
         let _ = remove_dir(&self.path);

@@ -44,6 +44,7 @@ pub mod clusters;
 mod detect;
 mod isolation;
 pub mod leftovers;
+pub mod output_file;
 pub mod progress;
 mod registration;
 pub mod render;

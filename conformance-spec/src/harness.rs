@@ -172,14 +172,14 @@ pub fn take_junit_flag(args: Vec<OsString>) -> Result<(Option<PathBuf>, Vec<OsSt
 pub fn write_reports(report: &Report, outputs: &ReportOutputs) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
     if let Some(p) = &outputs.json {
-        if let Err(e) = std::fs::write(p, report.to_json()) {
+        if let Err(e) = conformance_core::output_file::write_replacing(p, report.to_json().as_bytes()) {
             errors.push(format!("could not write the JSON report to {}: {e}", p.display()));
         }
     }
     if let Some(p) = &outputs.junit {
         match render_junit(report) {
             Ok(xml) => {
-                if let Err(e) = std::fs::write(p, xml) {
+                if let Err(e) = conformance_core::output_file::write_replacing(p, xml.as_bytes()) {
                     errors.push(format!("could not write the JUnit report to {}: {e}", p.display()));
                 }
             }

@@ -112,8 +112,9 @@ pub fn run(args: Args) -> ExitCode {
         return print_table(p);
     }
     if let Some(p) = &args.json {
-        if let Err(e) = std::fs::write(p, b"{}") {
-            eprintln!("error: cannot write the JSON report to {}: {e}", p.display());
+        // Checked, not written: the report of an earlier run stays until this one replaces it.
+        if let Err(e) = conformance_spec::harness::check_writable(p) {
+            eprintln!("error: --json: {e}");
             return ExitCode::from(USAGE);
         }
     }
@@ -194,7 +195,10 @@ pub fn run(args: Args) -> ExitCode {
             .map(|t| json!({"target": t.what, "measured": t.measured, "bound": t.bound, "met": t.met, "why": t.why}))
             .collect();
         let doc = json!({"figures": all, "targets": table, "reps": args.reps, "min_ms": args.min_ms});
-        if let Err(e) = std::fs::write(p, serde_json::to_string_pretty(&doc).unwrap_or_default()) {
+        if let Err(e) = conformance_core::output_file::write_replacing(
+            p,
+            serde_json::to_string_pretty(&doc).unwrap_or_default().as_bytes(),
+        ) {
             eprintln!("error: cannot write the JSON report to {}: {e}", p.display());
             return ExitCode::FAILURE;
         }

@@ -159,7 +159,7 @@ pub fn run(args: Args) -> ExitCode {
     }
     println!("DIVERGENCE (shrunk to {} steps):\n{}", d.trace.steps.len(), d.trace.readable());
     println!("the last call differs from the model:\n  {}", d.message.replace('\n', "\n  "));
-    if let Err(e) = std::fs::write(&args.out, d.trace.to_json()) {
+    if let Err(e) = conformance_core::output_file::write_replacing(&args.out, d.trace.to_json().as_bytes()) {
         eprintln!("error: cannot write {}: {e}", args.out.display());
         return ExitCode::FAILURE;
     }
