@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use checkpoint_memory::MemorySaver;
+use conformance_core::leftovers::{self, ScratchDir};
 use conformance_core::{BoxError, CheckpointSaver, Fixture, Registration};
 
 use crate::bug::{Bug, NoBug};
@@ -41,7 +42,7 @@ pub fn registration_of(name: &str, base: Base, make: fn() -> Arc<dyn Bug>) -> Re
             }))
         }),
         Base::Sqlite => Registration::new(name, move || async move {
-            let dir = tempfile::Builder::new().prefix("checkpoint-mutant-").tempdir()?;
+            let dir = case_dir()?;
             let path = dir.path().join("checkpoints.sqlite");
             let location = path.to_str().ok_or_else(|| format!("{} is not valid UTF-8", path.display()))?.to_owned();
             let saver = Arc::new(MutantSaver::new(open_sqlite(&location).await?, make()));
@@ -59,6 +60,17 @@ pub fn registration_of(name: &str, base: Base, make: fn() -> Arc<dyn Bug>) -> Re
         }),
     }
     .timeout(TIMEOUT)
+}
+
+/// The prefix of a SQLite mutant's per-case directory in the temporary directory.
+const DIR_PREFIX: &str = "checkpoint-mutant-";
+
+/// A fresh per-case directory `<temp dir>/checkpoint-mutant-<pid>-<n>`: removed by the case's
+/// cleanup, and by the interrupt cleanup when `cargo xtask mutants` is stopped by a signal.
+/// The first call of a process removes the directories of runs whose process is gone (a
+/// SIGKILL), naming each on stderr (`conformance_core::leftovers`, the kit's one sweep).
+fn case_dir() -> std::io::Result<ScratchDir> {
+    leftovers::temp_scratch_dir(DIR_PREFIX)
 }
 
 /// The SQLite saver on the database file `location`, opened the way the backend's own

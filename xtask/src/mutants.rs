@@ -62,6 +62,8 @@ pub fn run(args: Args) -> ExitCode {
     if args.fuzz {
         return crate::fuzz::mutants(args.only.as_deref());
     }
+    // A signal removes the SQLite mutants' case directories before the process exits.
+    checkpoint_conformance::interrupt::install();
     let mut options =
         AnalysisOptions { all_capabilities: args.all_capabilities, only: args.only, ..Default::default() };
     if let Some(jobs) = args.jobs {

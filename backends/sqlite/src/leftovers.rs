@@ -6,7 +6,6 @@
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 
 use conformance_core::leftovers::{self, ScratchDir};
 use conformance_core::CheckpointError;
@@ -21,14 +20,7 @@ const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 /// A fresh per-case directory in the temporary directory; the first call of a process
 /// removes the directories of runs whose process is gone, naming each on stderr.
 pub(crate) fn temp_case_dir() -> std::io::Result<ScratchDir> {
-    static SWEPT: Once = Once::new();
-    let tmp = std::env::temp_dir();
-    SWEPT.call_once(|| {
-        for s in leftovers::sweep(&tmp, TEMP_PREFIX, leftovers::Tail::Counter, leftovers::remove_dir) {
-            eprintln!("note: {}", s.describe());
-        }
-    });
-    ScratchDir::new_in(&tmp, TEMP_PREFIX)
+    leftovers::temp_scratch_dir(TEMP_PREFIX)
 }
 
 /// Removes the case files (`<base>.case-<pid>-<n>` and their `-wal`, `-shm`, `-journal`)
