@@ -327,6 +327,8 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
     let mut server: Option<TestServer> = None;
     // A bridged saver: kept for the report's annotation (the side judged, its versions).
     let mut bridged: Option<checkpoint_bridge::BridgeRegistration> = None;
+    // A bridged postgres saver on a server: its schemas go on an interrupt.
+    let mut _schema_cleanup = None;
     let mut registration = match (&args.backend, &args.sqlite_path) {
         (Choice::Kit(Backend::Sqlite), Some(path)) => match checkpoint_sqlite::registration_at(path) {
             Ok(r) => r,
@@ -361,6 +363,8 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
             } else {
                 None
             };
+            // Dropped with the run's other state at the end of this function.
+            _schema_cleanup = postgres_url.as_deref().map(crate::backend::drop_bridge_schemas_on_interrupt);
             let made = match backend {
                 Choice::Python(spec) => {
                     let options = checkpoint_bridge::PythonOptions {

@@ -61,9 +61,14 @@ pub struct ReplayArgs {
     target: Target,
 }
 
-/// What a target's registration keeps alive: the throwaway PostgreSQL server and the
-/// bridge (its child process) a registration may need.
-type Kept = (Option<TestServer>, Option<checkpoint_bridge::BridgeRegistration>);
+/// What a target's registration keeps alive: the throwaway PostgreSQL server, the bridge
+/// (its child process) a registration may need, and a bridged postgres saver's interrupt
+/// cleanup of its schemas (`checkpoint_conformance::backend::drop_bridge_schemas_on_interrupt`).
+type Kept = (
+    Option<TestServer>,
+    Option<checkpoint_bridge::BridgeRegistration>,
+    Option<conformance_core::leftovers::InterruptGuard>,
+);
 
 /// The registration of the target, and what it needs kept alive.
 fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
@@ -72,7 +77,7 @@ fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
             eprintln!("error: unknown mutant `{name}` (`cargo xtask mutants` lists the catalog)");
             return Err(ExitCode::from(USAGE));
         };
-        return Ok((conformance_selftest::registration(m), (None, None)));
+        return Ok((conformance_selftest::registration(m), (None, None, None)));
     }
     let mut server = None;
     let postgres_url = if target.backend.needs_postgres(None) {
@@ -81,10 +86,11 @@ fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
         None
     };
     let base_dir = crate::bridge_dir();
+    let schema_cleanup = postgres_url.as_deref().map(checkpoint_conformance::backend::drop_bridge_schemas_on_interrupt);
     let bridged = match &target.backend {
         Choice::Kit(b) => {
             return match b.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {
-                Ok(reg) => Ok((reg, (server, None))),
+                Ok(reg) => Ok((reg, (server, None, None))),
                 Err(e) => {
                     eprintln!("error: {e}");
                     Err(ExitCode::from(USAGE))
@@ -101,7 +107,7 @@ fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
         }
     };
     match bridged {
-        Ok(b) => Ok((b.registration().clone(), (server, Some(b)))),
+        Ok(b) => Ok((b.registration().clone(), (server, Some(b), schema_cleanup))),
         Err(e) => {
             eprintln!("error: {e}");
             Err(ExitCode::from(USAGE))

@@ -219,25 +219,27 @@ fn interrupt_during_start(file: &str, delay: Duration) {
     assert!(!dir.exists(), "SIGINT {delay:?} after {file:?}: {} survived: {stderr}", dir.display());
 }
 
-/// The `checkpoint_test_` schemas on the server at `url`, by `psql`; `None` without psql.
-fn test_schemas(url: &str) -> Option<Vec<String>> {
-    let out = Command::new("psql")
-        .args([url, "-Atc", "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'checkpoint\\_test\\_%'"])
-        .output()
-        .ok()?;
+/// The schemas named like `pattern` (SQL LIKE) on the server at `url`, by `psql`; `None`
+/// without psql.
+fn schemas(url: &str, pattern: &str) -> Option<Vec<String>> {
+    let query = format!("SELECT nspname FROM pg_namespace WHERE nspname LIKE '{pattern}'");
+    let out = Command::new("psql").args([url, "-Atc", &query]).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect())
 }
 
-#[test]
-fn an_interrupted_run_on_a_given_server_drops_its_schemas() {
+/// A `conformance --backend <backend>` run on the server of `$CHECKPOINT_POSTGRES_URL`,
+/// interrupted with SIGINT once a schema named like `pattern` that was not there before
+/// exists, after waiting `settle` first (detection's probe schemas come and go in the
+/// first second): it exits 130 and leaves no such schema.
+fn interrupted_run_leaves_no_schema(backend: &str, pattern: &str, settle: Duration) {
     let _one = serial();
     let Some(url) = std::env::var("CHECKPOINT_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else { return };
-    let Some(before) = test_schemas(&url) else {
+    let Some(before) = schemas(&url, pattern) else {
         eprintln!("skipped: psql cannot list the schemas of {url}");
         return;
     };
     let mut run = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["conformance", "--backend", "postgres", "--progress", "quiet", "--jobs", "1"])
+        .args(["conformance", "--backend", backend, "--progress", "quiet", "--jobs", "1"])
         .process_group(0)
         .env("NO_COLOR", "1")
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -245,18 +247,29 @@ fn an_interrupted_run_on_a_given_server_drops_its_schemas() {
         .stderr(Stdio::null())
         .spawn()
         .expect("xtask runs");
-    // Interrupt it while one of its case schemas exists, once the cases run (detection's
-    // probe schemas come and go in the first second).
     let start = Instant::now();
-    std::thread::sleep(Duration::from_secs(3));
-    while test_schemas(&url).is_some_and(|now| now.iter().all(|s| before.contains(s))) {
-        assert!(start.elapsed() < Duration::from_secs(120), "the run made no schema");
-        std::thread::sleep(Duration::from_millis(10));
+    std::thread::sleep(settle);
+    // A bridged backend's first run also installs its packages: up to 10 minutes.
+    while schemas(&url, pattern).is_some_and(|now| now.iter().all(|s| before.contains(s))) {
+        assert!(run.try_wait().unwrap().is_none(), "the run ended before it made a schema");
+        assert!(start.elapsed() < Duration::from_secs(600), "the run made no schema");
+        std::thread::sleep(Duration::from_millis(50));
     }
     signal(&run, "-INT");
     let status = run.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{status:?}");
     let left: Vec<String> =
-        test_schemas(&url).unwrap_or_default().into_iter().filter(|s| !before.contains(s)).collect();
+        schemas(&url, pattern).unwrap_or_default().into_iter().filter(|s| !before.contains(s)).collect();
     assert!(left.is_empty(), "schemas left by the interrupted run: {left:?}");
+}
+
+#[test]
+fn an_interrupted_run_on_a_given_server_drops_its_schemas() {
+    interrupted_run_leaves_no_schema("postgres", "checkpoint\\_test\\_%", Duration::from_secs(3));
+}
+
+/// The Python child's case schemas (`cp_bridge_<run token>_...`) are dropped by the host.
+#[test]
+fn an_interrupted_bridge_run_on_a_given_server_drops_its_schemas() {
+    interrupted_run_leaves_no_schema("python:postgres", "cp\\_bridge\\_%", Duration::ZERO);
 }

@@ -30,6 +30,13 @@ pub fn run_token() -> &'static str {
     })
 }
 
+/// The prefix of every PostgreSQL schema a bridge child of this host process creates:
+/// `cp_bridge_<run token>_` (docs/bridge-protocol.md "Storage"; the Python and JavaScript
+/// children's postgres storage add 16 random hex digits).
+pub fn schema_prefix() -> String {
+    format!("cp_bridge_{}_", run_token())
+}
+
 /// One request line: `{"id", "op", "handle"?, "args"}`.
 #[derive(Serialize)]
 pub(crate) struct Request<'a, A: Serialize> {

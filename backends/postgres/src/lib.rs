@@ -135,8 +135,8 @@ mod url;
 
 #[cfg(feature = "kit")]
 pub use registration::{
-    drop_schema, drop_schemas_with_prefix, registration, registration_from_env, registration_with_schema_prefix,
-    PostgresStorage, NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
+    drop_schema, drop_schemas_now, drop_schemas_with_prefix, registration, registration_from_env,
+    registration_with_schema_prefix, PostgresStorage, NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
 };
 pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
 pub use url::{check_reachable, check_url};

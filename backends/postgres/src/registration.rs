@@ -136,9 +136,9 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
     )
 }
 
-/// [`drop_schemas_with_prefix`] from a signal handler's thread: on a runtime of its own,
-/// within 10 s, errors ignored (the process is exiting).
-fn drop_schemas_now(url: &str, prefix: &str) {
+/// [`drop_schemas_with_prefix`] from a signal handler's thread (an interrupt cleanup): on a
+/// runtime of its own, within 10 s, errors ignored (the process is exiting).
+pub fn drop_schemas_now(url: &str, prefix: &str) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
     // The timer is made inside the runtime (it needs its reactor).
     let _ = rt

@@ -59,6 +59,14 @@ function postgresUrl() {
   return url;
 }
 
+/** `cp_bridge_<run token>_`: every child of one host run names its schemas with the token
+ * the host gives it (CHECKPOINT_BRIDGE_RUN), so the host can drop those of a run it stops
+ * (docs/bridge-protocol.md "Storage"); `cp_bridge_` without a token. */
+function schemaPrefix() {
+  const token = (process.env.CHECKPOINT_BRIDGE_RUN ?? "").replace(/[^0-9a-f]/g, "").slice(0, 16);
+  return token ? `cp_bridge_${token}_` : "cp_bridge_";
+}
+
 /** `postgres`: PostgresSaver.fromConnString with a schema of its own per case (the
  * saver's `schema` option), set up once and dropped after the case. The location is the
  * schema's name; the URL comes from CHECKPOINT_POSTGRES_URL. */
@@ -83,7 +91,7 @@ function postgresStorage() {
       await admin("SELECT 1");
     },
     async create() {
-      const schema = `cp_bridge_js_${randomUUID().replaceAll("-", "").slice(0, 16)}`;
+      const schema = `${schemaPrefix()}${randomUUID().replaceAll("-", "").slice(0, 16)}`;
       const saver = await saverOn(schema);
       try {
         await saver.setup();
