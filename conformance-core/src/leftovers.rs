@@ -167,6 +167,31 @@ pub fn kill_child(pid: u32) {
     let _ = pid;
 }
 
+/// For an interrupt cleanup ([`on_interrupt`]) of a child process `pid` this process
+/// started and that takes a lock file of its own (the durability crash test's child):
+/// [`kill_child`], reap it, and [`release_child`] its lock file, so the next run does not
+/// name the interrupted run's child as a run that did not finish. Waits at most 2 s for the
+/// lock to be let go.
+pub fn kill_and_release_child(pid: u32) {
+    kill_child(pid);
+    #[cfg(unix)]
+    if let Ok(raw) = i32::try_from(pid) {
+        // SAFETY: waitpid(2) on a child of this process, no status wanted; another thread
+        // reaping it first makes this answer ECHILD, which is fine.
+        unsafe {
+            libc::waitpid(raw, std::ptr::null_mut(), 0);
+        }
+    }
+    let path = lock_dir().join(lock_name(pid));
+    let start = std::time::Instant::now();
+    while path.exists() && start.elapsed() < std::time::Duration::from_secs(2) {
+        release_child(pid);
+        if path.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
 /// In a child process the kit started: asks the kernel to SIGKILL it when its parent
 /// goes (Linux's `PR_SET_PDEATHSIG`, which also covers a parent killed by SIGKILL), and
 /// exits at once when the parent is already gone. Elsewhere nothing.

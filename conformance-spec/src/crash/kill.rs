@@ -58,10 +58,11 @@ pub(super) async fn run_and_kill(exe: &std::path::Path, request: &str, plan: Kil
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("could not start the child {}: {e}", exe.display()))?;
-    // An interrupted front end kills the child before it exits (it would go on writing).
+    // An interrupted front end kills the child before it exits (it would go on writing),
+    // and removes the child's lock file.
     let child_pid = child.id();
     let _killed_on_interrupt = conformance_core::leftovers::on_interrupt(move || {
-        conformance_core::leftovers::kill_child(child_pid);
+        conformance_core::leftovers::kill_and_release_child(child_pid);
     });
     let log = Arc::new(Mutex::new(ChildLog::default()));
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Instant>();
