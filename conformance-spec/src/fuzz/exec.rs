@@ -2,6 +2,7 @@
 //! outcomes field by field with the spec's comparator ([`Diffs`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use conformance_core::{CheckpointSaver, ReopenFn};
 
@@ -17,17 +18,22 @@ pub struct Instances {
     /// Instances replaced at a `reopen`: a killed process never shuts down cleanly, so
     /// they are kept, unused, until the trace ends (a flush in `Drop` must not save them).
     killed: Vec<Arc<dyn CheckpointSaver>>,
+    /// How long one step may take ([`Instances::new`]).
+    limit: Duration,
 }
 
-/// How long one step (a call, or a batch of calls made at once) may take in a fuzz run or a
-/// replay before it fails the run: the default per-case limit of a conformance run
-/// ([`conformance_core::DEFAULT_TIMEOUT`]), so a saver that hangs cannot hang the fuzzer.
-pub const CALL_LIMIT: std::time::Duration = conformance_core::DEFAULT_TIMEOUT;
+/// The step limit of a replay inside a spec case, whose own case timeout bounds it too: the
+/// default per-case limit of a conformance run ([`conformance_core::DEFAULT_TIMEOUT`]).
+pub const CALL_LIMIT: Duration = conformance_core::DEFAULT_TIMEOUT;
 
 impl Instances {
-    /// The first instance, and how to open more.
-    pub fn new(first: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>) -> Self {
-        Self { list: vec![first], current: 0, reopen, killed: Vec::new() }
+    /// The first instance, how to open more, and how long one step (a call, or a batch of
+    /// calls made at once) may take before it fails the run: the registration's per-case
+    /// limit ([`conformance_core::Registration::case_timeout`]) in a fuzz run or a replay,
+    /// so a saver that hangs cannot hang the fuzzer, and a slow saver given a longer
+    /// `--timeout` gets it per step too.
+    pub fn new(first: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>, limit: Duration) -> Self {
+        Self { list: vec![first], current: 0, reopen, killed: Vec::new(), limit }
     }
 
     async fn open(&self) -> Result<Arc<dyn CheckpointSaver>, String> {
@@ -42,12 +48,16 @@ impl Instances {
     /// the panic, or when a marker needs an instance the registration cannot open.
     pub async fn run(&mut self, op: &Op) -> Result<Option<Outcome>, String> {
         use futures::FutureExt;
+        let limit = self.limit;
         let call = std::panic::AssertUnwindSafe(self.run_uncaught(op)).catch_unwind();
-        match tokio::time::timeout(CALL_LIMIT, call).await {
+        match tokio::time::timeout(limit, call).await {
             Ok(done) => done.unwrap_or_else(|p| {
                 Err(format!("{}: the saver panicked: {}", describe(op), conformance_core::panic_message(&*p)))
             }),
-            Err(_) => Err(format!("{}: no answer within {} s (a step's limit)", describe(op), CALL_LIMIT.as_secs())),
+            Err(_) => Err(format!(
+                "{}: no answer within {limit:?} (a step's limit, the registration's case timeout)",
+                describe(op)
+            )),
         }
     }
 
@@ -324,5 +334,34 @@ fn short(o: &Outcome) -> String {
         Outcome::Error(kind) => an_error(kind),
         Outcome::Done => "Ok".to_owned(),
         other => format!("Ok({})", serde_json::to_string(other).unwrap_or_default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Instances;
+    use crate::fuzz::trace::Op;
+    use conformance_core::{async_trait, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A saver whose get_tuple never answers.
+    struct Hangs;
+
+    #[async_trait]
+    impl CheckpointSaver for Hangs {
+        async fn get_tuple(&self, _config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+            std::future::pending().await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_step_gets_the_limit_it_is_given() {
+        let mut instances = Instances::new(Arc::new(Hangs), None, Duration::from_millis(50));
+        let op = Op::GetTuple { config: CheckpointConfig::new("t") };
+        let start = std::time::Instant::now();
+        let e = instances.run(&op).await.unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(5), "waited {:?}", start.elapsed());
+        assert!(e.contains("no answer within 50ms") && e.contains("get_tuple"), "{e}");
     }
 }

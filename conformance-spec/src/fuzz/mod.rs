@@ -119,13 +119,19 @@ async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8],
         Err(e) => return Run { steps: Vec::new(), failure: Some(format!("the factory failed: {e}")) },
     };
     let on_reads = fixture.task_path_on_reads();
-    crate::compare::judging_task_path(on_reads, run_on(fixture, can, world_raw, raws)).await
+    crate::compare::judging_task_path(on_reads, run_on(fixture, reg.case_timeout(), can, world_raw, raws)).await
 }
 
-async fn run_on(fixture: conformance_core::Fixture, can: &Abilities, world_raw: &[u16; 8], raws: &[Raw]) -> Run {
+async fn run_on(
+    fixture: conformance_core::Fixture,
+    limit: Duration,
+    can: &Abilities,
+    world_raw: &[u16; 8],
+    raws: &[Raw],
+) -> Run {
     let world = World::new(world_raw);
     let (saver, cleanup, reopen, _) = fixture.into_parts();
-    let mut instances = Instances::new(saver, reopen);
+    let mut instances = Instances::new(saver, reopen, limit);
     let mut model = crate::model::Model::new();
     let mut ops: Vec<Op> = Vec::new();
     let mut steps = Vec::new();
@@ -404,7 +410,7 @@ async fn replay_on_fixture(registration: &Registration, trace: &Trace) -> Result
     // Pending writes judged as the saver reads them (CONTRACT §2 put_writes).
     let on_reads = fixture.task_path_on_reads();
     let (saver, cleanup, reopen, _) = fixture.into_parts();
-    let steps = replay_steps(Instances::new(saver, reopen), trace);
+    let steps = replay_steps(Instances::new(saver, reopen, registration.case_timeout()), trace);
     let result = crate::compare::judging_task_path(on_reads, steps).await;
     // A differing step is the verdict; a cleanup that failed after it is said with it.
     let cleaned = match cleanup {
@@ -462,7 +468,7 @@ pub async fn replay_trace_in(cx: &crate::Cx, trace: &Trace) -> Result<(), Failur
         });
         f
     });
-    replay_steps(Instances::new(cx.saver(), reopen), trace).await.map_err(Failure::new)
+    replay_steps(Instances::new(cx.saver(), reopen, exec::CALL_LIMIT), trace).await.map_err(Failure::new)
 }
 
 /// The outcome a trace step expects, for tools that build traces.
