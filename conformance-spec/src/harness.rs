@@ -364,7 +364,7 @@ impl Harness {
                 return ExitCode::from(2);
             }
         }
-        if let Err(e) = check_fuzz_env() {
+        if let Err(e) = fuzz_env() {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
@@ -484,20 +484,27 @@ pub const FUZZ_ENV: &str = "CHECKPOINT_CONFORMANCE_FUZZ";
 /// The seed of the fuzz trial; without it a seed is drawn and printed.
 pub const FUZZ_SEED_ENV: &str = "CHECKPOINT_CONFORMANCE_FUZZ_SEED";
 
-/// A set, non-empty [`FUZZ_ENV`] must be a count of 1 or more, and [`FUZZ_SEED_ENV`] a u64:
-/// a typo would otherwise run no fuzz trial, or another seed, without a word.
-fn check_fuzz_env() -> Result<(), String> {
-    if let Some(v) = std::env::var(FUZZ_ENV).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
-        if !v.parse::<u32>().is_ok_and(|n| n > 0) {
-            return Err(format!("{FUZZ_ENV}={v:?}: a number of sequences from 1 to {} is expected", u32::MAX));
-        }
+/// The fuzz trial's settings from the environment: `None` when [`FUZZ_ENV`] is unset or
+/// empty, else its number of sequences and the seed of [`FUZZ_SEED_ENV`] (`None`: draw one).
+///
+/// # Errors
+/// A set, non-empty [`FUZZ_ENV`] that is not a count of 1 or more, or a [`FUZZ_SEED_ENV`]
+/// that is not a u64: a typo would otherwise run no fuzz trial, or another seed, without a
+/// word. The run checks this before any trial (exit 2).
+fn fuzz_env() -> Result<Option<(u32, Option<u64>)>, String> {
+    let set = |name: &str| std::env::var(name).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let seed = match set(FUZZ_SEED_ENV) {
+        Some(v) => Some(
+            v.parse::<u64>()
+                .map_err(|_| format!("{FUZZ_SEED_ENV}={v:?}: a seed from 0 to {} is expected", u64::MAX))?,
+        ),
+        None => None,
+    };
+    let Some(v) = set(FUZZ_ENV) else { return Ok(None) };
+    match v.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(Some((n, seed))),
+        _ => Err(format!("{FUZZ_ENV}={v:?}: a number of sequences from 1 to {} is expected", u32::MAX)),
     }
-    if let Some(v) = std::env::var(FUZZ_SEED_ENV).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
-        if v.parse::<u64>().is_err() {
-            return Err(format!("{FUZZ_SEED_ENV}={v:?}: a seed from 0 to {} is expected", u64::MAX));
-        }
-    }
-    Ok(())
 }
 
 /// The opt-in trial `fuzz::model_sequences` (issue 15): [`crate::fuzz`] with the number of
@@ -509,9 +516,9 @@ fn fuzz_trial(
     name: String,
     section: &Arc<Mutex<Option<conformance_core::FuzzSection>>>,
 ) -> Option<Trial> {
-    let cases: u32 = std::env::var(FUZZ_ENV).ok()?.trim().parse().ok().filter(|n| *n > 0)?;
-    let seed =
-        std::env::var(FUZZ_SEED_ENV).ok().and_then(|s| s.trim().parse().ok()).unwrap_or_else(|| fastrand::u64(..));
+    // Checked by the run before any trial (`fuzz_env`'s errors are exit 2).
+    let (cases, seed) = fuzz_env().ok()??;
+    let seed = seed.unwrap_or_else(|| fastrand::u64(..));
     let reg = registration.clone();
     let section = section.clone();
     Some(Trial::test(name, move || {
