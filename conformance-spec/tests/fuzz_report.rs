@@ -70,6 +70,20 @@ fn main() -> ExitCode {
             }
         }
     }
+    // A typo in either variable is a usage error (exit 2, one line), before any trial.
+    for (k, v) in [("CHECKPOINT_CONFORMANCE_FUZZ", "lots"), ("CHECKPOINT_CONFORMANCE_FUZZ", "0")]
+        .into_iter()
+        .chain([("CHECKPOINT_CONFORMANCE_FUZZ_SEED", "-1")])
+    {
+        let mut c = Command::new(std::env::current_exe().unwrap());
+        c.env(CHILD, "1").env_remove("GITHUB_STEP_SUMMARY").env_remove("CHECKPOINT_CONFORMANCE_REPORT");
+        c.env_remove("CHECKPOINT_CONFORMANCE_FUZZ").env_remove("CHECKPOINT_CONFORMANCE_FUZZ_SEED").env(k, v);
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() != Some(2) || !err.starts_with(&format!("error: {k}=\"{v}\"")) {
+            failed.push(format!("{k}={v}: expected exit 2 and one line naming it, got {:?}: {err}", out.status));
+        }
+    }
     if without.fuzz.is_some() || without_text.contains("\"fuzz\"") {
         failed.push("without CHECKPOINT_CONFORMANCE_FUZZ: expected no fuzz section, got one".to_owned());
     }
