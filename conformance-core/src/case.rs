@@ -62,17 +62,34 @@ impl fmt::Debug for SpecCase {
 }
 
 /// Why a case failed: one message that says which call, which checkpoint, what was expected
-/// and what came back.
+/// and what came back. Or, made by [`Failure::not_run`], why the case could not check its
+/// rule at all: the case is then reported not run ([`crate::Outcome::NotRun`]), not failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
     /// The message.
     pub message: String,
+    /// True for [`Failure::not_run`].
+    not_run: bool,
 }
 
 impl Failure {
     /// A failure with this message.
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self { message: message.into(), not_run: false }
+    }
+
+    /// The case could not check its rule: a call of another capability, made to prepare or
+    /// read back its data, answered `Unsupported` (CONTRACT §5: a case fails only on its
+    /// own rule). The runner reports the case [`crate::Outcome::NotRun`] with `message`
+    /// ("not run: needs ..."), libtest and nextest show it ignored, and its capability
+    /// is incomplete, not passed.
+    pub fn not_run(message: impl Into<String>) -> Self {
+        Self { message: message.into(), not_run: true }
+    }
+
+    /// Whether this is a [`Failure::not_run`].
+    pub fn is_not_run(&self) -> bool {
+        self.not_run
     }
 }
 

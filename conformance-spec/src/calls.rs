@@ -45,13 +45,17 @@ pub struct Cx {
     own: Option<Capability>,
     /// Set at the first call of `own`'s method: from then on no call is setup.
     rule_started: Arc<AtomicBool>,
+    /// Made by [`Cx::for_case`]: a call of a capability other than `own` (any call, for a
+    /// property capability) that answers `Unsupported` means the case cannot check its
+    /// rule ([`Reply::or_fail`] gives a [`Failure::not_run`]).
+    judged: bool,
 }
 
 impl Cx {
     /// Wraps a core context, without telling setup from the rule.
     pub fn new(ctx: CaseEnv) -> Self {
         let saver = ctx.saver.clone();
-        Self { ctx, saver, note: None, own: None, rule_started: Arc::default() }
+        Self { ctx, saver, note: None, own: None, rule_started: Arc::default(), judged: false }
     }
 
     /// Wraps a core context for a case of `capability` (what [`crate::spec_cases!`] does for
@@ -59,7 +63,7 @@ impl Cx {
     pub fn for_case(ctx: CaseEnv, capability: Capability) -> Self {
         let property = matches!(capability, Capability::Concurrency | Capability::Durability | Capability::Traces);
         let own = (!property).then_some(capability);
-        Self { own, ..Self::new(ctx) }
+        Self { own, judged: true, ..Self::new(ctx) }
     }
 
     /// Whether `call`, made now, is setup (and, when it is the case's own method, marks the
@@ -71,6 +75,13 @@ impl Cx {
             return false;
         }
         !self.rule_started.load(Ordering::Acquire)
+    }
+
+    /// Whether `call` is of another capability than the case's own method (every call, in a
+    /// case of a property capability): an `Unsupported` answer then means the case cannot
+    /// check its rule, rather than that it broke it.
+    fn foreign(&self, call: &Call) -> bool {
+        self.judged && self.own.is_none_or(|own| call.capability() != own)
     }
 
     /// Runs the case `f` of `capability` on `ctx` (what [`crate::spec_cases!`] does for
@@ -167,8 +178,8 @@ impl Cx {
         call: Call,
         result: impl Future<Output = Result<T, CheckpointError>>,
     ) -> Reply<Result<T, CheckpointError>> {
-        let setup = self.setup(&call);
-        Reply { call, note: self.note.clone(), setup, value: result.await }
+        let (setup, foreign) = (self.setup(&call), self.foreign(&call));
+        Reply { call, note: self.note.clone(), setup, foreign, value: result.await }
     }
 
     /// `put(config, step)` returning the raw result, for cases about errors and about the
@@ -274,9 +285,12 @@ impl Cx {
     pub async fn get_some(&self, config: &CheckpointConfig) -> Result<Reply<CheckpointTuple>, Failure> {
         let reply = self.get(config).await?;
         match reply.value {
-            Some(value) => Ok(Reply { call: reply.call, note: reply.note, setup: reply.setup, value }),
+            Some(value) => {
+                Ok(Reply { call: reply.call, note: reply.note, setup: reply.setup, foreign: reply.foreign, value })
+            }
             None => {
-                let call = Reply { call: reply.call, note: reply.note, setup: reply.setup, value: () };
+                let call =
+                    Reply { call: reply.call, note: reply.note, setup: reply.setup, foreign: reply.foreign, value: () };
                 Err(Failure::new(format!("{call}: expected a checkpoint, got none")))
             }
         }
@@ -381,7 +395,7 @@ impl Cx {
     pub fn next_version(&self, current: Option<&ChannelVersion>) -> Reply<ChannelVersion> {
         let value = self.saver.get_next_version(current);
         let call = Call::GetNextVersion { current: current.cloned() };
-        Reply { setup: self.setup(&call), call, note: self.note.clone(), value }
+        Reply { setup: self.setup(&call), foreign: self.foreign(&call), call, note: self.note.clone(), value }
     }
 
     /// Fails unless `get_tuple(config)` returns exactly `expected`, every field

@@ -58,7 +58,7 @@ pub use crate::outputs::{check_writable, ReportOutputs};
 use conformance_core::render::{append_step_summary, render_junit, render_terminal};
 use conformance_core::run::{execute_case_repeated, not_run, not_run_reason, Planned};
 use conformance_core::{Capability, CaseResult, Knowledge, Outcome, Registration, Report, Session, SpecCase, Start};
-use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
+use libtest_mimic::{Arguments, Completion, Failed, FormatSetting, Trial};
 
 /// The environment variable naming the file the JSON report is written to.
 pub const REPORT_ENV: &str = "CHECKPOINT_CONFORMANCE_REPORT";
@@ -334,7 +334,9 @@ impl Harness {
         let results = results.clone();
         let repeat = repeat.clone();
         let setup_error = session.setup_error().map(str::to_owned);
-        Trial::test(Self::trial_name(&reg, &case), move || {
+        // A case that ran but could not check its rule (Failure::not_run) is ignored at run
+        // time, with its reason: the same outcome as in the report.
+        Trial::ignorable_test(Self::trial_name(&reg, &case), move || {
             if let Some(e) = setup_error {
                 return Err(Failed::from(format!("not run: {e}")));
             }
@@ -348,7 +350,8 @@ impl Harness {
             let r = execute_case_repeated(&reg, &case, runs);
             let outcome = match (r.outcome, &r.message) {
                 (Outcome::Failed, m) => Err(Failed::from(m.as_deref().unwrap_or("failed"))),
-                _ => Ok(()),
+                (Outcome::NotRun, m) => Ok(Completion::ignored_with(m.as_deref().unwrap_or("not run"))),
+                _ => Ok(Completion::Completed),
             };
             results.lock().unwrap_or_else(|e| e.into_inner()).insert(i, r);
             outcome

@@ -169,7 +169,9 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
         let result = match catch_within(remaining, run(ctx)).await {
-            Ok(Ok(())) => Ok(()),
+            // Ok(Some(reason)): the case could not check its rule (Failure::not_run).
+            Ok(Ok(())) => Ok(None),
+            Ok(Err(f)) if f.is_not_run() => Ok(Some(f.message)),
             Ok(Err(f)) => Err((f.message, None)),
             // The case's limit, not what was left of it after the factory.
             Err(Abort::TimedOut { abandoned, .. }) => {
@@ -191,14 +193,15 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             },
         };
         match (result, cleanup) {
-            (Ok(()), Ok(())) => Ok(()),
+            (Ok(not_run), Ok(())) => Ok(not_run),
             (Err(m), Ok(())) => Err(m),
-            (Ok(()), Err(c)) => Err((c, None)),
+            (Ok(_), Err(c)) => Err((c, None)),
             (Err((m, a)), Err(c)) => Err((format!("{m}; and {c}"), a)),
         }
     });
     let (outcome, message, abort) = match outcome {
-        Ok(Ok(())) => (Outcome::Passed, None, None),
+        Ok(Ok(None)) => (Outcome::Passed, None, None),
+        Ok(Ok(Some(reason))) => (Outcome::NotRun, Some(reason), None),
         Ok(Err((m, a))) => (Outcome::Failed, Some(m), a),
         Err(a @ Abort::TimedOut { .. }) => {
             let a = a.with_in_flight(calls.describe());
