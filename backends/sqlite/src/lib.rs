@@ -19,7 +19,8 @@
 //! answer on a oneshot channel, so they never block a runtime thread and work on any
 //! runtime (or several: the threads are not tied to one).
 //!
-//! **Group commit.** The writer takes every request queued at that moment, runs them in
+//! **Group commit.** The writer takes every request queued at that moment (and, when its
+//! last group had several callers, waits up to 200 µs for as many), runs them in
 //! one `BEGIN IMMEDIATE` transaction, each inside its own savepoint (a failing request is
 //! rolled back alone and gets its own error; the others commit), commits once and only
 //! then answers each request. Alone, a put is one commit; under load, one fsync serves the

@@ -25,6 +25,10 @@ use crate::SqliteOptions;
 /// once when the group is retried, so it must not consume its inputs.
 pub(crate) type WriteOp = Box<dyn FnMut(&Connection) -> Result<(), CheckpointError> + Send>;
 
+/// How long the writer waits for the callers of its last group to send their next
+/// requests, when that group had several (see `writer_loop`): a fraction of one fsync.
+const LINGER: std::time::Duration = std::time::Duration::from_micros(200);
+
 struct Job {
     op: WriteOp,
     reply: oneshot::Sender<Result<(), CheckpointError>>,
@@ -102,6 +106,8 @@ fn writer_loop(
     wal_pages: &AtomicU64,
 ) {
     let mut next: Option<Job> = None;
+    // The size of the last group: how many callers were writing at once.
+    let mut last_group = 1;
     loop {
         let first = match next.take() {
             Some(job) => job,
@@ -110,13 +116,26 @@ fn writer_loop(
                 Err(_) => return,
             },
         };
+        let max = options.max_batch.max(1);
         let mut batch = vec![first];
-        while batch.len() < options.max_batch.max(1) {
+        while batch.len() < max {
             match rx.try_recv() {
                 Ok(job) => batch.push(job),
                 Err(_) => break,
             }
         }
+        // Callers answered by the last group send their next request a moment apart: when
+        // several were writing at once, wait up to LINGER for as many before committing,
+        // so one fsync serves them all instead of one, then the rest. A lone writer
+        // (last group of 1) never waits.
+        let linger_until = Instant::now() + LINGER;
+        while batch.len() < last_group.min(max) {
+            match rx.recv_timeout(linger_until.saturating_duration_since(Instant::now())) {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        last_group = batch.len();
         let results = run_batch(conn, &mut batch, options);
         stats.commits.fetch_add(1, Ordering::Relaxed);
         stats.requests.fetch_add(batch.len() as u64, Ordering::Relaxed);
