@@ -8,41 +8,58 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::leftovers::{on_interrupt, remove_file};
+use crate::leftovers::{on_interrupt, remove_file, sweep, InterruptGuard, Tail};
 
 /// How many symbolic links [`write_replacing`] follows before it calls the chain a loop
 /// (Linux's own limit, `MAXSYMLINKS`).
 const MAX_LINKS: usize = 40;
 
-/// Writes `bytes` to `path`, replacing what was there in one step.
+/// The prefix of the temporary file beside a report: `.checkpoint-report-<pid>-<n>`, short
+/// whatever the report's name (a name near the 255-byte limit still gets one), and swept by
+/// the next write in that directory when its process is gone (a SIGKILL during the write).
+const TEMP_PREFIX: &str = ".checkpoint-report-";
+
+/// Writes `bytes` to `path`, replacing what was there in one step where it can.
 ///
 /// - A regular file (or a path that does not exist yet) is replaced by `rename` from a
-///   temporary file `.<name>.<pid>-<n>.tmp` in the same directory, written and flushed to
-///   disk first. An existing file's permissions are kept. The temporary file is removed on
-///   an error, and by [`crate::leftovers::run_interrupt_cleanups`] when the process is
-///   interrupted while it exists.
+///   temporary file `.checkpoint-report-<pid>-<n>` in the same directory, created with the
+///   existing file's permissions, written and flushed to disk first. The temporary file is
+///   removed on an error, by [`crate::leftovers::run_interrupt_cleanups`] when the process
+///   is interrupted while it exists, and by a later write in that directory after a
+///   SIGKILL.
 /// - A symbolic link is followed (a chain too, up to 40 links): the file it points to is
 ///   replaced and the link stays a link.
-/// - Anything else that exists (a character device such as `/dev/stdout` or `/dev/null`, a
-///   pipe) cannot be renamed over: it is written in place, as `std::fs::write` would.
+/// - Written in place instead, as `std::fs::write` would, where a rename would change what
+///   the path is: anything that is not a regular file (`/dev/null`, a terminal, a pipe);
+///   a path through a file descriptor (`/dev/stdout`, `/proc/self/fd/N`: the shell's
+///   redirection target keeps its other content and stays the file the shell writes); a
+///   file with other hard links or another owner (they stay one file with its owner); and
+///   an existing file in a directory that takes no new file.
 ///
 /// # Errors
-/// What the file system answered: the directory does not take a new file, the disk is
-/// full, a loop of links, ... The report at `path` is then as it was.
+/// What the file system answered: the directory does not take a new file and there is no
+/// file to write in place, the disk is full, a loop of links, ... A regular report at
+/// `path` is then as it was.
 pub fn write_replacing(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let target = resolve_links(path)?;
-    match std::fs::metadata(&target) {
-        Ok(m) if !m.is_file() => return write_in_place(&target, bytes),
-        _ => {}
+    let Resolved { target, through_descriptor } = resolve_links(path)?;
+    let existing = std::fs::metadata(&target).ok();
+    if through_descriptor || existing.as_ref().is_some_and(|m| !m.is_file() || shared(m)) {
+        return write_in_place(path, bytes);
     }
-    let tmp = temporary_beside(&target)?;
-    let guard = {
-        let tmp = tmp.clone();
-        on_interrupt(move || {
-            let _ = remove_file(&tmp);
-        })
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     };
-    let written = fill(&tmp, &target, bytes).and_then(|()| std::fs::rename(&tmp, &target));
+    for s in sweep(&dir, TEMP_PREFIX, Tail::Counter, remove_file) {
+        eprintln!("note: {}", s.describe());
+    }
+    let (tmp, guard) = match temporary_in(&dir, existing.as_ref()) {
+        Ok(made) => made,
+        // A read-only directory with a writable report in it: the report is still written.
+        Err(_) if existing.is_some() => return write_in_place(&target, bytes),
+        Err(e) => return Err(e),
+    };
+    let written = fill(&tmp, existing.as_ref(), bytes).and_then(|()| std::fs::rename(&tmp, &target));
     if written.is_err() {
         let _ = remove_file(&tmp);
     }
@@ -50,10 +67,19 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
-/// The file `path` names once every symbolic link in the chain is followed (the last link's
-/// target, existing or not).
-fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+/// Where a report path leads.
+struct Resolved {
+    /// The file the last link of the chain names (existing or not).
+    target: PathBuf,
+    /// The chain passes through `/proc` or `/dev/fd` (`/dev/stdout` is a link to
+    /// `/proc/self/fd/1`): the path stands for an open file descriptor.
+    through_descriptor: bool,
+}
+
+fn resolve_links(path: &Path) -> io::Result<Resolved> {
+    let descriptor = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev/fd");
     let mut current = path.to_path_buf();
+    let mut through_descriptor = descriptor(&current);
     for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&current) {
             Ok(m) if m.file_type().is_symlink() => {
@@ -62,46 +88,75 @@ fn resolve_links(path: &Path) -> io::Result<PathBuf> {
                     Some(dir) if next.is_relative() => dir.join(next),
                     _ => next,
                 };
+                through_descriptor |= descriptor(&current);
             }
-            _ => return Ok(current),
+            _ => return Ok(Resolved { target: current, through_descriptor }),
         }
     }
     Err(io::Error::other(format!("{} is a loop of symbolic links", path.display())))
 }
 
-/// Creates a new, empty temporary file in `target`'s directory.
-fn temporary_beside(target: &Path) -> io::Result<PathBuf> {
+/// A regular file that a rename would split from its other names or give to this process's
+/// user: more than one hard link, or another owner.
+#[cfg(unix)]
+fn shared(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid(2) takes nothing and cannot fail.
+    m.nlink() > 1 || m.uid() != unsafe { libc::geteuid() }
+}
+
+#[cfg(not(unix))]
+fn shared(_m: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// Creates a new, empty temporary file in `dir`, with `existing`'s permissions when given
+/// (so the content is never readable by more users than the report's), and the interrupt
+/// cleanup that removes it, registered before the file exists (a signal right after the
+/// creation still finds it).
+fn temporary_in(dir: &Path, existing: Option<&std::fs::Metadata>) -> io::Result<(PathBuf, InterruptGuard)> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    crate::leftovers::claim();
     loop {
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(_) => return Ok(tmp),
+        let tmp = dir.join(format!("{TEMP_PREFIX}{}-{n}", std::process::id()));
+        let guard = {
+            let tmp = tmp.clone();
+            on_interrupt(move || {
+                let _ = remove_file(&tmp);
+            })
+        };
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        if let Some(m) = existing {
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            options.mode(m.permissions().mode() & 0o7777);
+        }
+        #[cfg(not(unix))]
+        let _ = existing;
+        match options.open(&tmp) {
+            Ok(_) => return Ok((tmp, guard)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }
     }
 }
 
-/// Writes `bytes` into the temporary file `tmp`, gives it `target`'s permissions when
-/// `target` exists, and flushes it to disk.
-fn fill(tmp: &Path, target: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Writes `bytes` into the temporary file `tmp`, gives it `existing`'s exact permissions
+/// (the umask may have taken some at creation), and flushes it to disk.
+fn fill(tmp: &Path, existing: Option<&std::fs::Metadata>, bytes: &[u8]) -> io::Result<()> {
     let mut file = std::fs::OpenOptions::new().write(true).truncate(true).open(tmp)?;
     file.write_all(bytes)?;
-    if let Ok(m) = std::fs::metadata(target) {
+    if let Some(m) = existing {
         file.set_permissions(m.permissions())?;
     }
     file.sync_all()
 }
 
-/// Writes `bytes` into an existing file that is not a regular file (a device, a pipe).
+/// Writes `bytes` into `target` as it is: truncated, then written.
 fn write_in_place(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = std::fs::OpenOptions::new().write(true).truncate(true).open(target)?;
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(target)?;
     file.write_all(bytes)?;
     file.flush()
 }
@@ -182,6 +237,57 @@ mod tests {
         std::os::unix::fs::symlink(&b, &a).unwrap();
         std::os::unix::fs::symlink(&a, &b).unwrap();
         assert!(write_replacing(&a, b"x").unwrap_err().to_string().contains("loop"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hard_linked_file_stays_one_file() {
+        let d = dir();
+        let a = d.path().join("a.json");
+        std::fs::write(&a, b"old").unwrap();
+        std::fs::hard_link(&a, d.path().join("b.json")).unwrap();
+        write_replacing(&d.path().join("b.json"), b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new", "the other name sees the new report");
+    }
+
+    #[test]
+    fn a_name_near_the_limit_still_gets_its_report() {
+        let d = dir();
+        let p = d.path().join("r".repeat(250));
+        write_replacing(&p, b"x").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "x");
+    }
+
+    #[test]
+    fn a_killed_writers_temporary_file_goes_with_the_next_write() {
+        let d = dir();
+        // A pid that is gone: the lock file protocol says so when it has no lock file and
+        // kill(pid, 0) answers ESRCH.
+        let gone = (4_000_000..4_100_000u32).find(|p| crate::leftovers::process_gone(*p)).unwrap();
+        let left = d.path().join(format!(".checkpoint-report-{gone}-0"));
+        std::fs::write(&left, b"half").unwrap();
+        write_replacing(&d.path().join("r.json"), b"x").unwrap();
+        assert!(!left.exists(), "the killed writer's temporary file is still there");
+        assert_eq!(names(d.path()), ["r.json"]);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_path_through_a_descriptor_writes_the_open_file_in_place() {
+        use std::os::unix::io::AsRawFd;
+        let d = dir();
+        let p = d.path().join("log.txt");
+        std::fs::write(&p, b"").unwrap();
+        let mut log = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        std::io::Write::write_all(&mut log, b"before\n").unwrap();
+        let fd = std::path::PathBuf::from(format!("/proc/self/fd/{}", log.as_raw_fd()));
+        write_replacing(&fd, b"report\n").unwrap();
+        std::io::Write::write_all(&mut log, b"after\n").unwrap();
+        // Renamed over, the file would hold only the report and "after" would go to a
+        // deleted file: written in place, the shell's file keeps receiving output.
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("report") && text.contains("after"), "{text:?}");
+        assert_eq!(names(d.path()), ["log.txt"]);
     }
 
     #[cfg(unix)]
