@@ -59,17 +59,23 @@ pub fn run(args: Args) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    if args.fuzz {
-        return crate::fuzz::mutants(args.only.as_deref());
-    }
     // A signal removes the SQLite mutants' case directories before the process exits.
     checkpoint_conformance::interrupt::install();
+    if args.fuzz {
+        let code = crate::fuzz::mutants(args.only.as_deref());
+        // The run's case directories are gone: its lock file goes too.
+        conformance_core::leftovers::release();
+        return code;
+    }
     let mut options =
         AnalysisOptions { all_capabilities: args.all_capabilities, only: args.only, ..Default::default() };
     if let Some(jobs) = args.jobs {
         options.jobs = usize::from(jobs);
     }
     let analysis = analyze(&options);
+    // The run's case directories are gone: its lock file goes too (the next run would name
+    // this one as a run that did not finish).
+    conformance_core::leftovers::release();
     print!("{}", analysis.render());
     if analysis.survivors().is_empty() && analysis.unexplained().is_empty() && analysis.baseline_failures.is_empty() {
         ExitCode::SUCCESS

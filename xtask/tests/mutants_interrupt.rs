@@ -78,3 +78,39 @@ fn a_killed_mutants_runs_directories_go_with_the_next_run() {
         assert!(!dir.exists(), "{} of the killed run survived the next run", dir.display());
     }
 }
+
+#[test]
+fn a_finished_mutants_run_leaves_no_lock_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [&["mutants", "--only", SQLITE_MUTANT][..], &["mutants", "--fuzz", "--only", SQLITE_MUTANT][..]] {
+        let status = Command::new(env!("CARGO_BIN_EXE_xtask"))
+            .args(args)
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{args:?}: {status:?}");
+        let locks: Vec<_> = std::fs::read_dir(tmp.path().join("checkpoint-conformance"))
+            .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(locks.is_empty(), "{args:?} left lock files: {locks:?}");
+        assert_eq!(case_dirs(tmp.path()), Vec::<PathBuf>::new(), "{args:?} left case directories");
+    }
+}
+
+#[test]
+fn an_interrupted_mutants_fuzz_run_leaves_no_case_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["mutants", "--fuzz", "--only", SQLITE_MUTANT])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_a_new_case_dir(&mut run, tmp.path(), &[]);
+    assert!(Command::new("kill").args(["-TERM", &run.id().to_string()]).status().unwrap().success());
+    assert_eq!(run.wait().unwrap().code(), Some(143), "SIGTERM is exit 128 + 15 after the cleanup");
+    assert_eq!(case_dirs(tmp.path()), Vec::<PathBuf>::new(), "case directories left behind");
+}
