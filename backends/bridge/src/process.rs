@@ -152,6 +152,10 @@ pub(crate) struct Connection {
     /// The run's work directory, removed after the child is gone, and by the interrupt
     /// cleanup (`conformance_core::leftovers::on_interrupt`) while it lives.
     workdir: Mutex<Option<(tempfile::TempDir, conformance_core::leftovers::InterruptGuard)>>,
+    /// An interrupt kills the child first (the newest cleanup runs first): a child left
+    /// running while the run's other cleanups go (its PostgreSQL schemas dropped, its work
+    /// directory removed) could make them again before it dies with the host.
+    _killed_on_interrupt: conformance_core::leftovers::InterruptGuard,
 }
 
 impl Connection {
@@ -236,6 +240,7 @@ impl Connection {
             .name("bridge-stderr".into())
             .spawn(move || keep_stderr_tail(&s, stderr))
             .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
+        let child_pid = shared.pid;
         Ok(Arc::new(Self {
             shared,
             writer: Mutex::new(Some(wtx)),
@@ -247,6 +252,9 @@ impl Connection {
                 });
                 (w, guard)
             })),
+            _killed_on_interrupt: conformance_core::leftovers::on_interrupt(move || {
+                conformance_core::leftovers::kill_and_release_child(child_pid)
+            }),
         }))
     }
 
