@@ -348,9 +348,19 @@ impl Drop for InterruptGuard {
 
 /// Registers `cleanup` to run if the process is interrupted while the guard lives (see
 /// [`run_interrupt_cleanups`]).
+///
+/// Registered once the interruption began (a worker that made something while
+/// [`run_interrupt_cleanups`] was running), the cleanup runs at once: the process exits
+/// after the cleanups it took, and would leave this one undone.
 pub fn on_interrupt(cleanup: impl Fn() + Send + Sync + 'static) -> InterruptGuard {
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    registry().lock().unwrap_or_else(|e| e.into_inner()).insert(id, Box::new(cleanup));
+    let mut registry = registry().lock().unwrap_or_else(|e| e.into_inner());
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        drop(registry);
+        cleanup();
+    } else {
+        registry.insert(id, Box::new(cleanup));
+    }
     InterruptGuard(id)
 }
 
@@ -369,8 +379,13 @@ pub fn interrupted() -> bool {
 /// this one as a run that did not finish. A front end's SIGINT / SIGTERM handler calls it
 /// before the process exits.
 pub fn run_interrupt_cleanups() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-    let all = std::mem::take(&mut *registry().lock().unwrap_or_else(|e| e.into_inner()));
+    // Set under the registry's lock: a cleanup registered from now on runs at once
+    // ([`on_interrupt`]), none falls between the flag and the take.
+    let all = {
+        let mut registry = registry().lock().unwrap_or_else(|e| e.into_inner());
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        std::mem::take(&mut *registry)
+    };
     for (_, cleanup) in all.into_iter().rev() {
         cleanup();
     }
@@ -392,6 +407,10 @@ impl ScratchDir {
     /// What `mkdir` answered.
     pub fn new_in(parent: &Path, prefix: &str) -> io::Result<Self> {
         claim();
+        if interrupted() {
+            // The process is exiting: nothing new is made (its cleanup may have run).
+            return Err(io::Error::other("the run is being interrupted"));
+        }
         static SEQ: AtomicU64 = AtomicU64::new(0);
         loop {
             let n = SEQ.fetch_add(1, Ordering::Relaxed);
