@@ -421,6 +421,8 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
 
     let mut report = conformance_spec::validate(&registration, &options);
     crate::interrupt::stop_if_interrupted();
+    // From here a signal waits until the verdict is printed and both reports are written.
+    let verdict = crate::interrupt::verdict();
     if let Some(b) = &bridged {
         b.annotate(&mut report);
     }
@@ -428,6 +430,7 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
 
     let outputs = ReportOutputs { json: args.json.clone(), junit: args.junit.clone(), step_summary: true };
     let written = write_reports(&report, &outputs);
+    drop(verdict);
     if let Err(errors) = &written {
         for e in errors {
             eprintln!("error: {e}");

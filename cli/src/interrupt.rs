@@ -11,6 +11,17 @@ use signal_hook::iterator::Signals;
 /// Set once a signal came; the handler exits the process when its cleanup is done.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// Held while the verdict is printed and its reports written ([`verdict`]): a signal that
+/// comes meanwhile waits for it, so the reports are the run's, both complete, or (a signal
+/// before it) none.
+static VERDICT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Taken by the run from the moment it prints its verdict until its reports are written:
+/// the handler waits for the guard before it cleans up and exits (128 + the signal).
+pub fn verdict() -> std::sync::MutexGuard<'static, ()> {
+    VERDICT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Called by the run before it reports: when a signal came, the cases that ran after it are
 /// no verdict, so nothing is printed or written, and the thread waits for the handler to
 /// exit the process.
@@ -36,6 +47,8 @@ pub fn install() {
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
             INTERRUPTED.store(true, Ordering::SeqCst);
+            // A verdict being printed and written is finished first; held to the exit.
+            let _verdict = verdict();
             eprintln!("\ninterrupted (signal {signal}): removing what the run made");
             conformance_core::leftovers::run_interrupt_cleanups();
             std::process::exit(128 + signal);
