@@ -52,3 +52,34 @@ fn a_race_is_found_through_a_concurrent_batch() {
     replay(&reference(Base::Memory), &trace).unwrap();
     replay(&reference(Base::Sqlite), &trace).unwrap();
 }
+
+/// `list` never answers: a saver that hangs.
+struct ListHangs;
+
+#[async_trait::async_trait]
+impl crate::bug::Bug for ListHangs {
+    async fn call(
+        &self,
+        saver: &crate::wrapper::Inner<'_>,
+        call: crate::bug::Call,
+    ) -> Result<crate::bug::Reply, conformance_core::CheckpointError> {
+        match call {
+            crate::bug::Call::List { .. } => std::future::pending().await,
+            call => saver.forward(call).await,
+        }
+    }
+}
+
+/// A step that hangs ends the run with the sequence that hung, after one step limit (the
+/// registration's timeout), instead of shrinking it at the cost of that limit per try.
+#[test]
+fn a_hanging_saver_is_reported_without_shrinking_it() {
+    let limit = std::time::Duration::from_millis(300);
+    let reg = crate::registration::registration_of("list-hangs", Base::Memory, || std::sync::Arc::new(ListHangs))
+        .timeout(limit);
+    let start = std::time::Instant::now();
+    let found = fuzz(&reg, &FuzzOptions { seed: 0, cases: 200, ..Default::default() }).unwrap();
+    let d = found.divergence.expect("the fuzzer reports the hang");
+    assert!(d.message.contains("list(") && d.message.contains("no answer within 300ms"), "{}", d.message);
+    assert!(start.elapsed() < limit * 40, "took {:?}: shrunk at a step limit per try", start.elapsed());
+}

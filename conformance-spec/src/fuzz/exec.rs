@@ -26,6 +26,10 @@ pub struct Instances {
 /// default per-case limit of a conformance run ([`conformance_core::DEFAULT_TIMEOUT`]).
 pub const CALL_LIMIT: Duration = conformance_core::DEFAULT_TIMEOUT;
 
+/// What the message of a step that took longer than its limit says (after the call):
+/// the fuzzer does not shrink such a divergence, each try would cost the limit again.
+pub const NO_ANSWER: &str = ": no answer within ";
+
 impl Instances {
     /// The first instance, how to open more, and how long one step (a call, or a batch of
     /// calls made at once) may take before it fails the run: the registration's per-case
@@ -54,10 +58,9 @@ impl Instances {
             Ok(done) => done.unwrap_or_else(|p| {
                 Err(format!("{}: the saver panicked: {}", describe(op), conformance_core::panic_message(&*p)))
             }),
-            Err(_) => Err(format!(
-                "{}: no answer within {limit:?} (a step's limit, the registration's case timeout)",
-                describe(op)
-            )),
+            Err(_) => {
+                Err(format!("{}{NO_ANSWER}{limit:?} (a step's limit, the registration's case timeout)", describe(op)))
+            }
         }
     }
 

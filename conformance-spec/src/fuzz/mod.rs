@@ -267,11 +267,17 @@ pub fn fuzz_in_lifespan(registration: &Registration, options: &FuzzOptions) -> R
     fuzz_inner(registration, options, &abilities(registration))
 }
 
+/// How long proptest may spend shrinking one divergence (a slow saver's sequences cost a
+/// second or more each; the divergence as found is kept when the time is up).
+const SHRINK_LIMIT_MS: u32 = 120_000;
+
 fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Result<FuzzOutcome, String> {
     let rt = runtime(reg).map_err(|e| format!("cannot start a runtime: {e}"))?;
     let start = Instant::now();
     let counters = std::cell::Cell::new(Counts::default());
     let shrinking = std::cell::Cell::new(false);
+    // The run whose step took longer than its limit, when one did.
+    let stuck: std::cell::RefCell<Option<Run>> = std::cell::RefCell::new(None);
     let mut chunk = 0u64;
     let mut left = options.cases;
     while left > 0 && options.time.is_none_or(|t| start.elapsed() < t) {
@@ -281,11 +287,22 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
         seed[..8].copy_from_slice(&options.seed.to_le_bytes());
         seed[8..16].copy_from_slice(&chunk.to_le_bytes());
         chunk += 1;
-        let config = Config { cases: n, failure_persistence: None, max_shrink_iters: 4096, ..Config::default() };
+        let config = Config {
+            cases: n,
+            failure_persistence: None,
+            max_shrink_iters: 4096,
+            max_shrink_time: SHRINK_LIMIT_MS,
+            ..Config::default()
+        };
         let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
         let result = runner.run(&strategy(options.max_len), |(world, raws)| {
             // Past the time limit, the rest of the chunk is generated but not run.
             if !shrinking.get() && options.time.is_some_and(|t| start.elapsed() >= t) {
+                return Ok(());
+            }
+            // A step that hung is not shrunk: each try would wait the step's limit again.
+            // Every further candidate "passes", so proptest keeps the sequence that hung.
+            if stuck.borrow().is_some() {
                 return Ok(());
             }
             let run = rt.block_on(run_sequence(reg, can, &world, &raws));
@@ -295,6 +312,9 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
             match run.failure {
                 Some(m) => {
                     shrinking.set(true);
+                    if m.contains(exec::NO_ANSWER) {
+                        *stuck.borrow_mut() = Some(Run { steps: run.steps, failure: Some(m.clone()) });
+                    }
                     Err(TestCaseError::fail(m))
                 }
                 None => Ok(()),
@@ -303,13 +323,21 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
         match result {
             Ok(()) => {}
             Err(TestError::Fail(_, (world, raws))) => {
-                let raws =
-                    drop_needless(&raws, |fewer| rt.block_on(run_sequence(reg, can, &world, fewer)).failure.is_some());
-                let run = rt.block_on(run_sequence(reg, can, &world, &raws));
+                let hung = stuck.borrow_mut().take();
+                let run = match hung {
+                    Some(run) => run,
+                    None => {
+                        let raws = drop_needless(&raws, |fewer| {
+                            rt.block_on(run_sequence(reg, can, &world, fewer)).failure.is_some()
+                        });
+                        rt.block_on(run_sequence(reg, can, &world, &raws))
+                    }
+                };
                 let Counts { sequences, ops, batches, reopens } = counters.get();
                 let source = format!("cargo xtask fuzz --backend {} --seed {}", reg.name(), options.seed);
+                let hung = run.failure.as_deref().is_some_and(|m| m.contains(exec::NO_ANSWER));
                 let trace = Trace { format: FORMAT.to_owned(), source, steps: run.steps };
-                let trace = rt.block_on(without_passing_reads(reg, trace));
+                let trace = if hung { trace } else { rt.block_on(without_passing_reads(reg, trace)) };
                 let message =
                     run.failure.unwrap_or_else(|| "the divergence did not reproduce on the shrunk sequence".into());
                 return Ok(FuzzOutcome {
