@@ -426,7 +426,8 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
     if let Some(b) = &bridged {
         b.annotate(&mut report);
     }
-    print!("{}", render_terminal(&report));
+    // A closed stdout (`| head -1`) must not cost the reports: a failed print is not fatal.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), render_terminal(&report).as_bytes());
 
     let outputs = ReportOutputs { json: args.json.clone(), junit: args.junit.clone(), step_summary: true };
     let written = write_reports(&report, &outputs);

@@ -98,7 +98,8 @@ impl Progress {
 
     pub(crate) fn capability_end(&self, _cap: Capability) {
         if *self == Self::Dots {
-            println!();
+            // A closed stdout is not fatal (writes are ignored, as above).
+            let _ = writeln!(std::io::stdout());
         }
     }
 }

@@ -314,3 +314,25 @@ fn mutants_only_matching_nothing_is_refused() {
     assert_usage_error(&["mutants", "--only", "no-such-mutant-name"], "no-such-mutant-name");
     assert_usage_error(&["mutants", "--fuzz", "--only", "no-such-mutant-name"], "no mutant");
 }
+
+/// A closed stdout (`| head -1`) costs neither the verdict's exit code nor the reports: the
+/// run used to panic at its first print after the reader went (exit 101, no report).
+#[test]
+fn a_closed_stdout_keeps_the_reports_and_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "memory", "--json"])
+        .arg(&json)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(run.stdout.take());
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(&json).unwrap().contains("\"checkpointer_name\""));
+}
