@@ -123,6 +123,7 @@ pub struct CaseEnv {
     registration: String,
     facts: Facts,
     task_path_on_reads: bool,
+    no_latest_read: bool,
 }
 
 impl CaseEnv {
@@ -138,6 +139,7 @@ impl CaseEnv {
             registration: String::new(),
             facts: Facts::default(),
             task_path_on_reads: true,
+            no_latest_read: false,
         }
     }
 
@@ -185,6 +187,19 @@ impl CaseEnv {
     /// ([`crate::Fixture::without_task_path_on_reads`]).
     pub fn task_path_on_reads(&self) -> bool {
         self.task_path_on_reads
+    }
+
+    /// The same context for a saver that detection found without a latest `get_tuple`
+    /// ([`crate::Detection::no_latest_read`]).
+    pub(crate) fn with_no_latest_read(mut self, no_latest_read: bool) -> Self {
+        self.no_latest_read = no_latest_read;
+        self
+    }
+
+    /// True when detection found that the saver reads by id but has no latest `get_tuple`
+    /// (a config without checkpoint_id answered `Unsupported`).
+    pub fn no_latest_read(&self) -> bool {
+        self.no_latest_read
     }
 
     /// The same context recording its facts into `facts` (the runner's map).

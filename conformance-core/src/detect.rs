@@ -24,6 +24,11 @@ pub struct Detection {
     /// Problems met while probing (factory failure, probe panic); the capabilities
     /// concerned count as detected so that their cases run and report the cause.
     pub warnings: Vec<String>,
+    /// `get_tuple` was detected by its by-id form only: the latest form (a config without
+    /// checkpoint_id) answered `Unsupported`. A case of another capability whose latest
+    /// read answers `Unsupported` is then not run, "needs get_tuple's latest form"
+    /// (CONTRACT §5), instead of failing on a rule it never checked.
+    pub no_latest_read: bool,
 }
 
 impl Detection {
@@ -88,6 +93,11 @@ pub fn detect(registration: &Registration) -> Detection {
         let put = detected.get(&Capability::Put).copied().unwrap_or(false);
         detected.insert(Capability::Concurrency, put);
         detected.insert(Capability::Traces, put);
+        let no_latest_read = detected.get(&Capability::GetTuple).copied().unwrap_or(false)
+            && matches!(
+                tokio::time::timeout(probe_limit, latest_read_on_own_thread(saver.clone(), multi_thread)).await,
+                Ok(Ok(Err(CheckpointError::Unsupported(_))))
+            );
         drop(saver);
         // Said only when there are pending writes to compare.
         if !fixture.task_path_on_reads && detected.get(&Capability::PutWrites).copied().unwrap_or(false) {
@@ -103,13 +113,14 @@ pub fn detect(registration: &Registration) -> Detection {
                 warnings.push(format!("the cleanup after probing failed: {e}"));
             }
         }
-        Ok(Detection { detected, warnings })
+        Ok(Detection { detected, warnings, no_latest_read })
     });
     match outcome.map_err(|abort| abort.to_string()) {
         Ok(Ok(d)) => d,
         Ok(Err(e)) | Err(e) => Detection {
             detected: Capability::ALL.iter().map(|c| (*c, true)).collect(),
             warnings: vec![format!("{e}; every capability is treated as detected so its cases report the cause")],
+            no_latest_read: false,
         },
     }
 }
@@ -125,6 +136,19 @@ async fn probe_on_own_thread(
 ) -> Result<Result<(), CheckpointError>, Abort> {
     await_isolated(format!("conformance-probe-{cap}"), multi_thread, move || async move { probe(&*saver, cap).await })
         .await
+}
+
+/// `get_tuple` of a fresh thread without a checkpoint_id (the latest form alone), on a
+/// thread of its own as [`probe_on_own_thread`].
+async fn latest_read_on_own_thread(
+    saver: Arc<dyn CheckpointSaver>,
+    multi_thread: bool,
+) -> Result<Result<(), CheckpointError>, Abort> {
+    await_isolated("conformance-probe-latest".to_owned(), multi_thread, move || async move {
+        let thread = format!("conformance-probe-{}", uuid::Uuid::new_v4().simple());
+        saver.get_tuple(&CheckpointConfig::new(thread)).await.map(|_| ())
+    })
+    .await
 }
 
 async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), CheckpointError> {

@@ -136,6 +136,9 @@ pub struct Registration {
     pub(crate) skips: BTreeMap<Capability, String>,
     pub(crate) timeout: Duration,
     pub(crate) multi_thread: bool,
+    /// Set by the session from detection ([`crate::Detection::no_latest_read`]): the
+    /// saver reads by id but has no latest `get_tuple`.
+    pub(crate) no_latest_read: bool,
 }
 
 impl Registration {
@@ -156,6 +159,7 @@ impl Registration {
             skips: BTreeMap::new(),
             timeout: DEFAULT_TIMEOUT,
             multi_thread: false,
+            no_latest_read: false,
         }
     }
 

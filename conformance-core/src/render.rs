@@ -198,6 +198,7 @@ pub(crate) mod test_support {
         let detection = Detection {
             detected: Capability::ALL.iter().map(|c| (*c, !not_detected.contains(c))).collect(),
             warnings: vec!["the cleanup after probing failed: disk full".into()],
+            ..Detection::default()
         };
         // Built through serde so that fields with a serde default may be added to
         // `CaseResult` without touching this sample.

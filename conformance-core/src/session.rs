@@ -62,7 +62,12 @@ impl Session {
                 Ok(()) => (Knowledge::Unprobed, true),
             },
         };
-        Self { registration: registration.clone(), started, knowledge, needs_teardown, teardown_error: None }
+        let mut registration = registration.clone();
+        if let Knowledge::Detected(d) = &knowledge {
+            // The cases' contexts learn it through the registration (CaseEnv).
+            registration.no_latest_read = d.no_latest_read;
+        }
+        Self { registration, started, knowledge, needs_teardown, teardown_error: None }
     }
 
     /// The registration.

@@ -45,9 +45,7 @@ pub struct Cx {
     own: Option<Capability>,
     /// Set at the first call of `own`'s method: from then on no call is setup.
     rule_started: Arc<AtomicBool>,
-    /// Made by [`Cx::for_case`]: a call of a capability other than `own` (any call, for a
-    /// property capability) that answers `Unsupported` means the case cannot check its
-    /// rule ([`Reply::or_fail`] gives a [`Failure::not_run`]).
+    /// Made by [`Cx::for_case`] (see [`Cx::form_missing`]).
     judged: bool,
 }
 
@@ -77,11 +75,20 @@ impl Cx {
         !self.rule_started.load(Ordering::Acquire)
     }
 
-    /// Whether `call` is of another capability than the case's own method (every call, in a
-    /// case of a property capability): an `Unsupported` answer then means the case cannot
-    /// check its rule, rather than that it broke it.
-    fn foreign(&self, call: &Call) -> bool {
-        self.judged && self.own.is_none_or(|own| call.capability() != own)
+    /// Whether `call` is of a form detection found missing, in a case of another
+    /// capability's method: a `get_tuple` without a checkpoint_id, on a saver that reads
+    /// by id only ([`conformance_core::Detection::no_latest_read`]). An `Unsupported`
+    /// answer then means the case cannot check its rule ([`Reply::or_fail`] gives a
+    /// [`Failure::not_run`]). Only that: an `Unsupported` from a form detection found
+    /// (a saver refusing what it did before, in the same case or elsewhere) fails the case,
+    /// so it cannot dodge a rule; so does any call of a property capability's case
+    /// (concurrency, durability, traces), whose every call is its rule.
+    fn form_missing(&self, call: &Call) -> bool {
+        let latest_read = matches!(call, Call::GetTuple { config } if config.checkpoint_id.is_none());
+        self.judged
+            && latest_read
+            && self.ctx.no_latest_read()
+            && self.own.is_some_and(|own| own != Capability::GetTuple)
     }
 
     /// Runs the case `f` of `capability` on `ctx` (what [`crate::spec_cases!`] does for
@@ -178,8 +185,8 @@ impl Cx {
         call: Call,
         result: impl Future<Output = Result<T, CheckpointError>>,
     ) -> Reply<Result<T, CheckpointError>> {
-        let (setup, foreign) = (self.setup(&call), self.foreign(&call));
-        Reply { call, note: self.note.clone(), setup, foreign, value: result.await }
+        let (setup, form_missing) = (self.setup(&call), self.form_missing(&call));
+        Reply { call, note: self.note.clone(), setup, form_missing, value: result.await }
     }
 
     /// `put(config, step)` returning the raw result, for cases about errors and about the
@@ -285,12 +292,21 @@ impl Cx {
     pub async fn get_some(&self, config: &CheckpointConfig) -> Result<Reply<CheckpointTuple>, Failure> {
         let reply = self.get(config).await?;
         match reply.value {
-            Some(value) => {
-                Ok(Reply { call: reply.call, note: reply.note, setup: reply.setup, foreign: reply.foreign, value })
-            }
+            Some(value) => Ok(Reply {
+                call: reply.call,
+                note: reply.note,
+                setup: reply.setup,
+                form_missing: reply.form_missing,
+                value,
+            }),
             None => {
-                let call =
-                    Reply { call: reply.call, note: reply.note, setup: reply.setup, foreign: reply.foreign, value: () };
+                let call = Reply {
+                    call: reply.call,
+                    note: reply.note,
+                    setup: reply.setup,
+                    form_missing: reply.form_missing,
+                    value: (),
+                };
                 Err(Failure::new(format!("{call}: expected a checkpoint, got none")))
             }
         }
@@ -395,7 +411,7 @@ impl Cx {
     pub fn next_version(&self, current: Option<&ChannelVersion>) -> Reply<ChannelVersion> {
         let value = self.saver.get_next_version(current);
         let call = Call::GetNextVersion { current: current.cloned() };
-        Reply { setup: self.setup(&call), foreign: self.foreign(&call), call, note: self.note.clone(), value }
+        Reply { setup: self.setup(&call), form_missing: self.form_missing(&call), call, note: self.note.clone(), value }
     }
 
     /// Fails unless `get_tuple(config)` returns exactly `expected`, every field

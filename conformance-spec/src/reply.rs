@@ -23,10 +23,10 @@ pub struct Reply<T> {
     /// True for a call of another capability made before the case's first call of its own:
     /// the case was still preparing its data ([`crate::Cx`]).
     pub(crate) setup: bool,
-    /// True for a call of another capability than the case's own method (every call, in a
-    /// case of a property capability), in a case ([`crate::Cx`]): an `Unsupported` answer
-    /// means the case cannot check its rule.
-    pub(crate) foreign: bool,
+    /// True for a call of a form detection found missing (get_tuple's latest form), in a
+    /// case of another capability (see [`crate::Cx`]): an `Unsupported` answer means the
+    /// case cannot check its rule.
+    pub(crate) form_missing: bool,
     pub(crate) value: T,
 }
 
@@ -43,7 +43,13 @@ impl<T> Reply<T> {
 
     /// The same call with the value changed by `f`.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Reply<U> {
-        Reply { call: self.call, note: self.note, setup: self.setup, foreign: self.foreign, value: f(self.value) }
+        Reply {
+            call: self.call,
+            note: self.note,
+            setup: self.setup,
+            form_missing: self.form_missing,
+            value: f(self.value),
+        }
     }
 
     /// An accumulator of differences placed at this call ([`Diffs::of`]).
@@ -84,29 +90,46 @@ impl<T> Reply<Result<T, CheckpointError>> {
     /// `"{call}: returned error {kind}: {chain}"`, or, for a setup call (one of another
     /// capability made before the case's first call of its own, see [`crate::Cx`]), with
     /// `"setup: {call} failed: {kind}: {chain} (the case's own rule was not checked)"`, so
-    /// the verdict does not read as a failure of the rule. A call of another capability that
-    /// answers `Unsupported` (in a case: see [`crate::Cx`]) gives a [`Failure::not_run`]
-    /// instead, `"not run: needs {capability}, not implemented ({call} answered
-    /// Unsupported), ..."` (`get_tuple`'s latest form for a `get_tuple` without an id):
-    /// the case is reported not run, as when detection finds the need missing.
+    /// the verdict does not read as a failure of the rule. A latest `get_tuple` of a case of
+    /// another capability, on a saver that detection found reading by id only, that answers
+    /// `Unsupported` gives a [`Failure::not_run`] instead, `"not run: needs get_tuple's
+    /// latest form (a config without checkpoint_id), not implemented ({call} answered
+    /// Unsupported), ..."`: the case is reported not run, as for a need detection finds
+    /// missing.
     ///
     /// # Errors
     /// That failure.
     pub fn or_fail(self) -> Result<Reply<T>, Failure> {
         match self.value {
-            Ok(value) => {
-                Ok(Reply { call: self.call, note: self.note, setup: self.setup, foreign: self.foreign, value })
-            }
-            Err(CheckpointError::Unsupported(_)) if self.foreign => Err(Failure::not_run(format!(
+            Ok(value) => Ok(Reply {
+                call: self.call,
+                note: self.note,
+                setup: self.setup,
+                form_missing: self.form_missing,
+                value,
+            }),
+            Err(CheckpointError::Unsupported(_)) if self.form_missing => Err(Failure::not_run(format!(
                 "{} {}, not implemented ({} answered Unsupported), so the case's own rule was not checked",
                 conformance_core::run::NEEDS_PREFIX,
-                needed(&self.call),
-                Reply { call: self.call.clone(), note: self.note.clone(), setup: self.setup, foreign: true, value: () }
+                LATEST_FORM,
+                Reply {
+                    call: self.call.clone(),
+                    note: self.note.clone(),
+                    setup: self.setup,
+                    form_missing: true,
+                    value: ()
+                }
             ))),
             Err(e) => {
                 let (setup, call) = (
                     self.setup,
-                    Reply { call: self.call, note: self.note, setup: self.setup, foreign: self.foreign, value: () },
+                    Reply {
+                        call: self.call,
+                        note: self.note,
+                        setup: self.setup,
+                        form_missing: self.form_missing,
+                        value: (),
+                    },
                 );
                 let (kind, chain) = (e.kind(), e.display_chain());
                 Err(Failure::new(if setup {
@@ -130,17 +153,9 @@ impl<T> Reply<Result<T, CheckpointError>> {
     }
 }
 
-/// What a call that answered `Unsupported` needs of the saver: its capability, and for a
-/// `get_tuple` without a checkpoint_id, that read's latest form (a saver may read by id
-/// only: it has `get_tuple`, CONTRACT §5, but not this form).
-fn needed(call: &Call) -> String {
-    match call {
-        Call::GetTuple { config } if config.checkpoint_id.is_none() => {
-            "get_tuple's latest form (a config without checkpoint_id)".to_owned()
-        }
-        call => call.capability().to_string(),
-    }
-}
+/// What a saver that reads by id only lacks (it has `get_tuple`, CONTRACT §5, but not
+/// this form).
+const LATEST_FORM: &str = "get_tuple's latest form (a config without checkpoint_id)";
 
 impl Reply<CheckpointTuple> {
     /// Fails unless the tuple's `config` is `expected` ([`Diffs::config`]).

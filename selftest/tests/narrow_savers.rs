@@ -233,8 +233,12 @@ fn saver_reading_by_id_only_has_get_tuple() {
     let mut not_run = 0;
     for t in &report.tests {
         let m = t.message.as_deref().unwrap_or("");
-        // Traces replay recorded traffic and compare each answer, Unsupported included.
-        if t.capability == Capability::GetTuple || t.capability == Capability::Traces {
+        // Its own capability fails on the missing form; a property capability's every call
+        // is its rule (concurrency, durability), and traces compare each answer of the
+        // recorded traffic: an Unsupported there fails too.
+        let property = matches!(t.capability, Capability::Concurrency | Capability::Durability | Capability::Traces);
+        if t.capability == Capability::GetTuple || property {
+            assert!(t.outcome != Outcome::NotRun, "{}: {m}", t.id);
             continue;
         }
         assert!(!m.contains("Unsupported") || t.outcome == Outcome::NotRun, "{}: {:?} {m}", t.id, t.outcome);
@@ -248,6 +252,36 @@ fn saver_reading_by_id_only_has_get_tuple() {
         let r = &report.results[&cap];
         assert_eq!(r.status, CapabilityStatus::Incomplete, "{cap}: {r:?}");
     }
+}
+
+/// A saver with a latest read that answers `Unsupported` to it on a thread it was asked to
+/// delete (and deletes nothing): it cannot dodge delete_thread's rule that way, the cases
+/// fail (a form detection found, refused later, is a failure, not a missing need).
+struct DodgesAfterDelete(std::sync::Mutex<std::collections::BTreeSet<String>>);
+
+#[async_trait]
+impl Bug for DodgesAfterDelete {
+    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+        let deleted = |t: &str| self.0.lock().unwrap().contains(t);
+        match call {
+            Call::DeleteThread(thread_id) => {
+                self.0.lock().unwrap().insert(thread_id);
+                Ok(Reply::Done)
+            }
+            Call::GetTuple(c) if c.checkpoint_id.is_none() && deleted(&c.thread_id) => {
+                Err(CheckpointError::Unsupported(Capability::GetTuple))
+            }
+            call => saver.forward(call).await,
+        }
+    }
+}
+
+fn refusing_a_detected_form_does_not_dodge_a_rule() {
+    let reg = registration_of("dodges-after-delete", Base::Memory, || Arc::new(DodgesAfterDelete(Default::default())));
+    let report = validate(&reg);
+    let r = &report.results[&Capability::DeleteThread];
+    assert_eq!(r.status, CapabilityStatus::Failed, "{r:?}");
+    assert!(report.tests.iter().all(|t| t.outcome != Outcome::NotRun), "nothing is not run: every form was detected");
 }
 
 /// `list` returns each tuple with the config of the tuple listed after it (the last keeps
@@ -301,7 +335,7 @@ fn main() -> ExitCode {
         Err(_) => {}
     }
     let args = libtest_mimic::Arguments::from_args();
-    let checks: [(&str, fn()); 7] = [
+    let checks: [(&str, fn()); 8] = [
         ("exact_order_check_says_every_element_is_there", exact_order_check_says_every_element_is_there),
         ("saver_without_put_writes_is_judged_on_its_own_rules", saver_without_put_writes_is_judged_on_its_own_rules),
         (
@@ -310,6 +344,7 @@ fn main() -> ExitCode {
         ),
         ("one_outcome_per_trial_everywhere", one_outcome_per_trial_everywhere),
         ("runtime_not_run_agrees_everywhere", runtime_not_run_agrees_everywhere),
+        ("refusing_a_detected_form_does_not_dodge_a_rule", refusing_a_detected_form_does_not_dodge_a_rule),
         ("saver_reading_by_id_only_has_get_tuple", saver_reading_by_id_only_has_get_tuple),
         ("wrong_config_in_list_is_named_not_a_loss", wrong_config_in_list_is_named_not_a_loss),
     ];

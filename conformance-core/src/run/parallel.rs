@@ -32,7 +32,8 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
             caps.iter().zip(&planned).filter(|(_, p)| **p == Planned::Run).map(|(c, _)| *c).collect();
         let head = planned.iter().find(|p| **p == Planned::Run).unwrap_or(&planned[0]);
         options.progress.capability_start(cap, head);
-        let ran = run_parallel(registration, &to_run, options, &stop);
+        // The session's registration: it carries what detection found for the cases.
+        let ran = run_parallel(session.registration(), &to_run, options, &stop);
         let mut ran = ran.into_iter();
         for (case, p) in caps.iter().zip(&planned) {
             if *p == Planned::Run {
