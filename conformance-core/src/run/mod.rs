@@ -166,6 +166,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         let ctx = CaseEnv::new(traced, fixture.reopen.clone())
             .for_registration(reg.name.clone(), fixture.location.clone())
             .with_task_path_on_reads(fixture.task_path_on_reads)
+            .with_no_latest_read(reg.no_latest_read)
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
         let result = match catch_within(remaining, run(ctx)).await {
@@ -244,6 +245,9 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
         return first;
     }
     let mut failed = u32::from(first.outcome == Outcome::Failed);
+    // Runs not run (a need found missing at run time): mixed with passed runs, the saver
+    // answered the same case differently, which is nondeterministic too.
+    let mut not_run = u32::from(first.outcome == Outcome::NotRun);
     let mut done = 1;
     // A run that timed out stops the repeats: a hanging saver must not cost N timeouts
     // (and N abandoned threads) per case.
@@ -254,6 +258,7 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
         done += 1;
         stop = next.outcome == Outcome::Failed && timed_out(&next);
         first.duration_ms += next.duration_ms;
+        not_run += u32::from(next.outcome == Outcome::NotRun);
         if next.outcome == Outcome::Failed {
             failed += 1;
             if first.outcome != Outcome::Failed {
@@ -264,7 +269,12 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
         }
     }
     let repeats = Repeats { runs: done, failed };
-    if repeats.nondeterministic() {
+    if failed == 0 && not_run > 0 && not_run < done {
+        first.outcome = Outcome::Failed;
+        first.message = Some(format!(
+            "nondeterministic: not run in {not_run} of {done} runs (a need missing only sometimes), passed in the others"
+        ));
+    } else if repeats.nondeterministic() {
         first.outcome = Outcome::Failed;
         let said = first.message.take().unwrap_or_default();
         first.message = Some(format!("nondeterministic: failed in {failed} of {done} runs; a failing run: {said}"));
