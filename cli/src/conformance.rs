@@ -421,8 +421,6 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
 
     let mut report = conformance_spec::validate(&registration, &options);
     crate::interrupt::stop_if_interrupted();
-    // From here a signal waits until the verdict is printed and both reports are written.
-    let verdict = crate::interrupt::verdict();
     if let Some(b) = &bridged {
         b.annotate(&mut report);
     }
@@ -430,8 +428,14 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
     let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), render_terminal(&report).as_bytes());
 
     let outputs = ReportOutputs { json: args.json.clone(), junit: args.junit.clone(), step_summary: true };
+    // While the reports are written a signal waits for both; before, it ends the run with
+    // none (a blocked print does not hold it off).
+    crate::interrupt::stop_if_interrupted();
+    let verdict = crate::interrupt::verdict();
     let written = write_reports(&report, &outputs);
     drop(verdict);
+    // A signal that came during the writing: the handler's exit code (128 + n), not ours.
+    crate::interrupt::stop_if_interrupted();
     if let Err(errors) = &written {
         for e in errors {
             eprintln!("error: {e}");

@@ -11,13 +11,13 @@ use signal_hook::iterator::Signals;
 /// Set once a signal came; the handler exits the process when its cleanup is done.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Held while the verdict is printed and its reports written ([`verdict`]): a signal that
-/// comes meanwhile waits for it, so the reports are the run's, both complete, or (a signal
+/// Held while the verdict's reports are written ([`verdict`]): a signal that comes
+/// meanwhile waits for it, so the reports are the run's, both complete, or (a signal
 /// before it) none.
 static VERDICT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Taken by the run from the moment it prints its verdict until its reports are written:
-/// the handler waits for the guard before it cleans up and exits (128 + the signal).
+/// Taken by the run while it writes its reports: the handler waits for the guard before it
+/// cleans up and exits (128 + the signal).
 pub fn verdict() -> std::sync::MutexGuard<'static, ()> {
     VERDICT.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -31,8 +31,9 @@ const TEMP_PREFIX: &str = ".checkpoint-report-";
 ///   replaced and the link stays a link.
 /// - Written in place instead, as `std::fs::write` would, where a rename would change what
 ///   the path is: anything that is not a regular file (`/dev/null`, a terminal, a pipe);
-///   a path through a file descriptor (`/dev/stdout`, `/proc/self/fd/N`: the shell's
-///   redirection target keeps its other content and stays the file the shell writes); a
+///   a path through a file descriptor (`/dev/stdout`, `/proc/self/fd/N`), appended to,
+///   so the shell's redirection target keeps what it holds and stays the file the shell
+///   writes; a
 ///   file with other hard links or another owner (they stay one file with its owner); and
 ///   an existing file in a directory that takes no new file.
 ///
@@ -41,9 +42,15 @@ const TEMP_PREFIX: &str = ".checkpoint-report-";
 /// file to write in place, the disk is full, a loop of links, ... A regular report at
 /// `path` is then as it was.
 pub fn write_replacing(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let Resolved { target, through_descriptor } = resolve_links(path)?;
+    let Resolved { target, through_descriptor, descriptor } = resolve_links(path)?;
     let existing = std::fs::metadata(&target).ok();
-    if through_descriptor || existing.as_ref().is_some_and(|m| !m.is_file() || shared(m)) {
+    if let Some(fd) = descriptor {
+        return write_to_descriptor(fd, bytes);
+    }
+    if through_descriptor {
+        return append_to_stream(path, bytes);
+    }
+    if existing.as_ref().is_some_and(|m| !m.is_file() || shared(m)) {
         return write_in_place(path, bytes);
     }
     let dir = match target.parent() {
@@ -74,12 +81,32 @@ struct Resolved {
     /// The chain passes through `/proc` or `/dev/fd` (`/dev/stdout` is a link to
     /// `/proc/self/fd/1`): the path stands for an open file descriptor.
     through_descriptor: bool,
+    /// That descriptor, when it is one of this process's (`/dev/stdout`, `/dev/stderr`,
+    /// `/dev/fd/N`, `/proc/self/fd/N`, `/proc/<this pid>/fd/N`).
+    descriptor: Option<i32>,
+}
+
+/// The descriptor of this process that `p` names, if it names one.
+fn own_descriptor(p: &Path) -> Option<i32> {
+    match p.to_str()? {
+        "/dev/stdout" => return Some(1),
+        "/dev/stderr" => return Some(2),
+        _ => {}
+    }
+    let pid = std::process::id().to_string();
+    let rest = p
+        .strip_prefix("/dev/fd")
+        .or_else(|_| p.strip_prefix("/proc/self/fd"))
+        .or_else(|_| p.strip_prefix(Path::new("/proc").join(pid).join("fd")))
+        .ok()?;
+    rest.to_str()?.parse().ok()
 }
 
 fn resolve_links(path: &Path) -> io::Result<Resolved> {
     let descriptor = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev/fd");
     let mut current = path.to_path_buf();
     let mut through_descriptor = descriptor(&current);
+    let mut fd = own_descriptor(&current);
     for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&current) {
             Ok(m) if m.file_type().is_symlink() => {
@@ -89,8 +116,9 @@ fn resolve_links(path: &Path) -> io::Result<Resolved> {
                     _ => next,
                 };
                 through_descriptor |= descriptor(&current);
+                fd = fd.or_else(|| own_descriptor(&current));
             }
-            _ => return Ok(Resolved { target: current, through_descriptor }),
+            _ => return Ok(Resolved { target: current, through_descriptor, descriptor: fd }),
         }
     }
     Err(io::Error::other(format!("{} is a loop of symbolic links", path.display())))
@@ -152,6 +180,38 @@ fn fill(tmp: &Path, existing: Option<&std::fs::Metadata>, bytes: &[u8]) -> io::R
         file.set_permissions(m.permissions())?;
     }
     file.sync_all()
+}
+
+/// Writes `bytes` to this process's open descriptor `fd` itself (a duplicate of it, so the
+/// shell's file offset moves with the report and what the shell writes next follows it):
+/// `--json /dev/stdout` is the report printed to stdout, wherever stdout goes.
+#[cfg(unix)]
+fn write_to_descriptor(fd: i32, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::io::FromRawFd;
+    // SAFETY: dup(2) of a descriptor number; a closed one answers EBADF.
+    let copy = unsafe { libc::dup(fd) };
+    if copy < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `copy` is a fresh descriptor this function owns; the File closes it.
+    let mut file = unsafe { std::fs::File::from_raw_fd(copy) };
+    file.write_all(bytes)?;
+    file.flush()
+}
+
+#[cfg(not(unix))]
+fn write_to_descriptor(_fd: i32, _bytes: &[u8]) -> io::Result<()> {
+    Err(io::Error::other("file descriptors are a Unix notion"))
+}
+
+/// Writes `bytes` at the end of the open file `path` stands for (another process's
+/// descriptor under `/proc`): neither
+/// truncated nor created, so what the shell's redirection already holds stays, with `>`
+/// as with `>>`.
+fn append_to_stream(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+    file.write_all(bytes)?;
+    file.flush()
 }
 
 /// Writes `bytes` into `target` as it is: truncated, then written.
@@ -278,7 +338,8 @@ mod tests {
         let d = dir();
         let p = d.path().join("log.txt");
         std::fs::write(&p, b"").unwrap();
-        let mut log = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        // Opened as a shell's `>` opens it (not in append mode): the report must move its offset.
+        let mut log = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
         std::io::Write::write_all(&mut log, b"before\n").unwrap();
         let fd = std::path::PathBuf::from(format!("/proc/self/fd/{}", log.as_raw_fd()));
         write_replacing(&fd, b"report\n").unwrap();
@@ -286,7 +347,7 @@ mod tests {
         // Renamed over, the file would hold only the report and "after" would go to a
         // deleted file: written in place, the shell's file keeps receiving output.
         let text = std::fs::read_to_string(&p).unwrap();
-        assert!(text.contains("report") && text.contains("after"), "{text:?}");
+        assert_eq!(text, "before\nreport\nafter\n", "the stream keeps what it held, in order");
         assert_eq!(names(d.path()), ["log.txt"]);
     }
 

@@ -310,6 +310,9 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
                 counters.set(counters.get().add(&run.steps));
             }
             match run.failure {
+                // While another divergence is shrunk, a candidate that hangs is not that
+                // divergence: it "passes", so the report keeps the divergence found.
+                Some(m) if shrinking.get() && m.contains(exec::NO_ANSWER) => Ok(()),
                 Some(m) => {
                     shrinking.set(true);
                     if m.contains(exec::NO_ANSWER) {
