@@ -7,8 +7,8 @@ use checkpoint_contract::{ChannelVersion, ChannelVersions, Checkpoint, Checkpoin
 use serde::{Deserialize, Serialize};
 
 /// The part of a checkpoint stored in `checkpoints.checkpoint`: everything but the id (a key
-/// column) and the channel values (in `checkpoint_blobs`, referenced from
-/// `checkpoint_channels`).
+/// column) and the channel values (in `checkpoint_blobs`, referenced from the checkpoint
+/// row's value arrays).
 #[derive(Serialize)]
 pub(crate) struct ShellRef<'a> {
     v: i64,

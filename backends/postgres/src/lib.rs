@@ -24,17 +24,17 @@
 //! - `checkpoints(thread_id, checkpoint_ns, checkpoint_id)`: `parent_checkpoint_id`, the
 //!   checkpoint without its values (`v`, `ts`, `channel_versions`, `versions_seen`,
 //!   `updated_channels`) and the metadata, both as `json` (stored verbatim, so numbers and
-//!   versions come back with their kind and exact value). Indexes on
-//!   `(thread_id, checkpoint_id)` and `metadata ->> 'run_id'`.
+//!   versions come back with their kind and exact value); the stored values it reads, as
+//!   three parallel arrays (`value_channels`, `value_versions`, `value_digests`: one entry
+//!   per channel of `channel_versions` that has a value); `put_seq`, from a sequence, new at
+//!   every put. Indexes on `(thread_id, checkpoint_id)`, `metadata ->> 'run_id'` and
+//!   `(thread_id, checkpoint_ns, put_seq)`.
 //! - `checkpoint_blobs(thread_id, checkpoint_ns, channel, version, digest)`: stored channel
 //!   values (`type_tag`, `data bytea`, byte for byte), each stored once however many
 //!   checkpoints read it. `version` is `jsonb` (`1` and `"1"` are different versions);
 //!   `digest` is the sha256 of tag and bytes.
-//! - `checkpoint_channels(thread_id, checkpoint_ns, checkpoint_id, channel)`: one row per
-//!   channel of each checkpoint's `channel_versions`: the stored value it reads (`version`,
-//!   `digest`), or no value (`digest` NULL).
-//! - `checkpoint_value_holders(thread_id, checkpoint_ns, channel, version)`: the checkpoint
-//!   most recently put with a value at that (channel, version).
+//! - `checkpoint_holder_marks(thread_id, checkpoint_ns, channel, version)`: `holder_id`
+//!   (or NULL) and `put_seq`; written only by the rare operations (see below).
 //! - `checkpoint_writes(thread_id, checkpoint_ns, checkpoint_id, task_id, idx)`:
 //!   `task_path`, `channel`, `type_tag`, `data`.
 //!
@@ -48,13 +48,33 @@
 //! the channel is in `new_versions` (the channel is empty); else the parent's value when the
 //! parent has one at the same version; else the value of the checkpoint most recently put
 //! with one at that (channel, version), if it still has it; else that of the checkpoint with
-//! the greatest id that has one there; else nothing. What was resolved is recorded in
-//! `checkpoint_channels`, so sibling checkpoints never read each other's values, even when
-//! their versions are equal (the default, integer `get_next_version` is kept).
+//! the greatest id that has one there; else nothing. What was resolved is recorded in the
+//! checkpoint's own row (its value arrays), so sibling checkpoints never read each other's
+//! values, even when their versions are equal (the default, integer `get_next_version` is
+//! kept). A put is one statement after its lock: the carried values go to
+//! `checkpoint_blobs`, and the row takes their references plus those of the parent's row for
+//! the channels it inherits.
+//!
+//! "The checkpoint most recently put with a value at (channel, version)", the *holder*, is
+//! derived, not written by each put: it is the checkpoint with the greatest `put_seq` that
+//! reads a value there, unless `checkpoint_holder_marks` has a row for that key with a
+//! greater `put_seq`, which then names the holder (NULL: none). A put that reads a value at a
+//! key becomes its holder and has the greatest `put_seq`, so the common put writes no
+//! holder. What takes a reading checkpoint away or moves holders writes marks, under a fresh
+//! `put_seq`, with the holders as they must be afterwards: putting an id again (for the
+//! keys it read before), `delete_for_runs` (the keys the deleted checkpoints read),
+//! `prune` `keep_latest` (only holders that are the kept checkpoint stay) and `copy_thread`
+//! (the source's holders replace the target's). Those operations then drop the marks the
+//! derivation makes redundant. The holder is looked up (SQL function
+//! `checkpoint_holder_of`) only for a channel that is neither carried, nor in
+//! `new_versions`, nor found in the parent at its version, and by those rare operations.
 //!
 //! A stored value lives as long as a checkpoint reads it: putting a checkpoint again,
 //! `delete_for_runs`, `prune`, `copy_thread` (on its target) and `delete_thread` remove the
-//! values no checkpoint reads any more, so nothing is left behind.
+//! values no checkpoint reads any more, so nothing is left behind. No reference count is
+//! kept (a put that inherits values would have to update one per channel): those rare
+//! operations check references instead, by one pass over the rows of the namespace (putting
+//! an id again) or of the threads (the others), as a set difference.
 //!
 //! ## What PostgreSQL cannot store: NUL characters
 //!
@@ -89,7 +109,8 @@
 //! checkpoint rows with their values and writes aggregated into arrays), so each sees one
 //! snapshot in one round trip; `delta_channel_history` runs in a read-only `REPEATABLE READ`
 //! transaction. A `put` sends its statements pipelined: begin, one round trip for all of
-//! them, commit. Transaction-scoped advisory
+//! them, commit; its transaction plans them generically (`plan_cache_mode`, PostgreSQL 12
+//! and later), since re-planning the put statement at every call cost more than running it. Transaction-scoped advisory
 //! locks order the writers that resolve or remove values: `put` holds its thread's lock
 //! shared and its (thread, namespace)'s exclusively, so puts in one namespace of a thread run
 //! one after another and puts elsewhere run at once; `delete_thread`, `prune`,

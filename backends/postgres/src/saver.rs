@@ -296,12 +296,11 @@ impl CheckpointSaver for PostgresSaver {
                 carried.versions.push(version_json(version));
                 carried.type_tags.push(&value.type_tag);
                 carried.data.push(&value.data);
-            } else {
-                // In new_versions without a value: the channel is empty in this checkpoint.
+            } else if !new_versions.contains_key(channel) {
                 uncarried.channels.push(channel);
                 uncarried.versions.push(version_json(version));
-                uncarried.resolve.push(!new_versions.contains_key(channel));
             }
+            // Else in new_versions without a value: the channel is empty in this checkpoint.
         }
         let shell = shell_json(&checkpoint)?;
         let metadata_text = serde_json::to_string(&metadata)

@@ -108,6 +108,105 @@ DROP INDEX checkpoint_channels_version_idx;
 CREATE INDEX checkpoint_channels_value_idx
     ON checkpoint_channels (channel, version, thread_id, checkpoint_ns, checkpoint_id) INCLUDE (digest);
 "#,
+    // 3: a checkpoint's value references move into its own row, and the per-(channel,
+    // version) holder rows written by every put give way to a put sequence number and rare
+    // "marks". A put used to write ~10 `checkpoint_channels` rows (two indexes) and upsert
+    // ~10 `checkpoint_value_holders` rows: ~0.65 ms of its ~0.8 ms of server time
+    // (pg_stat_statements, `conformance-bench`). Now it writes its values and one row.
+    //
+    // The value references of checkpoint c: `value_channels[i]` reads the stored value at
+    // (`value_versions[i]`, `value_digests[i]`); a channel of `channel_versions` that is
+    // not there is empty.
+    //
+    // The holder of (channel, version), the checkpoint most recently put with a value there
+    // (whether or not it still has it), is derived instead of stored: it is the checkpoint
+    // with the greatest `put_seq` that reads a value there, unless a mark for that key has a
+    // greater `put_seq` than that checkpoint, in which case it is the mark's `holder_id`
+    // (NULL: none). A put that reads a value at a key is its holder and has the greatest
+    // `put_seq`, so it needs no mark; only what takes a reading checkpoint away or moves
+    // holders (putting an id again, delete_for_runs, prune, copy_thread) writes marks, with
+    // the holder as it was, under a fresh `put_seq`. `checkpoint_holder_of` computes it.
+    r#"
+CREATE SEQUENCE checkpoint_put_seq;
+ALTER TABLE checkpoints
+    ADD COLUMN put_seq BIGINT,
+    ADD COLUMN value_channels TEXT[] COLLATE "C" NOT NULL DEFAULT '{}',
+    ADD COLUMN value_versions JSONB[] NOT NULL DEFAULT '{}',
+    ADD COLUMN value_digests BYTEA[] NOT NULL DEFAULT '{}';
+UPDATE checkpoints SET put_seq = nextval('checkpoint_put_seq');
+UPDATE checkpoints c SET value_channels = r.channels, value_versions = r.versions, value_digests = r.digests
+FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, array_agg(channel ORDER BY channel) AS channels,
+             array_agg(version ORDER BY channel) AS versions, array_agg(digest ORDER BY channel) AS digests
+      FROM checkpoint_channels WHERE digest IS NOT NULL
+      GROUP BY thread_id, checkpoint_ns, checkpoint_id) AS r
+WHERE c.thread_id = r.thread_id AND c.checkpoint_ns = r.checkpoint_ns AND c.checkpoint_id = r.checkpoint_id;
+ALTER TABLE checkpoints
+    ALTER COLUMN put_seq SET DEFAULT nextval('checkpoint_put_seq'),
+    ALTER COLUMN put_seq SET NOT NULL;
+ALTER SEQUENCE checkpoint_put_seq OWNED BY checkpoints.put_seq;
+-- The checkpoint most recently put that reads a value at a (channel, version): the
+-- namespace's rows newest put first. Keyed by an expression, not by (thread_id,
+-- checkpoint_ns, ...): an index sharing the primary key's leading columns is, without fresh
+-- statistics, rated as good as it for a lookup by id (see migration 2), and this one is
+-- smaller, so the planner took it for the parent lookup of every put.
+CREATE INDEX checkpoints_put_seq_idx ON checkpoints ((ARRAY[thread_id, checkpoint_ns]), put_seq);
+
+CREATE TABLE checkpoint_holder_marks (
+    thread_id     TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    channel       TEXT COLLATE "C" NOT NULL,
+    version       JSONB NOT NULL,
+    -- The holder (NULL: none) as of put_seq; it stands until a checkpoint with a greater
+    -- put_seq reads a value at (channel, version).
+    holder_id     TEXT COLLATE "C",
+    put_seq       BIGINT NOT NULL DEFAULT nextval('checkpoint_put_seq'),
+    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+);
+
+-- The holder of ($3 channel, $4 version) in ($1 thread, $2 namespace), NULL for none.
+CREATE FUNCTION checkpoint_holder_of(TEXT, TEXT, TEXT, JSONB) RETURNS TEXT LANGUAGE sql STABLE AS $f$
+    SELECT CASE WHEN m.put_seq > COALESCE(t.put_seq, -1) THEN m.holder_id ELSE t.checkpoint_id END
+    FROM (SELECT 1) AS one
+    LEFT JOIN checkpoint_holder_marks m
+      ON m.thread_id = $1 AND m.checkpoint_ns = $2 AND m.channel = $3 AND m.version = $4
+    LEFT JOIN LATERAL (
+        SELECT c.checkpoint_id, c.put_seq FROM checkpoints c
+        WHERE ARRAY[c.thread_id, c.checkpoint_ns] = ARRAY[$1, $2]
+          AND $3 = ANY (c.value_channels) AND $4 = ANY (c.value_versions)
+          AND EXISTS (SELECT 1 FROM unnest(c.value_channels, c.value_versions) AS r(channel, version)
+                      WHERE r.channel = $3 AND r.version = $4)
+        ORDER BY c.put_seq DESC LIMIT 1) AS t ON true
+$f$;
+
+-- The value a channel that its checkpoint neither carries, nor empties, nor finds in its
+-- parent reads at ($3 channel, $4 version) in ($1 thread, $2 namespace): the holder's, if
+-- it still has one there; else that of the greatest id that has one there; else NULL.
+CREATE FUNCTION checkpoint_found_value(TEXT, TEXT, TEXT, JSONB) RETURNS BYTEA LANGUAGE sql STABLE AS $f$
+    SELECT COALESCE(
+        (SELECT r.digest FROM checkpoints c
+         CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
+         WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = checkpoint_holder_of($1, $2, $3, $4)
+           AND r.channel = $3 AND r.version = $4),
+        (SELECT r.digest FROM checkpoints c
+         CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
+         WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
+           AND $3 = ANY (c.value_channels) AND $4 = ANY (c.value_versions) AND r.channel = $3 AND r.version = $4
+         ORDER BY c.checkpoint_id DESC LIMIT 1))
+    WHERE EXISTS (SELECT 1 FROM checkpoint_blobs b
+                  WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = $3 AND b.version = $4)
+$f$;
+
+-- Every (channel, version) some checkpoint reads or a holder row names, with its holder.
+INSERT INTO checkpoint_holder_marks (thread_id, checkpoint_ns, channel, version, holder_id)
+SELECT k.thread_id, k.checkpoint_ns, k.channel, k.version, h.holder_id
+FROM (SELECT thread_id, checkpoint_ns, channel, version FROM checkpoint_channels WHERE digest IS NOT NULL
+      UNION SELECT thread_id, checkpoint_ns, channel, version FROM checkpoint_value_holders) AS k
+LEFT JOIN checkpoint_value_holders h
+  ON h.thread_id = k.thread_id AND h.checkpoint_ns = k.checkpoint_ns AND h.channel = k.channel AND h.version = k.version;
+
+DROP TABLE checkpoint_value_holders;
+DROP TABLE checkpoint_channels;
+"#,
 ];
 
 /// Creates `schema` (when given) and applies every migration not yet recorded, inside one
@@ -168,3 +267,6 @@ mod tests {
         assert!(!valid_schema_name(&"a".repeat(64)));
     }
 }
+
+#[cfg(test)]
+mod migration_test;

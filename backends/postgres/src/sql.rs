@@ -7,9 +7,18 @@
 /// different namespaces run at once. Operations that remove checkpoints or values of a
 /// whole thread (`delete_thread`, `prune`, `copy_thread` on its target, `delete_for_runs`)
 /// take the thread's lock exclusively. $1 thread, $2 ns.
+///
+/// It also sets `plan_cache_mode` to `force_generic_plan` for the transaction (PostgreSQL 12
+/// and later; a no-op before): the server would otherwise plan [`PUT_CHECKPOINT`] again at
+/// every put (its generic plan, costed for arrays of unknown length, looks dearer than the
+/// custom ones), which took 0.4 ms per put, more than running it (pg_stat_statements with
+/// `track_planning`). The statements of a put are key lookups and inserts whose plans do not
+/// depend on the values bound.
 pub(crate) const LOCK_FOR_PUT: &str = "SELECT
     pg_advisory_xact_lock_shared(hashtextextended('checkpoint-postgres thread ' || $1::text, 0)),
-    pg_advisory_xact_lock(hashtextextended('checkpoint-postgres namespace ' || $1::text || ' ' || $2::text, 0))";
+    pg_advisory_xact_lock(hashtextextended('checkpoint-postgres namespace ' || $1::text || ' ' || $2::text, 0)),
+    CASE WHEN current_setting('server_version_num')::int >= 120000
+         THEN set_config('plan_cache_mode', 'force_generic_plan', true) END";
 
 /// Exclusive locks on every thread of `$1`, in a fixed order so two such calls cannot
 /// deadlock.
@@ -19,102 +28,122 @@ pub(crate) const LOCK_THREADS_EXCLUSIVE: &str = "SELECT pg_advisory_xact_lock(k)
 
 // ---- put -------------------------------------------------------------------------------
 
-/// $1 thread, $2 ns, $3 id, $4 parent id, $5 shell JSON text, $6 metadata JSON text.
-/// Re-putting an id replaces checkpoint, metadata and parent (CONTRACT §2 put).
-pub(crate) const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints
-    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-    VALUES ($1, $2, $3, $4, $5::text::json, $6::text::json)
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
-        checkpoint = EXCLUDED.checkpoint,
-        metadata = EXCLUDED.metadata";
+/// $1 thread, $2 ns, $3 id: the value references of a checkpoint about to be put again (none
+/// for a new id), so that the values no checkpoint reads afterwards can be removed. The
+/// holder of each of those (channel, version) is marked as it is now (see migration 3): the
+/// put takes this checkpoint's reading away, and keeps it the holder only where it reads a
+/// value again. For a new id this is one key lookup that finds nothing.
+pub(crate) const MARK_OWN_VALUES: &str = "WITH own AS (
+        SELECT value_channels, value_versions, value_digests FROM checkpoints
+        WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
+    ), marked AS (
+        INSERT INTO checkpoint_holder_marks (thread_id, checkpoint_ns, channel, version, holder_id)
+        SELECT $1, $2, r.channel, r.version, checkpoint_holder_of($1, $2, r.channel, r.version)
+        FROM own CROSS JOIN LATERAL unnest(own.value_channels, own.value_versions) AS r(channel, version)
+        ORDER BY r.channel
+        ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
+            holder_id = EXCLUDED.holder_id, put_seq = EXCLUDED.put_seq
+    )
+    SELECT r.channel, r.version::text, r.digest
+    FROM own CROSS JOIN LATERAL unnest(own.value_channels, own.value_versions, own.value_digests)
+        AS r(channel, version, digest)";
 
-/// $1 thread, $2 ns, $3 id: the values a checkpoint read before it is put again, so that
-/// those no checkpoint reads any more can be removed afterwards.
-pub(crate) const SELECT_OWN_VALUES: &str = "SELECT channel, version::text, digest FROM checkpoint_channels
-    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND digest IS NOT NULL";
-
-/// Stores the values a checkpoint carries and records that it reads them.
-/// $1 thread, $2 ns, $3 id, $4 channels, $5 version JSON texts, $6 type tags, $7 data.
+/// Stores the values a checkpoint carries and puts the checkpoint with its value references,
+/// in one statement. $1 thread, $2 ns, $3 id, $4 parent id (or NULL), $5 shell JSON text,
+/// $6 metadata JSON text; the carried values: $7 channels, $8 version JSON texts, $9 type
+/// tags, $10 data; $11 channels to resolve (neither carried nor in `new_versions`), $12
+/// their version JSON texts. A channel of `channel_versions` in neither list is empty and
+/// has no reference.
+///
 /// A value already stored under the same (channel, version, digest) is the same value and
-/// is not stored again.
-pub(crate) const UPSERT_CARRIED_VALUES: &str = "WITH v AS (
+/// is not stored again. A channel to resolve reads, at its version: the parent's value, one
+/// key lookup; else `checkpoint_found_value` (the holder's, else the greatest id's; rare).
+/// Checkpoints are read as they were before this statement, which matters when a checkpoint
+/// is put again, as its own parent. Re-putting an id replaces everything but the key, and
+/// gives it a new `put_seq` (the column default): it is now the latest put.
+pub(crate) const PUT_CHECKPOINT: &str = "WITH v AS (
         SELECT u.channel, u.version::jsonb AS version, u.type_tag, u.data,
                sha256(convert_to(u.type_tag, 'UTF8') || decode('00', 'hex') || u.data) AS digest
-        FROM unnest($4::text[], $5::text[], $6::text[], $7::bytea[]) AS u(channel, version, type_tag, data)
+        FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS u(channel, version, type_tag, data)
     ), stored AS (
         INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)
         SELECT $1, $2, channel, version, digest, type_tag, data FROM v ORDER BY channel
         ON CONFLICT DO NOTHING
+    ), parent AS (
+        SELECT p.value_channels, p.value_versions, p.value_digests FROM checkpoints p
+        WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $4
+    ), refs AS (
+        SELECT channel, version, digest FROM v
+      UNION ALL
+        SELECT o.channel, o.version, COALESCE(
+            (SELECT r.digest FROM parent
+             CROSS JOIN LATERAL unnest(parent.value_channels, parent.value_versions, parent.value_digests)
+                 AS r(channel, version, digest)
+             WHERE r.channel = o.channel AND r.version = o.version),
+            checkpoint_found_value($1, $2, o.channel, o.version))
+        FROM (SELECT t.channel, t.version::jsonb AS version
+              FROM unnest($11::text[], $12::text[]) AS t(channel, version)) AS o
     )
-    INSERT INTO checkpoint_channels (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
-    SELECT $1, $2, $3, channel, version, digest FROM v ORDER BY channel
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, channel) DO UPDATE SET
-        version = EXCLUDED.version, digest = EXCLUDED.digest";
+    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+        value_channels, value_versions, value_digests)
+    SELECT $1, $2, $3, $4, $5::text::json, $6::text::json,
+        COALESCE(array_agg(channel ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}'),
+        COALESCE(array_agg(version ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}'),
+        COALESCE(array_agg(digest ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}')
+    FROM refs
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+        checkpoint = EXCLUDED.checkpoint,
+        metadata = EXCLUDED.metadata,
+        put_seq = EXCLUDED.put_seq,
+        value_channels = EXCLUDED.value_channels,
+        value_versions = EXCLUDED.value_versions,
+        value_digests = EXCLUDED.value_digests";
 
-/// Records the channels of `channel_versions` a checkpoint does not carry.
-/// $1 thread, $2 ns, $3 id, $4 parent id (or NULL), $5 channels, $6 version JSON texts,
-/// $7 per channel: resolve it (true) or leave it empty (false: it is in `new_versions`).
-///
-/// A channel to resolve reads, at its version: the parent's value; else the value of the
-/// checkpoint most recently put with one there (`checkpoint_value_holders`), if that
-/// checkpoint still has it; else the value of the checkpoint with the greatest id that has
-/// one there; else nothing (`digest` NULL: absent on read). `COALESCE` stops at the first
-/// found, so the usual case (the parent has it) costs one key lookup. Checkpoints are read as
-/// they were before this statement, which matters when a checkpoint is put again, as its own
-/// parent.
-pub(crate) const UPSERT_OTHER_CHANNELS: &str = "INSERT INTO checkpoint_channels
-        (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
-    SELECT $1, $2, $3, u.channel, u.version,
-        CASE WHEN u.resolve THEN COALESCE(
-            (SELECT p.digest FROM checkpoint_channels p
-             WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2
-               AND p.checkpoint_id = $4 AND p.channel = u.channel AND p.version = u.version),
-            (SELECT h.digest FROM checkpoint_value_holders i JOIN checkpoint_channels h
-               ON h.thread_id = i.thread_id AND h.checkpoint_ns = i.checkpoint_ns
-              AND h.checkpoint_id = i.holder_id AND h.channel = i.channel AND h.version = i.version
-             WHERE i.thread_id = $1 AND i.checkpoint_ns = $2 AND i.channel = u.channel AND i.version = u.version),
-            (SELECT s.digest FROM checkpoint_channels s
-             WHERE s.thread_id = $1 AND s.checkpoint_ns = $2 AND s.channel = u.channel AND s.version = u.version
-               AND s.digest IS NOT NULL
-             ORDER BY s.checkpoint_id DESC LIMIT 1)
-        ) END
-    FROM (SELECT t.channel, t.version::jsonb AS version, t.resolve
-          FROM unnest($5::text[], $6::text[], $7::bool[]) AS t(channel, version, resolve)) AS u
-    ORDER BY u.channel
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, channel) DO UPDATE SET
-        version = EXCLUDED.version, digest = EXCLUDED.digest";
+/// $1 thread, $2 ns, $3 channels, $4 version JSON texts, $5 digests (what a checkpoint put
+/// again read before): removes those stored values that no checkpoint of the namespace
+/// reads any more. One pass over the namespace's rows (only those that read one of the
+/// digests are unpacked); this runs only when an id is put again.
+pub(crate) const DELETE_UNREAD_VALUES: &str = "DELETE FROM checkpoint_blobs b USING (
+        SELECT o.channel, o.version::jsonb AS version, o.digest
+        FROM unnest($3::text[], $4::text[], $5::bytea[]) AS o(channel, version, digest)
+      EXCEPT
+        SELECT r.channel, r.version, r.digest FROM checkpoints c
+        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
+        WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.value_digests && $5::bytea[]
+    ) AS gone
+    WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = gone.channel
+      AND b.version = gone.version AND b.digest = gone.digest";
 
-/// $1 thread, $2 ns, $3 id, $4 every channel of the checkpoint's `channel_versions`:
-/// forget the channels a re-put checkpoint no longer has.
-pub(crate) const DELETE_STALE_CHANNELS: &str = "DELETE FROM checkpoint_channels
-    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND NOT (channel = ANY($4::text[]))";
+/// $1 threads: removes the stored values of these threads that no checkpoint reads (a set
+/// difference over the threads' values and references).
+pub(crate) const DELETE_UNREAD_VALUES_OF_THREADS: &str = "DELETE FROM checkpoint_blobs b USING (
+        SELECT thread_id, checkpoint_ns, channel, version, digest FROM checkpoint_blobs
+        WHERE thread_id = ANY($1::text[])
+      EXCEPT
+        SELECT c.thread_id, c.checkpoint_ns, r.channel, r.version, r.digest FROM checkpoints c
+        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
+        WHERE c.thread_id = ANY($1::text[])
+    ) AS gone
+    WHERE b.thread_id = gone.thread_id AND b.checkpoint_ns = gone.checkpoint_ns AND b.channel = gone.channel
+      AND b.version = gone.version AND b.digest = gone.digest";
 
-/// $1 thread, $2 ns, $3 id: this checkpoint is now the one most recently put with a value at
-/// each (channel, version) it has a value for.
-pub(crate) const UPSERT_HOLDERS: &str = "INSERT INTO checkpoint_value_holders
-        (thread_id, checkpoint_ns, channel, version, holder_id)
-    SELECT thread_id, checkpoint_ns, channel, version, checkpoint_id FROM checkpoint_channels
-    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND digest IS NOT NULL
-    ORDER BY channel
-    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET holder_id = EXCLUDED.holder_id";
-
-/// $1 thread, $2 ns, $3 channels, $4 version JSON texts, $5 digests: removes those stored
-/// values that no checkpoint reads any more.
-pub(crate) const DELETE_UNREAD_VALUES: &str = "DELETE FROM checkpoint_blobs b
-    USING unnest($3::text[], $4::text[], $5::bytea[]) AS o(channel, version, digest)
-    WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = o.channel
-      AND b.version = o.version::jsonb AND b.digest = o.digest
-      AND NOT EXISTS (SELECT 1 FROM checkpoint_channels r WHERE r.thread_id = b.thread_id
-          AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
-          AND r.version = b.version AND r.digest = b.digest)";
-
-/// $1 threads: removes the stored values of these threads that no checkpoint reads.
-pub(crate) const DELETE_UNREAD_VALUES_OF_THREADS: &str = "DELETE FROM checkpoint_blobs b
-    WHERE b.thread_id = ANY($1::text[])
-      AND NOT EXISTS (SELECT 1 FROM checkpoint_channels r WHERE r.thread_id = b.thread_id
-          AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
-          AND r.version = b.version AND r.digest = b.digest)";
+/// $1 threads: forgets the marks of these threads that say nothing the derivation does not
+/// (the holder they name is the latest reader anyway, or a later put superseded them).
+pub(crate) const COMPACT_MARKS_OF_THREADS: &str = "DELETE FROM checkpoint_holder_marks m USING (
+        SELECT k.thread_id, k.checkpoint_ns, k.channel, k.version FROM checkpoint_holder_marks k
+        LEFT JOIN LATERAL (
+            SELECT c.checkpoint_id, c.put_seq FROM checkpoints c
+            WHERE ARRAY[c.thread_id, c.checkpoint_ns] = ARRAY[k.thread_id, k.checkpoint_ns]
+              AND k.channel = ANY (c.value_channels) AND k.version = ANY (c.value_versions)
+              AND EXISTS (SELECT 1 FROM unnest(c.value_channels, c.value_versions) AS r(channel, version)
+                          WHERE r.channel = k.channel AND r.version = k.version)
+            ORDER BY c.put_seq DESC LIMIT 1) AS t ON true
+        WHERE k.thread_id = ANY($1::text[])
+          AND (k.put_seq < t.put_seq OR k.holder_id IS NOT DISTINCT FROM t.checkpoint_id)
+    ) AS d
+    WHERE m.thread_id = d.thread_id AND m.checkpoint_ns = d.checkpoint_ns AND m.channel = d.channel
+      AND m.version = d.version";
 
 // ---- put_writes ------------------------------------------------------------------------
 
@@ -191,11 +220,10 @@ FROM (",
             ") AS c
 CROSS JOIN LATERAL (
     SELECT array_agg(r.channel) AS channels, array_agg(b.type_tag) AS type_tags, array_agg(b.data) AS data
-    FROM checkpoint_channels r
+    FROM unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
     CROSS JOIN LATERAL (SELECT b.type_tag, b.data FROM checkpoint_blobs b
-        WHERE b.thread_id = r.thread_id AND b.checkpoint_ns = r.checkpoint_ns
-          AND b.channel = r.channel AND b.version = r.version AND b.digest = r.digest LIMIT 1) AS b
-    WHERE r.thread_id = $1 AND r.checkpoint_ns = c.checkpoint_ns AND r.checkpoint_id = c.checkpoint_id) AS v
+        WHERE b.thread_id = $1 AND b.checkpoint_ns = c.checkpoint_ns
+          AND b.channel = r.channel AND b.version = r.version AND b.digest = r.digest LIMIT 1) AS b) AS v
 CROSS JOIN LATERAL (
     SELECT array_agg(x.task_id ORDER BY x.task_path, x.task_id, x.idx) AS task_ids,
         array_agg(x.task_path ORDER BY x.task_path, x.task_id, x.idx) AS task_paths,
@@ -227,10 +255,9 @@ pub(crate) const LIST_TUPLES: &str =
 // ---- deletes ---------------------------------------------------------------------------
 
 /// $1 threads: everything of these threads, one statement per table.
-pub(crate) const DELETE_THREADS: [&str; 5] = [
+pub(crate) const DELETE_THREADS: [&str; 4] = [
     "DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[])",
-    "DELETE FROM checkpoint_value_holders WHERE thread_id = ANY($1::text[])",
-    "DELETE FROM checkpoint_channels WHERE thread_id = ANY($1::text[])",
+    "DELETE FROM checkpoint_holder_marks WHERE thread_id = ANY($1::text[])",
     "DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[])",
     "DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])",
 ];
@@ -239,49 +266,88 @@ pub(crate) const DELETE_THREADS: [&str; 5] = [
 pub(crate) const SELECT_RUN_THREADS: &str = "SELECT DISTINCT thread_id FROM checkpoints
     WHERE (metadata ->> 'run_id') = ANY($1::text[]) AND json_typeof(metadata -> 'run_id') = 'string'";
 
+/// The checkpoints `delete_for_runs` removes: of the threads `$2` (locked by the caller),
+/// those whose metadata `run_id` is one of `$1` (a JSON string).
+macro_rules! doomed_by_runs {
+    () => {
+        "SELECT * FROM checkpoints
+        WHERE (metadata ->> 'run_id') = ANY($1::text[]) AND json_typeof(metadata -> 'run_id') = 'string'
+          AND thread_id = ANY($2::text[])"
+    };
+}
+
+/// $1 run ids, $2 threads: marks the holder, as it is now, of every (channel, version) a
+/// checkpoint about to be deleted by `delete_for_runs` reads (the deletion leaves holders
+/// as they are).
+pub(crate) const MARK_FOR_RUNS: &str = concat!(
+    "INSERT INTO checkpoint_holder_marks (thread_id, checkpoint_ns, channel, version, holder_id)
+    SELECT k.thread_id, k.checkpoint_ns, k.channel, k.version,
+        checkpoint_holder_of(k.thread_id, k.checkpoint_ns, k.channel, k.version)
+    FROM (SELECT DISTINCT c.thread_id, c.checkpoint_ns, r.channel, r.version FROM (",
+    doomed_by_runs!(),
+    ") AS c CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions) AS r(channel, version)) AS k
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
+        holder_id = EXCLUDED.holder_id, put_seq = EXCLUDED.put_seq"
+);
+
 /// $1 run ids, $2 threads (locked by the caller): every checkpoint of these threads whose
-/// metadata `run_id` is one of the run ids (a JSON string), with its writes and the record
-/// of the values it read (CONTRACT §3 delete_for_runs). The caller then removes the values
-/// no checkpoint reads any more.
+/// metadata `run_id` is one of the run ids (a JSON string), with its writes (CONTRACT §3
+/// delete_for_runs). The caller then removes the values no checkpoint reads any more.
 pub(crate) const DELETE_FOR_RUNS: &str = "WITH doomed AS (
         DELETE FROM checkpoints
         WHERE (metadata ->> 'run_id') = ANY($1::text[]) AND json_typeof(metadata -> 'run_id') = 'string'
           AND thread_id = ANY($2::text[])
         RETURNING thread_id, checkpoint_ns, checkpoint_id
-    ), writes AS (
-        DELETE FROM checkpoint_writes w USING doomed d
-        WHERE w.thread_id = d.thread_id AND w.checkpoint_ns = d.checkpoint_ns AND w.checkpoint_id = d.checkpoint_id
     )
-    DELETE FROM checkpoint_channels r USING doomed d
-    WHERE r.thread_id = d.thread_id AND r.checkpoint_ns = d.checkpoint_ns AND r.checkpoint_id = d.checkpoint_id";
+    DELETE FROM checkpoint_writes w USING doomed d
+    WHERE w.thread_id = d.thread_id AND w.checkpoint_ns = d.checkpoint_ns AND w.checkpoint_id = d.checkpoint_id";
 
 // ---- copy_thread -----------------------------------------------------------------------
 
-/// $1 source, $2 target, in this order (CONTRACT §3 copy_thread): checkpoints replace those
-/// with the same id in the target; the values the copied checkpoints read are replaced;
-/// stored values are added; a copied checkpoint's writes replace the target checkpoint's
-/// writes (none in the source leaves none); the source's value
-/// holders replace the target's. The caller then removes the target's values no checkpoint
-/// reads any more.
-pub(crate) const COPY_THREAD: [&str; 7] = [
-    "INSERT INTO checkpoints
-        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-    SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+/// $1 source, $2 target, in this order (CONTRACT §3 copy_thread). First, in each namespace
+/// the source has checkpoints or marks in, the target's holder of every (channel, version)
+/// either thread has one for becomes the source's, or stays the target's where the source
+/// has none: marked, so the copied rows (which keep their `put_seq`) change no holder. Then
+/// checkpoints replace those with the same id in the target; stored values are added; a
+/// copied checkpoint's writes replace the target checkpoint's writes (none in the source
+/// leaves none). The caller then removes the target's values no checkpoint reads any more.
+pub(crate) const COPY_THREAD: [&str; 5] = [
+    "WITH nss AS (
+        SELECT checkpoint_ns FROM checkpoints WHERE thread_id = $1
+        UNION SELECT checkpoint_ns FROM checkpoint_holder_marks WHERE thread_id = $1
+    ), keys AS (
+        SELECT c.checkpoint_ns, r.channel, r.version FROM checkpoints c
+        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions) AS r(channel, version)
+        WHERE (c.thread_id = $1 OR c.thread_id = $2) AND c.checkpoint_ns IN (SELECT checkpoint_ns FROM nss)
+      UNION
+        SELECT m.checkpoint_ns, m.channel, m.version FROM checkpoint_holder_marks m
+        WHERE (m.thread_id = $1 OR m.thread_id = $2) AND m.checkpoint_ns IN (SELECT checkpoint_ns FROM nss)
+    )
+    INSERT INTO checkpoint_holder_marks (thread_id, checkpoint_ns, channel, version, holder_id)
+    SELECT $2, k.checkpoint_ns, k.channel, k.version,
+        COALESCE(checkpoint_holder_of($1, k.checkpoint_ns, k.channel, k.version),
+                 checkpoint_holder_of($2, k.checkpoint_ns, k.channel, k.version))
+    FROM keys k ORDER BY 2, 3, 4
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
+        holder_id = EXCLUDED.holder_id, put_seq = EXCLUDED.put_seq",
+    "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+        put_seq, value_channels, value_versions, value_digests)
+    SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+        put_seq, value_channels, value_versions, value_digests
     FROM checkpoints WHERE thread_id = $1
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
         parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
         checkpoint = EXCLUDED.checkpoint,
-        metadata = EXCLUDED.metadata",
-    "DELETE FROM checkpoint_channels t WHERE t.thread_id = $2 AND EXISTS (
-        SELECT 1 FROM checkpoints s WHERE s.thread_id = $1
-          AND s.checkpoint_ns = t.checkpoint_ns AND s.checkpoint_id = t.checkpoint_id)",
+        metadata = EXCLUDED.metadata,
+        put_seq = EXCLUDED.put_seq,
+        value_channels = EXCLUDED.value_channels,
+        value_versions = EXCLUDED.value_versions,
+        value_digests = EXCLUDED.value_digests",
     "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)
     SELECT $2, checkpoint_ns, channel, version, digest, type_tag, data
     FROM checkpoint_blobs WHERE thread_id = $1
     ON CONFLICT DO NOTHING",
-    "INSERT INTO checkpoint_channels (thread_id, checkpoint_ns, checkpoint_id, channel, version, digest)
-    SELECT $2, checkpoint_ns, checkpoint_id, channel, version, digest
-    FROM checkpoint_channels WHERE thread_id = $1",
     "DELETE FROM checkpoint_writes t WHERE t.thread_id = $2 AND EXISTS (
         SELECT 1 FROM checkpoints s WHERE s.thread_id = $1
           AND s.checkpoint_ns = t.checkpoint_ns AND s.checkpoint_id = t.checkpoint_id)",
@@ -294,31 +360,44 @@ pub(crate) const COPY_THREAD: [&str; 7] = [
         channel = EXCLUDED.channel,
         type_tag = EXCLUDED.type_tag,
         data = EXCLUDED.data",
-    "INSERT INTO checkpoint_value_holders (thread_id, checkpoint_ns, channel, version, holder_id)
-    SELECT $2, checkpoint_ns, channel, version, holder_id FROM checkpoint_value_holders WHERE thread_id = $1
-    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET holder_id = EXCLUDED.holder_id",
 ];
 
 // ---- prune keep_latest -----------------------------------------------------------------
 
-/// $1 threads, in this order (CONTRACT §3 prune `keep_latest`): all but the newest
-/// checkpoint of each (thread, namespace); then the value records and writes of checkpoints
-/// that are gone (writes waiting for a checkpoint never put included); then the value
-/// holders that are not a kept checkpoint; then the stored values no kept checkpoint reads.
+/// $1 threads, in this order (CONTRACT §3 prune `keep_latest`): the holders that are the
+/// kept (newest) checkpoint of their (thread, namespace) stay, every other holder goes
+/// (marked: none); then all but the newest checkpoint of each (thread, namespace); then the
+/// writes of checkpoints that are gone (writes waiting for a checkpoint never put
+/// included); then the stored values no kept checkpoint reads, and the marks that are no
+/// longer needed.
 pub(crate) const PRUNE_KEEP_LATEST: [&str; 5] = [
+    "WITH keep AS (
+        SELECT thread_id, checkpoint_ns, max(checkpoint_id) AS checkpoint_id FROM checkpoints
+        WHERE thread_id = ANY($1::text[]) GROUP BY thread_id, checkpoint_ns
+    ), keys AS (
+        SELECT c.thread_id, c.checkpoint_ns, r.channel, r.version FROM checkpoints c
+        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions) AS r(channel, version)
+        WHERE c.thread_id = ANY($1::text[])
+      UNION
+        SELECT m.thread_id, m.checkpoint_ns, m.channel, m.version FROM checkpoint_holder_marks m
+        WHERE m.thread_id = ANY($1::text[])
+    )
+    INSERT INTO checkpoint_holder_marks (thread_id, checkpoint_ns, channel, version, holder_id)
+    SELECT k.thread_id, k.checkpoint_ns, k.channel, k.version,
+        CASE WHEN checkpoint_holder_of(k.thread_id, k.checkpoint_ns, k.channel, k.version) = keep.checkpoint_id
+             THEN keep.checkpoint_id END
+    FROM keys k LEFT JOIN keep ON keep.thread_id = k.thread_id AND keep.checkpoint_ns = k.checkpoint_ns
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
+        holder_id = EXCLUDED.holder_id, put_seq = EXCLUDED.put_seq",
     "DELETE FROM checkpoints c WHERE c.thread_id = ANY($1::text[]) AND c.checkpoint_id <> (
         SELECT max(l.checkpoint_id) FROM checkpoints l
         WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns)",
-    "DELETE FROM checkpoint_channels r WHERE r.thread_id = ANY($1::text[]) AND NOT EXISTS (
-        SELECT 1 FROM checkpoints c WHERE c.thread_id = r.thread_id
-          AND c.checkpoint_ns = r.checkpoint_ns AND c.checkpoint_id = r.checkpoint_id)",
     "DELETE FROM checkpoint_writes w WHERE w.thread_id = ANY($1::text[]) AND NOT EXISTS (
         SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id
           AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)",
-    "DELETE FROM checkpoint_value_holders i WHERE i.thread_id = ANY($1::text[]) AND NOT EXISTS (
-        SELECT 1 FROM checkpoints c WHERE c.thread_id = i.thread_id
-          AND c.checkpoint_ns = i.checkpoint_ns AND c.checkpoint_id = i.holder_id)",
     DELETE_UNREAD_VALUES_OF_THREADS,
+    COMPACT_MARKS_OF_THREADS,
 ];
 
 // ---- delta_channel_history -------------------------------------------------------------
@@ -348,9 +427,10 @@ pub(crate) const DELTA_HISTORY: &str = "WITH RECURSIVE
     anc AS (SELECT checkpoint_id, min(depth) AS depth FROM walk GROUP BY checkpoint_id),
     seed AS (
         SELECT DISTINCT ON (r.channel) r.channel, a.depth, r.version, r.digest
-        FROM anc a JOIN checkpoint_channels r
-          ON r.thread_id = $1 AND r.checkpoint_ns = $2 AND r.checkpoint_id = a.checkpoint_id
-        WHERE r.channel = ANY($4::text[]) AND r.digest IS NOT NULL
+        FROM anc a JOIN checkpoints c
+          ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = a.checkpoint_id
+        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
+        WHERE r.channel = ANY($4::text[])
         ORDER BY r.channel, a.depth
     )
     SELECT 0 AS kind, s.channel, s.depth, NULL::text AS task_path, NULL::text AS task_id,

@@ -292,8 +292,9 @@ async fn compare_calls(pg: &PostgresSaver, seed: u64, ops: usize) -> Result<(), 
     let client = pg.pool().get().await.map_err(|e| e.to_string())?;
     let orphans: i64 = client
         .query_one(
-            "SELECT count(*) FROM checkpoint_blobs b WHERE NOT EXISTS (SELECT 1 FROM checkpoint_channels r
-             WHERE r.thread_id = b.thread_id AND r.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
+            "SELECT count(*) FROM checkpoint_blobs b WHERE NOT EXISTS (SELECT 1 FROM checkpoints c
+             CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
+             WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
                AND r.version = b.version AND r.digest = b.digest)",
             &[],
         )

@@ -17,13 +17,13 @@ pub(super) struct Carried<'a> {
     pub(super) data: Vec<&'a [u8]>,
 }
 
-/// The channels of a `put`'s `channel_versions` it does not carry, as parallel arrays for
-/// `unnest`: each is resolved from stored values, or (when in `new_versions`) left empty.
+/// The channels of a `put`'s `channel_versions` it neither carries nor has in
+/// `new_versions`, as parallel arrays for `unnest`: each is resolved from stored values.
+/// (A channel in `new_versions` without a value is empty: it has no value reference.)
 #[derive(Default)]
 pub(super) struct Uncarried<'a> {
     pub(super) channels: Vec<&'a str>,
     pub(super) versions: Vec<String>,
-    pub(super) resolve: Vec<bool>,
 }
 
 /// One `put_writes` row.
@@ -48,47 +48,30 @@ impl PostgresSaver {
         let tx = client.transaction().await?;
         let (thread, ns, id) = (&config.thread_id, &config.checkpoint_ns, &checkpoint.id);
         let parent = config.checkpoint_id.as_deref();
-        let all_channels: Vec<&str> = checkpoint.channel_versions.keys().map(String::as_str).collect();
-        let carried_params: [&(dyn ToSql + Sync); 7] =
-            [thread, ns, id, &carried.channels, &carried.versions, &carried.type_tags, &carried.data];
-        let uncarried_params: [&(dyn ToSql + Sync); 7] =
-            [thread, ns, id, &parent, &uncarried.channels, &uncarried.versions, &uncarried.resolve];
-        let (lock, own, upsert, carry, other, stale, holders) = tokio::try_join!(
+        let (lock, own, put) = tokio::try_join!(
             tx.prepare_cached(sql::LOCK_FOR_PUT),
-            tx.prepare_cached(sql::SELECT_OWN_VALUES),
-            tx.prepare_cached(sql::UPSERT_CHECKPOINT),
-            tx.prepare_cached(sql::UPSERT_CARRIED_VALUES),
-            tx.prepare_cached(sql::UPSERT_OTHER_CHANNELS),
-            tx.prepare_cached(sql::DELETE_STALE_CHANNELS),
-            tx.prepare_cached(sql::UPSERT_HOLDERS),
+            tx.prepare_cached(sql::MARK_OWN_VALUES),
+            tx.prepare_cached(sql::PUT_CHECKPOINT),
         )?;
         // The statements are sent at once (pipelined) and run in this order, in one round
         // trip: the locks first, then what a checkpoint put again read before (removed below
-        // if nothing reads it now), then the rows.
+        // if nothing reads it now; nothing for a new id), then the values and the row.
         let key: [&(dyn ToSql + Sync); 3] = [thread, ns, id];
-        let row: [&(dyn ToSql + Sync); 6] = [thread, ns, id, &parent, &shell, &metadata];
-        let stale_params: [&(dyn ToSql + Sync); 4] = [thread, ns, id, &all_channels];
-        let (_, old, ..) = tokio::try_join!(
-            tx.execute(&lock, &key[..2]),
-            tx.query(&own, &key),
-            tx.execute(&upsert, &row),
-            async {
-                if carried.channels.is_empty() {
-                    Ok(0)
-                } else {
-                    tx.execute(&carry, &carried_params).await
-                }
-            },
-            async {
-                if uncarried.channels.is_empty() {
-                    Ok(0)
-                } else {
-                    tx.execute(&other, &uncarried_params).await
-                }
-            },
-            tx.execute(&stale, &stale_params),
-            tx.execute(&holders, &key),
-        )?;
+        let row: [&(dyn ToSql + Sync); 12] = [
+            thread,
+            ns,
+            id,
+            &parent,
+            &shell,
+            &metadata,
+            &carried.channels,
+            &carried.versions,
+            &carried.type_tags,
+            &carried.data,
+            &uncarried.channels,
+            &uncarried.versions,
+        ];
+        let (_, old, _) = tokio::try_join!(tx.execute(&lock, &key[..2]), tx.query(&own, &key), tx.execute(&put, &row))?;
         if !old.is_empty() {
             let channels: Vec<&str> = old.iter().map(|r| r.get(0)).collect();
             let versions: Vec<&str> = old.iter().map(|r| r.get(1)).collect();
@@ -151,8 +134,10 @@ impl PostgresSaver {
         // Only the threads locked here: a checkpoint of another thread committed since the
         // query above counts as put after this call.
         tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
+        tx.execute(&tx.prepare_cached(sql::MARK_FOR_RUNS).await?, &[&run_ids, &threads]).await?;
         tx.execute(&tx.prepare_cached(sql::DELETE_FOR_RUNS).await?, &[&run_ids, &threads]).await?;
         tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&threads]).await?;
+        tx.execute(&tx.prepare_cached(sql::COMPACT_MARKS_OF_THREADS).await?, &[&threads]).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -167,6 +152,7 @@ impl PostgresSaver {
         }
         let targets = [target];
         tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES_OF_THREADS).await?, &[&&targets[..]]).await?;
+        tx.execute(&tx.prepare_cached(sql::COMPACT_MARKS_OF_THREADS).await?, &[&&targets[..]]).await?;
         tx.commit().await?;
         Ok(())
     }
