@@ -294,5 +294,8 @@ fn main() -> std::process::ExitCode {
         }
     };
     println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+    // The conformance run and the savers' scratch directories are gone: so is this
+    // process's lock file (the next run would name it a run that did not finish).
+    conformance_core::leftovers::release();
     std::process::ExitCode::SUCCESS
 }

@@ -208,6 +208,9 @@ pub fn run(args: Args) -> ExitCode {
             eprintln!("warning: {e}");
         }
     }
+    // The throwaway server is gone: so is this process's lock file (every bench run left
+    // one, and the next run named it a run that did not finish).
+    conformance_core::leftovers::release();
     if args.strict && missed > 0 {
         ExitCode::FAILURE
     } else {
