@@ -45,15 +45,13 @@ pub struct Cx {
     own: Option<Capability>,
     /// Set at the first call of `own`'s method: from then on no call is setup.
     rule_started: Arc<AtomicBool>,
-    /// Made by [`Cx::for_case`] (see [`Cx::form_missing`]).
-    judged: bool,
 }
 
 impl Cx {
     /// Wraps a core context, without telling setup from the rule.
     pub fn new(ctx: CaseEnv) -> Self {
         let saver = ctx.saver.clone();
-        Self { ctx, saver, note: None, own: None, rule_started: Arc::default(), judged: false }
+        Self { ctx, saver, note: None, own: None, rule_started: Arc::default() }
     }
 
     /// Wraps a core context for a case of `capability` (what [`crate::spec_cases!`] does for
@@ -61,7 +59,7 @@ impl Cx {
     pub fn for_case(ctx: CaseEnv, capability: Capability) -> Self {
         let property = matches!(capability, Capability::Concurrency | Capability::Durability | Capability::Traces);
         let own = (!property).then_some(capability);
-        Self { own, judged: true, ..Self::new(ctx) }
+        Self { own, ..Self::new(ctx) }
     }
 
     /// Whether `call`, made now, is setup (and, when it is the case's own method, marks the
@@ -85,10 +83,7 @@ impl Cx {
     /// (concurrency, durability, traces), whose every call is its rule.
     fn form_missing(&self, call: &Call) -> bool {
         let latest_read = matches!(call, Call::GetTuple { config } if config.checkpoint_id.is_none());
-        self.judged
-            && latest_read
-            && self.ctx.no_latest_read()
-            && self.own.is_some_and(|own| own != Capability::GetTuple)
+        latest_read && self.ctx.no_latest_read() && self.own.is_some_and(|own| own != Capability::GetTuple)
     }
 
     /// Runs the case `f` of `capability` on `ctx` (what [`crate::spec_cases!`] does for
