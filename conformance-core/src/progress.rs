@@ -78,6 +78,9 @@ impl Progress {
             Self::Dots => {
                 if ok {
                     let _ = write!(out, "{}", ".".if_supports_color(Stream::Stdout, |t| t.green()));
+                } else if r.outcome == Outcome::NotRun {
+                    // Not run (a need found missing at run time): neither passed nor failed.
+                    let _ = write!(out, "{}", "-".if_supports_color(Stream::Stdout, |t| t.yellow()));
                 } else {
                     let _ = write!(out, "{}", "F".if_supports_color(Stream::Stdout, |t| t.red()));
                 }
@@ -85,6 +88,14 @@ impl Progress {
             Self::Verbose => {
                 if ok {
                     let _ = writeln!(out, "    {} {}", "✓".if_supports_color(Stream::Stdout, |t| t.green()), r.name);
+                } else if r.outcome == Outcome::NotRun {
+                    let why = r.message.as_deref().unwrap_or("not run");
+                    let _ = writeln!(
+                        out,
+                        "    {} {} ({why})",
+                        "◌".if_supports_color(Stream::Stdout, |t| t.yellow()),
+                        r.name
+                    );
                 } else {
                     let _ = writeln!(out, "    {} {}", "✗".if_supports_color(Stream::Stdout, |t| t.red()), r.name);
                     for line in r.message.as_deref().unwrap_or("").lines() {

@@ -42,21 +42,28 @@ _SIDES: dict[type, str] = {}
 
 async def decide_side(saver: BaseCheckpointSaver) -> str:
     """``"async"`` when the saver's class overrides an async base method and that method
-    works (``aget_tuple`` of an unused thread does not raise NotImplementedError, as
-    SqliteSaver's stubs do), else ``"sync"``. Decided once per class."""
+    works (``aget_tuple`` of an unused thread, latest or by id, does not raise
+    NotImplementedError, as SqliteSaver's stubs do), else ``"sync"``. The by-id form
+    counts too: a saver that reads by id only refuses the latest form on either side.
+    Decided once per class."""
     cls = type(saver)
     if cls in _SIDES:
         return _SIDES[cls]
     side = "sync"
     if any(overrides(cls, METHODS[op][1]) for op in BASE_OPS):
-        probe = {"configurable": {"thread_id": f"checkpoint-bridge-probe-{uuid.uuid4().hex}", "checkpoint_ns": ""}}
-        try:
-            await saver.aget_tuple(probe)
-            side = "async"
-        except NotImplementedError:
-            side = "sync"
-        except Exception:
-            side = "async"
+        thread = f"checkpoint-bridge-probe-{uuid.uuid4().hex}"
+        latest = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        by_id = {"configurable": {**latest["configurable"], "checkpoint_id": "00000000-0000-7000-8000-000000000001"}}
+        for probe in (latest, by_id):
+            try:
+                await saver.aget_tuple(probe)
+                side = "async"
+                break
+            except NotImplementedError:
+                side = "sync"
+            except Exception:
+                side = "async"
+                break
     _SIDES[cls] = side
     return side
 
