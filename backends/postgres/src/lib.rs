@@ -157,8 +157,14 @@ mod url;
 #[cfg(feature = "kit")]
 pub use registration::{
     drop_schema, drop_schemas_now, drop_schemas_with_prefix, registration, registration_from_env,
-    registration_with_schema_prefix, PostgresStorage, NO_URL_REASON, REQUIRED_ENV, TEST_SCHEMA_PREFIX, URL_ENV,
+    registration_with_schema_prefix, PostgresStorage, NO_URL_REASON, TEST_SCHEMA_PREFIX,
 };
+
+/// The environment variable naming the server the tests use.
+pub const URL_ENV: &str = "CHECKPOINT_POSTGRES_URL";
+
+/// Set to `1` to make a missing [`URL_ENV`] an error instead of a skip (CI).
+pub const REQUIRED_ENV: &str = "CHECKPOINT_POSTGRES_REQUIRED";
 pub use saver::{PostgresOptions, PostgresSaver, DEFAULT_MAX_CONNECTIONS};
 pub use url::{check_reachable, check_url};
 

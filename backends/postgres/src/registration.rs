@@ -10,13 +10,7 @@ use conformance_core::{BoxError, Capability, Fixture, Registration, Storage};
 use tokio_postgres::NoTls;
 
 use crate::schema::valid_schema_name;
-use crate::{PostgresOptions, PostgresSaver};
-
-/// The environment variable naming the server the tests use.
-pub const URL_ENV: &str = "CHECKPOINT_POSTGRES_URL";
-
-/// Set to `1` to make a missing [`URL_ENV`] an error instead of a skip (CI).
-pub const REQUIRED_ENV: &str = "CHECKPOINT_POSTGRES_REQUIRED";
+use crate::{PostgresOptions, PostgresSaver, REQUIRED_ENV, URL_ENV};
 
 /// The prefix of every schema [`registration`] creates.
 pub const TEST_SCHEMA_PREFIX: &str = "checkpoint_test_";

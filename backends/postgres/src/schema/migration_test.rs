@@ -41,8 +41,9 @@ fn json(text: &str) -> TypedValue {
 
 #[tokio::test]
 async fn migration_3_keeps_reads_and_holders() {
-    let Ok(url) = std::env::var("CHECKPOINT_POSTGRES_URL") else {
-        eprintln!("SKIPPED migration test: CHECKPOINT_POSTGRES_URL is not set");
+    let Ok(url) = std::env::var(crate::URL_ENV) else {
+        assert_ne!(std::env::var(crate::REQUIRED_ENV).as_deref(), Ok("1"), "{} is required", crate::URL_ENV);
+        eprintln!("SKIPPED migration test: {} is not set", crate::URL_ENV);
         return;
     };
     let schema = format!("checkpoint_pgtest_mig_{}", std::process::id());
