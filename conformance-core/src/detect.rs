@@ -46,6 +46,9 @@ fn probe_checkpoint() -> Checkpoint {
 /// [`crate::Fixture::without_task_path_on_reads`] (CONTRACT §2 put_writes).
 pub(crate) const NO_TASK_PATH_ON_READS: &str = "the saver declares that its reads carry no task_path (as LangGraph's API, whose PendingWrite is (task_id, channel, value)): pending writes are compared without the field, their order still is, and the case that checks the field fails";
 
+/// The report's warning for a saver that reads by id only ([`Detection::no_latest_read`]).
+pub(crate) const NO_LATEST_READ: &str = "get_tuple without a checkpoint_id answered Unsupported: the saver reads by id only. get_tuple's cases that read the latest checkpoint fail; the cases of other capabilities that do are not run (CONTRACT §5)";
+
 /// Probes a fresh saver from the registration's factory: each capability's method is
 /// called once with harmless input, and an `Unsupported` answer means "not implemented"
 /// (CONTRACT §5). `get_tuple` is detected when either form (latest, or by
@@ -99,6 +102,9 @@ pub fn detect(registration: &Registration) -> Detection {
                 Ok(Ok(Err(CheckpointError::Unsupported(_))))
             );
         drop(saver);
+        if no_latest_read {
+            warnings.push(NO_LATEST_READ.to_owned());
+        }
         // Said only when there are pending writes to compare.
         if !fixture.task_path_on_reads && detected.get(&Capability::PutWrites).copied().unwrap_or(false) {
             warnings.push(NO_TASK_PATH_ON_READS.to_owned());

@@ -248,6 +248,11 @@ fn saver_reading_by_id_only_has_get_tuple() {
         }
     }
     assert!(not_run >= 10, "only {not_run} cases found the latest read missing");
+    assert!(
+        report.warnings.iter().any(|w| w.contains("reads by id only")),
+        "no warning says so: {:?}",
+        report.warnings
+    );
     for cap in [Capability::DeleteThread, Capability::Put, Capability::Prune] {
         let r = &report.results[&cap];
         assert_eq!(r.status, CapabilityStatus::Incomplete, "{cap}: {r:?}");
