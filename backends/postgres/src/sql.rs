@@ -48,6 +48,23 @@ pub(crate) const MARK_OWN_VALUES: &str = "WITH own AS (
     FROM own CROSS JOIN LATERAL unnest(own.value_channels, own.value_versions, own.value_digests)
         AS r(channel, version, digest)";
 
+/// The end of an INSERT into `checkpoints`: a row with the same key is replaced, all but the
+/// key (re-putting an id, CONTRACT §2 put; copying onto a target's checkpoint, §3
+/// copy_thread).
+macro_rules! replace_checkpoint {
+    () => {
+        "
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+        checkpoint = EXCLUDED.checkpoint,
+        metadata = EXCLUDED.metadata,
+        put_seq = EXCLUDED.put_seq,
+        value_channels = EXCLUDED.value_channels,
+        value_versions = EXCLUDED.value_versions,
+        value_digests = EXCLUDED.value_digests"
+    };
+}
+
 /// Stores the values a checkpoint carries and puts the checkpoint with its value references,
 /// in one statement. $1 thread, $2 ns, $3 id, $4 parent id (or NULL), $5 shell JSON text,
 /// $6 metadata JSON text; the carried values: $7 channels, $8 version JSON texts, $9 type
@@ -61,7 +78,8 @@ pub(crate) const MARK_OWN_VALUES: &str = "WITH own AS (
 /// Checkpoints are read as they were before this statement, which matters when a checkpoint
 /// is put again, as its own parent. Re-putting an id replaces everything but the key, and
 /// gives it a new `put_seq` (the column default): it is now the latest put.
-pub(crate) const PUT_CHECKPOINT: &str = "WITH v AS (
+pub(crate) const PUT_CHECKPOINT: &str = concat!(
+    "WITH v AS (
         SELECT u.channel, u.version::jsonb AS version, u.type_tag, u.data,
                sha256(convert_to(u.type_tag, 'UTF8') || decode('00', 'hex') || u.data) AS digest
         FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS u(channel, version, type_tag, data)
@@ -90,15 +108,9 @@ pub(crate) const PUT_CHECKPOINT: &str = "WITH v AS (
         COALESCE(array_agg(channel ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}'),
         COALESCE(array_agg(version ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}'),
         COALESCE(array_agg(digest ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}')
-    FROM refs
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
-        checkpoint = EXCLUDED.checkpoint,
-        metadata = EXCLUDED.metadata,
-        put_seq = EXCLUDED.put_seq,
-        value_channels = EXCLUDED.value_channels,
-        value_versions = EXCLUDED.value_versions,
-        value_digests = EXCLUDED.value_digests";
+    FROM refs",
+    replace_checkpoint!()
+);
 
 /// $1 thread, $2 ns, $3 channels, $4 version JSON texts, $5 digests (what a checkpoint put
 /// again read before): removes those stored values that no checkpoint of the namespace
@@ -331,19 +343,14 @@ pub(crate) const COPY_THREAD: [&str; 5] = [
     FROM keys k ORDER BY 2, 3, 4
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
         holder_id = EXCLUDED.holder_id, put_seq = EXCLUDED.put_seq",
-    "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+    concat!(
+        "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
         put_seq, value_channels, value_versions, value_digests)
     SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
         put_seq, value_channels, value_versions, value_digests
-    FROM checkpoints WHERE thread_id = $1
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
-        checkpoint = EXCLUDED.checkpoint,
-        metadata = EXCLUDED.metadata,
-        put_seq = EXCLUDED.put_seq,
-        value_channels = EXCLUDED.value_channels,
-        value_versions = EXCLUDED.value_versions,
-        value_digests = EXCLUDED.value_digests",
+    FROM checkpoints WHERE thread_id = $1",
+        replace_checkpoint!()
+    ),
     "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)
     SELECT $2, checkpoint_ns, channel, version, digest, type_tag, data
     FROM checkpoint_blobs WHERE thread_id = $1
