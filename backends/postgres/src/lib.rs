@@ -108,9 +108,10 @@
 //! one statement. `get_tuple` and `list` are each one statement (the
 //! checkpoint rows with their values and writes aggregated into arrays), so each sees one
 //! snapshot in one round trip; `delta_channel_history` runs in a read-only `REPEATABLE READ`
-//! transaction. A `put` sends its statements pipelined: begin, one round trip for all of
-//! them, commit; its transaction plans them generically (`plan_cache_mode`, PostgreSQL 12
-//! and later), since re-planning the put statement at every call cost more than running it. Transaction-scoped advisory
+//! transaction. A `put` is one transaction in one round trip: BEGIN, its three statements
+//! and COMMIT are sent together (pipelined); its transaction plans them generically
+//! (`plan_cache_mode`, PostgreSQL 12 and later), since re-planning the put statement at
+//! every call cost more than running it. Transaction-scoped advisory
 //! locks order the writers that resolve or remove values: `put` holds its thread's lock
 //! shared and its (thread, namespace)'s exclusively, so puts in one namespace of a thread run
 //! one after another and puts elsewhere run at once; `delete_thread`, `prune`,

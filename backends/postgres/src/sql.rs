@@ -28,25 +28,19 @@ pub(crate) const LOCK_THREADS_EXCLUSIVE: &str = "SELECT pg_advisory_xact_lock(k)
 
 // ---- put -------------------------------------------------------------------------------
 
-/// $1 thread, $2 ns, $3 id: the value references of a checkpoint about to be put again (none
-/// for a new id), so that the values no checkpoint reads afterwards can be removed. The
-/// holder of each of those (channel, version) is marked as it is now (see migration 3): the
-/// put takes this checkpoint's reading away, and keeps it the holder only where it reads a
-/// value again. For a new id this is one key lookup that finds nothing.
-pub(crate) const MARK_OWN_VALUES: &str = "WITH own AS (
-        SELECT value_channels, value_versions, value_digests FROM checkpoints
-        WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
-    ), marked AS (
-        INSERT INTO checkpoint_holder_marks (thread_id, checkpoint_ns, channel, version, holder_id)
-        SELECT $1, $2, r.channel, r.version, checkpoint_holder_of($1, $2, r.channel, r.version)
-        FROM own CROSS JOIN LATERAL unnest(own.value_channels, own.value_versions) AS r(channel, version)
-        ORDER BY r.channel
-        ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
-            holder_id = EXCLUDED.holder_id, put_seq = EXCLUDED.put_seq
-    )
-    SELECT r.channel, r.version::text, r.digest
-    FROM own CROSS JOIN LATERAL unnest(own.value_channels, own.value_versions, own.value_digests)
-        AS r(channel, version, digest)";
+/// $1 thread, $2 ns, $3 id: marks the holder, as it is now, of each (channel, version) the
+/// checkpoint about to be put again reads (see migration 3): the put takes this checkpoint's
+/// reading away, and keeps it the holder only where it reads a value again. For a new id
+/// this is one key lookup that finds nothing. It runs before [`PUT_CHECKPOINT`], in its own
+/// statement, so that the marks' `put_seq` are less than the checkpoint's.
+pub(crate) const MARK_OWN_VALUES: &str = "INSERT INTO checkpoint_holder_marks
+        (thread_id, checkpoint_ns, channel, version, holder_id)
+    SELECT $1, $2, r.channel, r.version, checkpoint_holder_of($1, $2, r.channel, r.version)
+    FROM checkpoints own CROSS JOIN LATERAL unnest(own.value_channels, own.value_versions) AS r(channel, version)
+    WHERE own.thread_id = $1 AND own.checkpoint_ns = $2 AND own.checkpoint_id = $3
+    ORDER BY r.channel
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
+        holder_id = EXCLUDED.holder_id, put_seq = EXCLUDED.put_seq";
 
 /// The end of an INSERT into `checkpoints`: a row with the same key is replaced, all but the
 /// key (re-putting an id, CONTRACT §2 put; copying onto a target's checkpoint, §3
@@ -77,7 +71,10 @@ macro_rules! replace_checkpoint {
 /// key lookup; else `checkpoint_found_value` (the holder's, else the greatest id's; rare).
 /// Checkpoints are read as they were before this statement, which matters when a checkpoint
 /// is put again, as its own parent. Re-putting an id replaces everything but the key, and
-/// gives it a new `put_seq` (the column default): it is now the latest put.
+/// gives it a new `put_seq` (the column default): it is now the latest put; the values it
+/// read before (`old`) that neither it nor any other checkpoint of the namespace reads now
+/// are removed (`gone`). For a new id `old` is empty and `gone` does nothing (its
+/// `EXISTS (SELECT 1 FROM old)` is a one-time filter: the namespace is not scanned).
 pub(crate) const PUT_CHECKPOINT: &str = concat!(
     "WITH v AS (
         SELECT u.channel, u.version::jsonb AS version, u.type_tag, u.data,
@@ -101,6 +98,24 @@ pub(crate) const PUT_CHECKPOINT: &str = concat!(
             checkpoint_found_value($1, $2, o.channel, o.version))
         FROM (SELECT t.channel, t.version::jsonb AS version
               FROM unnest($11::text[], $12::text[]) AS t(channel, version)) AS o
+    ), old AS (
+        SELECT r.channel, r.version, r.digest FROM checkpoints o
+        CROSS JOIN LATERAL unnest(o.value_channels, o.value_versions, o.value_digests) AS r(channel, version, digest)
+        WHERE o.thread_id = $1 AND o.checkpoint_ns = $2 AND o.checkpoint_id = $3
+    ), gone AS (
+        DELETE FROM checkpoint_blobs b USING (
+            SELECT channel, version, digest FROM old
+          EXCEPT
+            SELECT channel, version, digest FROM refs
+          EXCEPT
+            SELECT r.channel, r.version, r.digest FROM checkpoints c
+            CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests)
+                AS r(channel, version, digest)
+            WHERE EXISTS (SELECT 1 FROM old) AND c.thread_id = $1 AND c.checkpoint_ns = $2
+              AND c.checkpoint_id <> $3 AND c.value_digests && ARRAY(SELECT digest FROM old)
+        ) AS g
+        WHERE EXISTS (SELECT 1 FROM old) AND b.thread_id = $1 AND b.checkpoint_ns = $2
+          AND b.channel = g.channel AND b.version = g.version AND b.digest = g.digest
     )
     INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
         value_channels, value_versions, value_digests)
@@ -111,21 +126,6 @@ pub(crate) const PUT_CHECKPOINT: &str = concat!(
     FROM refs",
     replace_checkpoint!()
 );
-
-/// $1 thread, $2 ns, $3 channels, $4 version JSON texts, $5 digests (what a checkpoint put
-/// again read before): removes those stored values that no checkpoint of the namespace
-/// reads any more. One pass over the namespace's rows (only those that read one of the
-/// digests are unpacked); this runs only when an id is put again.
-pub(crate) const DELETE_UNREAD_VALUES: &str = "DELETE FROM checkpoint_blobs b USING (
-        SELECT o.channel, o.version::jsonb AS version, o.digest
-        FROM unnest($3::text[], $4::text[], $5::bytea[]) AS o(channel, version, digest)
-      EXCEPT
-        SELECT r.channel, r.version, r.digest FROM checkpoints c
-        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
-        WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.value_digests && $5::bytea[]
-    ) AS gone
-    WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = gone.channel
-      AND b.version = gone.version AND b.digest = gone.digest";
 
 /// $1 threads: removes the stored values of these threads that no checkpoint reads (a set
 /// difference over the threads' values and references).

@@ -484,3 +484,53 @@ fn every_case_drops_its_schema() {
     });
     assert_eq!(left, Vec::<String>::new(), "schemas left behind after the run");
 }
+
+/// The stored values of `schema` (rows of `checkpoint_blobs`).
+async fn stored_values(saver: &PostgresSaver, schema: &str) -> i64 {
+    let client = saver.pool().get().await.expect("connection");
+    client.query_one(&format!("SELECT count(*) FROM {schema}.checkpoint_blobs"), &[]).await.expect("count").get(0)
+}
+
+#[tokio::test]
+async fn putting_an_id_again_removes_the_values_only_it_read() {
+    let Some(url) = url() else { return };
+    let s = Scratch::new(&url).await;
+    let root = CheckpointConfig::new("t1");
+    let c1 = root.clone().with_id("c1");
+    let (cp, nv) =
+        checkpoint("c1", &[("a", 1, TypedValue::json(&json!("A1"))), ("b", 1, TypedValue::json(&json!("B")))]);
+    s.saver.put(&root, cp, meta(&[]), nv).await.unwrap();
+    // c2 carries a new `a` and inherits `b` from its parent (neither carried nor new).
+    let (mut cp, nv) = checkpoint("c2", &[("a", 2, TypedValue::json(&json!("A2")))]);
+    cp.channel_versions.insert("b".into(), ChannelVersion::Int(1));
+    s.saver.put(&c1, cp.clone(), meta(&[]), nv.clone()).await.unwrap();
+    assert_eq!(stored_values(&s.saver, &s.schema).await, 3, "a@1, b@1, a@2");
+    // c1 again with another `a` at version 1: its old `a` is read by nobody now; `b` is
+    // still read by c1 and c2.
+    let (again, nv1) =
+        checkpoint("c1", &[("a", 1, TypedValue::json(&json!("A1x"))), ("b", 1, TypedValue::json(&json!("B")))]);
+    s.saver.put(&root, again, meta(&[]), nv1).await.unwrap();
+    assert_eq!(stored_values(&s.saver, &s.schema).await, 3, "the old a@1 is removed when c1 is put again");
+    // c2 again, unchanged, then with another `a` at version 2.
+    s.saver.put(&c1, cp.clone(), meta(&[]), nv.clone()).await.unwrap();
+    assert_eq!(stored_values(&s.saver, &s.schema).await, 3, "re-putting c2 unchanged keeps its values");
+    // c3 inherits both from c2; then c2 again with another `a` at version 2: the old a@2
+    // stays (c3 reads it), the new one is added.
+    let c2 = root.clone().with_id("c2");
+    let mut c3 = Checkpoint { v: 1, id: "c3".into(), ..Checkpoint::default() };
+    c3.channel_versions = cp.channel_versions.clone();
+    s.saver.put(&c2, c3, meta(&[]), ChannelVersions::new()).await.unwrap();
+    cp.channel_values.insert("a".into(), TypedValue::json(&json!("A3")));
+    s.saver.put(&c1, cp.clone(), meta(&[]), nv.clone()).await.unwrap();
+    assert_eq!(stored_values(&s.saver, &s.schema).await, 4, "a@2 of c3 stays when c2 is put again");
+    let got = s.saver.get_tuple(&root.clone().with_id("c3")).await.unwrap().expect("c3");
+    assert_eq!(got.checkpoint.channel_values["a"], TypedValue::json(&json!("A2")), "c3 reads the a@2 it inherited");
+    let got = s.saver.get_tuple(&c2).await.unwrap().expect("c2");
+    assert_eq!(got.checkpoint.channel_values["a"], TypedValue::json(&json!("A3")));
+    assert_eq!(got.checkpoint.channel_values["b"], TypedValue::json(&json!("B")), "b, inherited, is still read");
+    let got = s.saver.get_tuple(&c1).await.unwrap().expect("c1");
+    assert_eq!(got.checkpoint.channel_values["a"], TypedValue::json(&json!("A1x")));
+    s.saver.delete_thread("t1").await.unwrap();
+    assert_eq!(stored_values(&s.saver, &s.schema).await, 0, "delete_thread leaves no value");
+    s.finish().await;
+}

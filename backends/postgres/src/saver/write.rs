@@ -1,6 +1,7 @@
-//! The writing side of [`PostgresSaver`]: one attempt of `put` (one transaction, its
-//! statements pipelined), `put_writes` (one statement), and the maintenance operations
-//! (`delete_thread`, `delete_for_runs`, `copy_thread`, `prune`), each one transaction.
+//! The writing side of [`PostgresSaver`]: one attempt of `put` (one transaction in one
+//! round trip, BEGIN to COMMIT pipelined), `put_writes` (one statement), and the
+//! maintenance operations (`delete_thread`, `delete_for_runs`, `copy_thread`, `prune`),
+//! each one transaction.
 
 use checkpoint_contract::{Checkpoint, CheckpointConfig};
 use tokio_postgres::types::ToSql;
@@ -44,18 +45,14 @@ impl PostgresSaver {
         carried: &Carried<'_>,
         uncarried: &Uncarried<'_>,
     ) -> OpResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
+        let client = self.client().await?;
         let (thread, ns, id) = (&config.thread_id, &config.checkpoint_ns, &checkpoint.id);
         let parent = config.checkpoint_id.as_deref();
-        let (lock, own, put) = tokio::try_join!(
-            tx.prepare_cached(sql::LOCK_FOR_PUT),
-            tx.prepare_cached(sql::MARK_OWN_VALUES),
-            tx.prepare_cached(sql::PUT_CHECKPOINT),
+        let (lock, mark, put) = tokio::try_join!(
+            client.prepare_cached(sql::LOCK_FOR_PUT),
+            client.prepare_cached(sql::MARK_OWN_VALUES),
+            client.prepare_cached(sql::PUT_CHECKPOINT),
         )?;
-        // The statements are sent at once (pipelined) and run in this order, in one round
-        // trip: the locks first, then what a checkpoint put again read before (removed below
-        // if nothing reads it now; nothing for a new id), then the values and the row.
         let key: [&(dyn ToSql + Sync); 3] = [thread, ns, id];
         let row: [&(dyn ToSql + Sync); 12] = [
             thread,
@@ -71,15 +68,26 @@ impl PostgresSaver {
             &uncarried.channels,
             &uncarried.versions,
         ];
-        let (_, old, _) = tokio::try_join!(tx.execute(&lock, &key[..2]), tx.query(&own, &key), tx.execute(&put, &row))?;
-        if !old.is_empty() {
-            let channels: Vec<&str> = old.iter().map(|r| r.get(0)).collect();
-            let versions: Vec<&str> = old.iter().map(|r| r.get(1)).collect();
-            let digests: Vec<&[u8]> = old.iter().map(|r| r.get(2)).collect();
-            let params: [&(dyn ToSql + Sync); 5] = [thread, ns, &channels, &versions, &digests];
-            tx.execute(&tx.prepare_cached(sql::DELETE_UNREAD_VALUES).await?, &params).await?;
-        }
-        tx.commit().await?;
+        // The whole transaction in one round trip: every request is sent at the first poll
+        // of `join!` (tokio-postgres sends a request when its future is first polled, and
+        // runs them in that order), so once anything is sent, all of it is, COMMIT
+        // included: a put dropped half-way leaves no transaction open on the pooled
+        // connection. A failed statement makes the server refuse the rest, and COMMIT then
+        // rolls back (without an error): the first error is the put's. (A request that
+        // cannot even be encoded is not sent while the others are; the parameters' Rust
+        // types are those of the prepared statements, so encoding does not fail.)
+        let (begin, locked, marked, stored, commit) = tokio::join!(
+            client.batch_execute("BEGIN"),
+            client.execute(&lock, &key[..2]),
+            client.execute(&mark, &key),
+            client.execute(&put, &row),
+            client.batch_execute("COMMIT"),
+        );
+        begin?;
+        locked?;
+        marked?;
+        stored?;
+        commit?;
         Ok(())
     }
 
