@@ -236,7 +236,7 @@ pub(crate) mod test_support {
             ),
             case(Capability::Prune, "keep_latest", Outcome::Skipped, Some("needs a server | not here"), 0.0),
         ];
-        build_report(&reg, &detection, None, tests, Duration::from_millis(42))
+        build_report(&reg, &detection, None, tests, Duration::from_millis(42), None)
     }
 }
 

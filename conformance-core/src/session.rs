@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use crate::run::{build_report, detect, not_run, plan_case, plan_needs, Detection, Planned};
-use crate::{Capability, CapabilityStatus, CaseResult, Registration, Report, SpecCase};
+use crate::{Capability, CaseResult, Registration, Report, SpecCase};
 
 /// How much of the start a front end needs ([`Session::start`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,15 +138,8 @@ impl Session {
             Knowledge::Detected(d) => (d.clone(), self.fill(cases, selection, tests)),
             Knowledge::Unprobed => (Detection::default(), self.fill(cases, selection, tests)),
         };
-        let mut report = build_report(&self.registration, &detection, selection, tests, self.started.elapsed());
-        report.setup_error = self.setup_error().map(str::to_owned);
-        if report.setup_error.is_some() {
-            // Nothing was probed: a capability is not "not implemented" but not judged.
-            for r in report.results.values_mut().filter(|r| r.status != CapabilityStatus::NotSelected) {
-                r.status = CapabilityStatus::Skipped;
-                r.skip_reason = Some("not judged: the lifespan setup failed".into());
-            }
-        }
+        let mut report =
+            build_report(&self.registration, &detection, selection, tests, self.started.elapsed(), self.setup_error());
         report.warnings.extend(teardown);
         report
     }

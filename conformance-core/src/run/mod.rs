@@ -375,15 +375,22 @@ fn fail_fast_skipped(cases: &[&CaseResult]) -> bool {
         })
 }
 
+/// The skip reason of every selected capability when the lifespan setup failed: nothing was
+/// probed, so a capability is not "not implemented" but not judged.
+const SETUP_FAILED_SKIP: &str = "not judged: the lifespan setup failed";
+
 /// Builds the report from case results (in run order) and what happened to each
 /// capability. A capability whose every case `--fail-fast` left unstarted is `skipped`
-/// with that reason (not `failed` with no failure).
+/// with that reason (not `failed` with no failure). With `setup_error` (the lifespan setup
+/// failed, so nothing was probed or run) every selected capability is `skipped`, "not
+/// judged", rather than "not implemented", and the report carries the error.
 pub fn build_report(
     registration: &Registration,
     detection: &Detection,
     selection: Option<&BTreeSet<Capability>>,
     tests: Vec<CaseResult>,
     duration: Duration,
+    setup_error: Option<&str>,
 ) -> Report {
     let mut results = BTreeMap::new();
     for cap in Capability::ALL {
@@ -391,10 +398,14 @@ pub fn build_report(
         let passed = cases.iter().filter(|t| t.outcome == Outcome::Passed).count();
         let failed = cases.iter().filter(|t| t.outcome == Outcome::Failed).count();
         let needs_missing = cases.iter().any(|t| t.outcome == Outcome::NotRun);
-        let skip_reason = registration.skips.get(&cap).cloned().or_else(|| {
-            fail_fast_skipped(&cases).then(|| cases[0].message.clone().unwrap_or_else(|| FAIL_FAST_SKIP.to_owned()))
-        });
-        let status = if selection.is_some_and(|s| !s.contains(&cap)) {
+        let not_selected = selection.is_some_and(|s| !s.contains(&cap));
+        let skip_reason = match setup_error {
+            Some(_) if !not_selected => Some(SETUP_FAILED_SKIP.to_owned()),
+            _ => registration.skips.get(&cap).cloned().or_else(|| {
+                fail_fast_skipped(&cases).then(|| cases[0].message.clone().unwrap_or_else(|| FAIL_FAST_SKIP.to_owned()))
+            }),
+        };
+        let status = if not_selected {
             CapabilityStatus::NotSelected
         } else if skip_reason.is_some() {
             CapabilityStatus::Skipped
@@ -458,7 +469,7 @@ pub fn build_report(
         capabilities_passed,
         capabilities_detected,
         duration_ms: duration.as_secs_f64() * 1e3,
-        setup_error: None,
+        setup_error: setup_error.map(str::to_owned),
         warnings: detection.warnings.clone(),
         facts,
     }
@@ -502,7 +513,7 @@ mod tests {
         let r = execute_case(&reg, &case);
         assert_eq!(r.outcome, Outcome::Passed, "{:?}", r.message);
         assert_eq!(r.facts.get("durability.kills"), Some(&serde_json::json!(20)));
-        let report = build_report(&reg, &Detection::default(), None, vec![r], Duration::ZERO);
+        let report = build_report(&reg, &Detection::default(), None, vec![r], Duration::ZERO, None);
         assert_eq!(report.facts.get("durability.seed"), Some(&serde_json::json!("42")));
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert_eq!(json["facts"]["durability.kills"], 20);
