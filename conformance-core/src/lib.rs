@@ -42,6 +42,7 @@ mod call;
 mod case;
 pub mod clusters;
 mod detect;
+mod invocation;
 mod isolation;
 pub mod leftovers;
 pub mod output_file;
@@ -62,6 +63,7 @@ pub use checkpoint_contract::{
 
 pub use call::Call;
 pub use case::{CaseEnv, CaseFn, CaseFuture, Failure, SpecCase};
+pub use invocation::{Invocation, Put, PutWrites};
 pub use isolation::{panic_message, Abort};
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};

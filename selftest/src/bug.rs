@@ -24,62 +24,16 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use conformance_core::{
-    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
+    ChannelVersion, CheckpointConfig, CheckpointError, CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy,
 };
 
 use crate::wrapper::Inner;
 
-/// The arguments of `put` (CONTRACT §2 put).
-#[derive(Clone, Debug)]
-pub struct Put {
-    /// Thread, namespace and parent checkpoint id.
-    pub config: CheckpointConfig,
-    /// The checkpoint to store.
-    pub checkpoint: Checkpoint,
-    /// Its metadata.
-    pub metadata: CheckpointMetadata,
-    /// The channels whose values this put carries new versions of.
-    pub new_versions: ChannelVersions,
-}
+/// The calls a bug sees: [`Invocation`], the one declaration of a saver call with its
+/// arguments (the fuzzer's traces use it too), and the arguments of `put` and `put_writes`.
+pub use conformance_core::{Invocation, Put, PutWrites};
 
-/// The arguments of `put_writes` (CONTRACT §2 put_writes).
-#[derive(Clone, Debug)]
-pub struct PutWrites {
-    /// Thread, namespace and the checkpoint the writes belong to.
-    pub config: CheckpointConfig,
-    /// `(channel, value)` in call order.
-    pub writes: Vec<(String, TypedValue)>,
-    /// The writing task.
-    pub task_id: String,
-    /// The writing task's path.
-    pub task_path: String,
-}
-
-/// One call of the saver trait as [`Bug::call`] sees it: the arguments after the input hooks.
-#[derive(Clone, Debug)]
-pub enum Call {
-    /// `put`.
-    Put(Put),
-    /// `put_writes`.
-    PutWrites(PutWrites),
-    /// `get_tuple(config)`.
-    GetTuple(CheckpointConfig),
-    /// `list(thread_id, options)`.
-    List(String, ListOptions),
-    /// `delete_thread(thread_id)`.
-    DeleteThread(String),
-    /// `delete_for_runs(run_ids)`.
-    DeleteForRuns(Vec<String>),
-    /// `copy_thread(source, target)`.
-    CopyThread(String, String),
-    /// `prune(thread_ids, strategy)`.
-    Prune(Vec<String>, PruneStrategy),
-    /// `delta_channel_history(config, channels)`.
-    DeltaChannelHistory(CheckpointConfig, Vec<String>),
-}
-
-/// What a [`Call`] returns: one variant per return type of the saver trait.
+/// What an [`Invocation`] returns: one variant per return type of the saver trait.
 #[derive(Clone, Debug)]
 pub enum Reply {
     /// `put`: the stored checkpoint's config.
@@ -209,7 +163,7 @@ pub trait Bug: Send + Sync + 'static {
     ///
     /// # Errors
     /// The inner saver's error, or the bug's own.
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         saver.forward(call).await
     }
 }

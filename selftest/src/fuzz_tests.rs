@@ -61,10 +61,10 @@ impl crate::bug::Bug for ListHangs {
     async fn call(
         &self,
         saver: &crate::wrapper::Inner<'_>,
-        call: crate::bug::Call,
+        call: crate::bug::Invocation,
     ) -> Result<crate::bug::Reply, conformance_core::CheckpointError> {
         match call {
-            crate::bug::Call::List { .. } => std::future::pending().await,
+            crate::bug::Invocation::List { .. } => std::future::pending().await,
             call => saver.forward(call).await,
         }
     }

@@ -49,7 +49,7 @@ mod wrapper;
 mod fuzz_tests;
 
 pub use analysis::{analyze, analyze_cases, Analysis, AnalysisOptions, MutantResult, NeverFailing};
-pub use bug::{Bug, Call, NoBug, Put, PutWrites, Reply};
+pub use bug::{Bug, Invocation, NoBug, Put, PutWrites, Reply};
 pub use catalog::{
     make, mutant, Base, Cover, Mutant, Rule, CASES_NEEDING_A_LOCATION, CONTRACT_RULES, GAPS, MUTANTS,
     NEVER_FAILING_EXPLAINED, RULES_WITHOUT_MUTANT, SCENARIOS, SCENARIOS_WITHOUT_MUTANT,

@@ -16,7 +16,7 @@ use conformance_core::{
     CheckpointSaver, CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite, PruneStrategy, TypedValue,
 };
 
-use crate::bug::{Bug, Call, Put, PutWrites, Reply};
+use crate::bug::{Bug, Invocation, Put, PutWrites, Reply};
 
 /// What the instances opened on one storage share besides the inner saver's storage and
 /// the bug.
@@ -57,7 +57,7 @@ impl MutantSaver {
         Inner { saver: &*self.inner, shared: &self.shared, instance: self.instance }
     }
 
-    async fn call(&self, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, call: Invocation) -> Result<Reply, CheckpointError> {
         self.bug.call(&self.handle(), call).await
     }
 
@@ -90,33 +90,33 @@ impl Inner<'_> {
     ///
     /// # Errors
     /// The inner saver's error.
-    pub async fn forward(&self, call: Call) -> Result<Reply, CheckpointError> {
+    pub async fn forward(&self, call: Invocation) -> Result<Reply, CheckpointError> {
         let s = self.saver;
         Ok(match call {
-            Call::Put(p) => Reply::Config(s.put(&p.config, p.checkpoint, p.metadata, p.new_versions).await?),
-            Call::PutWrites(w) => {
+            Invocation::Put(p) => Reply::Config(s.put(&p.config, p.checkpoint, p.metadata, p.new_versions).await?),
+            Invocation::PutWrites(w) => {
                 s.put_writes(&w.config, w.writes, &w.task_id, &w.task_path).await?;
                 Reply::Done
             }
-            Call::GetTuple(config) => Reply::Tuple(s.get_tuple(&config).await?),
-            Call::List(thread, options) => Reply::Tuples(s.list(&thread, &options).await?),
-            Call::DeleteThread(thread) => {
+            Invocation::GetTuple { config } => Reply::Tuple(s.get_tuple(&config).await?),
+            Invocation::List { thread_id: thread, options } => Reply::Tuples(s.list(&thread, &options).await?),
+            Invocation::DeleteThread { thread_id: thread } => {
                 s.delete_thread(&thread).await?;
                 Reply::Done
             }
-            Call::DeleteForRuns(run_ids) => {
+            Invocation::DeleteForRuns { run_ids } => {
                 s.delete_for_runs(&run_ids).await?;
                 Reply::Done
             }
-            Call::CopyThread(source, target) => {
+            Invocation::CopyThread { source, target } => {
                 s.copy_thread(&source, &target).await?;
                 Reply::Done
             }
-            Call::Prune(threads, strategy) => {
+            Invocation::Prune { thread_ids: threads, strategy } => {
                 s.prune(&threads, strategy).await?;
                 Reply::Done
             }
-            Call::DeltaChannelHistory(config, channels) => {
+            Invocation::DeltaChannelHistory { config, channels } => {
                 Reply::History(s.delta_channel_history(&config, &channels).await?)
             }
         })
@@ -220,7 +220,7 @@ impl CheckpointSaver for MutantSaver {
         let mut put = Put { config: cfg, checkpoint, metadata, new_versions };
         self.bug.put_input(&mut put);
         self.handle().note_thread(&put.config.thread_id);
-        let mut out = self.call(Call::Put(put)).await?.config()?;
+        let mut out = self.call(Invocation::Put(put)).await?.config()?;
         self.bug.put_output(config, &mut out);
         Ok(out)
     }
@@ -241,7 +241,7 @@ impl CheckpointSaver for MutantSaver {
         if call.config.checkpoint_id.is_some() {
             self.handle().note_thread(&call.config.thread_id);
         }
-        self.call(Call::PutWrites(call)).await?.done()
+        self.call(Invocation::PutWrites(call)).await?.done()
     }
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
@@ -250,7 +250,7 @@ impl CheckpointSaver for MutantSaver {
             return self.inner.get_tuple(&cfg).await;
         }
         self.bug.get_tuple_input(&mut cfg);
-        let mut out = self.call(Call::GetTuple(cfg)).await?.tuple()?;
+        let mut out = self.call(Invocation::GetTuple { config: cfg }).await?.tuple()?;
         if let Some(t) = &mut out {
             self.bug.tuple_output(t);
         }
@@ -265,7 +265,7 @@ impl CheckpointSaver for MutantSaver {
         }
         let mut opts = options.clone();
         self.bug.list_input(&thread, &mut opts);
-        let mut out = self.call(Call::List(thread, opts)).await?.tuples()?;
+        let mut out = self.call(Invocation::List { thread_id: thread, options: opts }).await?.tuples()?;
         out.iter_mut().for_each(|t| self.bug.tuple_output(t));
         self.bug.list_output(options, &mut out);
         Ok(out)
@@ -277,7 +277,7 @@ impl CheckpointSaver for MutantSaver {
             return self.inner.delete_thread(&thread).await;
         }
         self.bug.delete_thread_input(&mut thread);
-        self.call(Call::DeleteThread(thread)).await?.done()
+        self.call(Invocation::DeleteThread { thread_id: thread }).await?.done()
     }
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
@@ -291,7 +291,7 @@ impl CheckpointSaver for MutantSaver {
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
         let mut run_ids = run_ids.to_vec();
         self.bug.delete_for_runs_input(&mut run_ids);
-        self.call(Call::DeleteForRuns(run_ids)).await?.done()
+        self.call(Invocation::DeleteForRuns { run_ids }).await?.done()
     }
 
     async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
@@ -300,13 +300,13 @@ impl CheckpointSaver for MutantSaver {
         if !source.is_empty() && !target.is_empty() {
             self.handle().note_thread(&target);
         }
-        self.call(Call::CopyThread(source, target)).await?.done()
+        self.call(Invocation::CopyThread { source, target }).await?.done()
     }
 
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
         let (mut thread_ids, mut strategy) = (thread_ids.to_vec(), strategy);
         self.bug.prune_input(&mut thread_ids, &mut strategy);
-        self.call(Call::Prune(thread_ids, strategy)).await?.done()
+        self.call(Invocation::Prune { thread_ids, strategy }).await?.done()
     }
 
     async fn delta_channel_history(
@@ -319,7 +319,7 @@ impl CheckpointSaver for MutantSaver {
         }
         let (mut cfg, mut channels) = (config.clone(), channels.to_vec());
         self.bug.delta_input(&mut cfg, &mut channels);
-        let mut out = self.call(Call::DeltaChannelHistory(cfg, channels)).await?.history()?;
+        let mut out = self.call(Invocation::DeltaChannelHistory { config: cfg, channels }).await?.history()?;
         self.bug.delta_output(&mut out);
         Ok(out)
     }

@@ -22,7 +22,7 @@ use conformance_core::{
     Capability, CapabilityStatus, CheckpointError, CheckpointTuple, Level, ListOptions, Outcome, Registration, Report,
     RunOptions,
 };
-use conformance_selftest::{mutant, registration_of, Base, Bug, Call, Inner, NoBug, Reply};
+use conformance_selftest::{mutant, registration_of, Base, Bug, Inner, Invocation, NoBug, Reply};
 
 /// Set in the child process that runs the conformance binary on the saver without put_writes.
 const CHILD: &str = "NARROW_SAVERS_CHILD";
@@ -33,9 +33,9 @@ struct WithoutPutWrites(Arc<dyn Bug>);
 
 #[async_trait]
 impl Bug for WithoutPutWrites {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match call {
-            Call::PutWrites(_) => Err(CheckpointError::Unsupported(Capability::PutWrites)),
+            Invocation::PutWrites(_) => Err(CheckpointError::Unsupported(Capability::PutWrites)),
             call => self.0.call(saver, call).await,
         }
     }
@@ -207,9 +207,11 @@ struct ReadsByIdOnly;
 
 #[async_trait]
 impl Bug for ReadsByIdOnly {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match call {
-            Call::GetTuple(c) if c.checkpoint_id.is_none() => Err(CheckpointError::Unsupported(Capability::GetTuple)),
+            Invocation::GetTuple { config: c } if c.checkpoint_id.is_none() => {
+                Err(CheckpointError::Unsupported(Capability::GetTuple))
+            }
             call => saver.forward(call).await,
         }
     }
@@ -266,14 +268,14 @@ struct DodgesAfterDelete(std::sync::Mutex<std::collections::BTreeSet<String>>);
 
 #[async_trait]
 impl Bug for DodgesAfterDelete {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         let deleted = |t: &str| self.0.lock().unwrap().contains(t);
         match call {
-            Call::DeleteThread(thread_id) => {
+            Invocation::DeleteThread { thread_id } => {
                 self.0.lock().unwrap().insert(thread_id);
                 Ok(Reply::Done)
             }
-            Call::GetTuple(c) if c.checkpoint_id.is_none() && deleted(&c.thread_id) => {
+            Invocation::GetTuple { config: c } if c.checkpoint_id.is_none() && deleted(&c.thread_id) => {
                 Err(CheckpointError::Unsupported(Capability::GetTuple))
             }
             call => saver.forward(call).await,

@@ -9,16 +9,16 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use conformance_core::run::execute_case;
 use conformance_core::{Capability, CheckpointError, Outcome, SpecCase};
-use conformance_selftest::{registration_of, Base, Bug, Call, Inner, Reply};
+use conformance_selftest::{registration_of, Base, Bug, Inner, Invocation, Reply};
 
 /// `put_writes` fails with a storage error; every other call is forwarded.
 struct WritesFail;
 
 #[async_trait]
 impl Bug for WritesFail {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match call {
-            Call::PutWrites(_) => Err(CheckpointError::Storage { message: "disk full".into(), source: None }),
+            Invocation::PutWrites(_) => Err(CheckpointError::Storage { message: "disk full".into(), source: None }),
             call => saver.forward(call).await,
         }
     }

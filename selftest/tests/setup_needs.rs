@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use conformance_core::run::execute_case;
 use conformance_core::{Capability, CheckpointError, Outcome, SpecCase};
-use conformance_selftest::{registration_of, Base, Bug, Call, Inner, Reply, CASES_NEEDING_A_LOCATION};
+use conformance_selftest::{registration_of, Base, Bug, Inner, Invocation, Reply, CASES_NEEDING_A_LOCATION};
 
 /// The capabilities called since the last reset (cases run one at a time).
 static CALLED: Mutex<BTreeSet<Capability>> = Mutex::new(BTreeSet::new());
@@ -21,18 +21,8 @@ struct Records;
 
 #[async_trait]
 impl Bug for Records {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let cap = match &call {
-            Call::Put(_) => Capability::Put,
-            Call::PutWrites(_) => Capability::PutWrites,
-            Call::GetTuple(_) => Capability::GetTuple,
-            Call::List(..) => Capability::List,
-            Call::DeleteThread(_) => Capability::DeleteThread,
-            Call::DeleteForRuns(_) => Capability::DeleteForRuns,
-            Call::CopyThread(..) => Capability::CopyThread,
-            Call::Prune(..) => Capability::Prune,
-            Call::DeltaChannelHistory(..) => Capability::DeltaChannelHistory,
-        };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let cap = call.capability();
         CALLED.lock().unwrap_or_else(|e| e.into_inner()).insert(cap);
         saver.forward(call).await
     }

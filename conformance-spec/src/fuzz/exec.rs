@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use conformance_core::{CheckpointSaver, ReopenFn};
+use conformance_core::{CheckpointSaver, Invocation, Put, PutWrites, ReopenFn};
 
 use super::trace::{describe, Op, Outcome};
 use crate::compare::Diffs;
@@ -129,19 +129,29 @@ impl Instances {
 /// What the saver returns for the saver call `op`; `None` for a marker or a batch.
 async fn call(s: &dyn CheckpointSaver, op: Op) -> Option<Outcome> {
     Some(match op {
-        Op::Put { config, checkpoint, metadata, new_versions } => {
+        Op::Call(Invocation::Put(Put { config, checkpoint, metadata, new_versions })) => {
             Outcome::of(s.put(&config, checkpoint, metadata, new_versions).await, Outcome::Config)
         }
-        Op::PutWrites { config, writes, task_id, task_path } => {
+        Op::Call(Invocation::PutWrites(PutWrites { config, writes, task_id, task_path })) => {
             Outcome::of(s.put_writes(&config, writes, &task_id, &task_path).await, |()| Outcome::Done)
         }
-        Op::GetTuple { config } => Outcome::of(s.get_tuple(&config).await, Outcome::Tuple),
-        Op::List { thread_id, options } => Outcome::of(s.list(&thread_id, &options).await, Outcome::Tuples),
-        Op::DeleteThread { thread_id } => Outcome::of(s.delete_thread(&thread_id).await, |()| Outcome::Done),
-        Op::DeleteForRuns { run_ids } => Outcome::of(s.delete_for_runs(&run_ids).await, |()| Outcome::Done),
-        Op::CopyThread { source, target } => Outcome::of(s.copy_thread(&source, &target).await, |()| Outcome::Done),
-        Op::Prune { thread_ids, strategy } => Outcome::of(s.prune(&thread_ids, strategy).await, |()| Outcome::Done),
-        Op::DeltaChannelHistory { config, channels } => {
+        Op::Call(Invocation::GetTuple { config }) => Outcome::of(s.get_tuple(&config).await, Outcome::Tuple),
+        Op::Call(Invocation::List { thread_id, options }) => {
+            Outcome::of(s.list(&thread_id, &options).await, Outcome::Tuples)
+        }
+        Op::Call(Invocation::DeleteThread { thread_id }) => {
+            Outcome::of(s.delete_thread(&thread_id).await, |()| Outcome::Done)
+        }
+        Op::Call(Invocation::DeleteForRuns { run_ids }) => {
+            Outcome::of(s.delete_for_runs(&run_ids).await, |()| Outcome::Done)
+        }
+        Op::Call(Invocation::CopyThread { source, target }) => {
+            Outcome::of(s.copy_thread(&source, &target).await, |()| Outcome::Done)
+        }
+        Op::Call(Invocation::Prune { thread_ids, strategy }) => {
+            Outcome::of(s.prune(&thread_ids, strategy).await, |()| Outcome::Done)
+        }
+        Op::Call(Invocation::DeltaChannelHistory { config, channels }) => {
             Outcome::of(s.delta_channel_history(&config, &channels).await, Outcome::History)
         }
         Op::GetNextVersion { current } => Outcome::Version(s.get_next_version(current.as_ref())),
@@ -182,19 +192,29 @@ pub fn serial_orders(model: &Model, ops: &[&Op]) -> Vec<(Vec<Outcome>, Model)> {
 /// What the model says `op` returns (and the model's new state); `None` for a marker.
 pub fn expected(model: &mut Model, op: &Op) -> Option<Outcome> {
     Some(match op {
-        Op::Put { config, checkpoint, metadata, new_versions } => {
+        Op::Call(Invocation::Put(Put { config, checkpoint, metadata, new_versions })) => {
             Outcome::of(model.put(config, checkpoint, metadata, new_versions), Outcome::Config)
         }
-        Op::PutWrites { config, writes, task_id, task_path } => {
+        Op::Call(Invocation::PutWrites(PutWrites { config, writes, task_id, task_path })) => {
             Outcome::of(model.put_writes(config, writes, task_id, task_path), |()| Outcome::Done)
         }
-        Op::GetTuple { config } => Outcome::of(model.get_tuple(config), Outcome::Tuple),
-        Op::List { thread_id, options } => Outcome::of(model.list(thread_id, options), Outcome::Tuples),
-        Op::DeleteThread { thread_id } => Outcome::of(model.delete_thread(thread_id), |()| Outcome::Done),
-        Op::DeleteForRuns { run_ids } => Outcome::of(model.delete_for_runs(run_ids), |()| Outcome::Done),
-        Op::CopyThread { source, target } => Outcome::of(model.copy_thread(source, target), |()| Outcome::Done),
-        Op::Prune { thread_ids, strategy } => Outcome::of(model.prune(thread_ids, *strategy), |()| Outcome::Done),
-        Op::DeltaChannelHistory { config, channels } => {
+        Op::Call(Invocation::GetTuple { config }) => Outcome::of(model.get_tuple(config), Outcome::Tuple),
+        Op::Call(Invocation::List { thread_id, options }) => {
+            Outcome::of(model.list(thread_id, options), Outcome::Tuples)
+        }
+        Op::Call(Invocation::DeleteThread { thread_id }) => {
+            Outcome::of(model.delete_thread(thread_id), |()| Outcome::Done)
+        }
+        Op::Call(Invocation::DeleteForRuns { run_ids }) => {
+            Outcome::of(model.delete_for_runs(run_ids), |()| Outcome::Done)
+        }
+        Op::Call(Invocation::CopyThread { source, target }) => {
+            Outcome::of(model.copy_thread(source, target), |()| Outcome::Done)
+        }
+        Op::Call(Invocation::Prune { thread_ids, strategy }) => {
+            Outcome::of(model.prune(thread_ids, *strategy), |()| Outcome::Done)
+        }
+        Op::Call(Invocation::DeltaChannelHistory { config, channels }) => {
             Outcome::of(model.delta_channel_history(config, channels), Outcome::History)
         }
         Op::GetNextVersion { current } => Outcome::Version(model.next_version(current.as_ref())),
@@ -230,7 +250,7 @@ pub fn may_refuse(op: &Op) -> bool {
             _ => false,
         }
     }
-    matches!(op, Op::Put { metadata, .. } if metadata.iter().any(|(k, v)| k.contains('\0') || has_nul(v)))
+    matches!(op, Op::Call(Invocation::Put(Put { metadata, .. })) if metadata.iter().any(|(k, v)| k.contains('\0') || has_nul(v)))
 }
 
 /// Every difference between what `op` should have returned and what it returned, each
@@ -361,7 +381,7 @@ mod tests {
     #[tokio::test]
     async fn a_step_gets_the_limit_it_is_given() {
         let mut instances = Instances::new(Arc::new(Hangs), None, Duration::from_millis(50));
-        let op = Op::GetTuple { config: CheckpointConfig::new("t") };
+        let op = Op::Call(conformance_core::Invocation::GetTuple { config: CheckpointConfig::new("t") });
         let start = std::time::Instant::now();
         let e = instances.run(&op).await.unwrap_err();
         assert!(start.elapsed() < Duration::from_secs(5), "waited {:?}", start.elapsed());

@@ -6,7 +6,10 @@
 
 use std::collections::BTreeSet;
 
-use conformance_core::{Capability, Checkpoint, CheckpointConfig, CheckpointMetadata, ListOptions, PruneStrategy};
+use conformance_core::{
+    Capability, Checkpoint, CheckpointConfig, CheckpointMetadata, Invocation, ListOptions, PruneStrategy, Put,
+    PutWrites,
+};
 use serde_json::Value;
 
 use super::domain::{confusable, json_values, next_version_inputs, values, versions, World, SPECIAL};
@@ -59,7 +62,7 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
     }
     let get_config =
         CheckpointConfig::new(thread.clone()).with_ns(ns.clone()).with_id(id.clone()).without_id_if(p[3] % 3 == 0);
-    let get = move || Op::GetTuple { config: get_config };
+    let get = move || Op::Call(Invocation::GetTuple { config: get_config });
     let has = |c: Capability| can.extended.contains(&c);
     match kind % KINDS {
         0..=3 => put(world, model, &thread, &ns, &id, p),
@@ -74,13 +77,13 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
                     (c, pick(vals, p[4].wrapping_add(i as u16 * 5)))
                 })
                 .collect();
-            Op::PutWrites {
+            Op::Call(Invocation::PutWrites(PutWrites {
                 // Now and then without a checkpoint id (CONTRACT §2 put_writes: InvalidConfig).
                 config: CheckpointConfig::new(thread).with_ns(ns).with_id(id).without_id_if(p[3] % 19 == 18),
                 writes,
                 task_id: pick(&world.tasks, p[3]),
                 task_path: pick(&world.paths, p[4] >> 4),
-            }
+            }))
         }
         6 => get(),
         7..=8 => {
@@ -100,21 +103,21 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
             if p[5] % 3 == 1 {
                 options.filter = filter(world, model, p[5] >> 2);
             }
-            Op::List { thread_id: thread, options }
+            Op::Call(Invocation::List { thread_id: thread, options })
         }
-        9 => Op::DeleteThread { thread_id: thread },
+        9 => Op::Call(Invocation::DeleteThread { thread_id: thread }),
         10 if has(Capability::DeleteForRuns) => {
             let mut run_ids: Vec<String> =
                 world.run_ids.iter().enumerate().filter(|(i, _)| p[3] >> i & 1 == 1).map(|(_, r)| r.clone()).collect();
             if p[3] & 4 != 0 {
                 run_ids.push("r-unknown".into());
             }
-            Op::DeleteForRuns { run_ids }
+            Op::Call(Invocation::DeleteForRuns { run_ids })
         }
         11 if has(Capability::CopyThread) => {
             let target = pick(&world.threads, p[0].wrapping_add(1 + p[3] % 2));
             if copy_is_settled(model, &thread, &target) {
-                Op::CopyThread { source: thread, target }
+                Op::Call(Invocation::CopyThread { source: thread, target })
             } else {
                 get()
             }
@@ -132,10 +135,10 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
             if strategy == PruneStrategy::KeepLatest && thread_ids.iter().any(|t| model.has_orphan_writes(t)) {
                 get()
             } else {
-                Op::Prune { thread_ids, strategy }
+                Op::Call(Invocation::Prune { thread_ids, strategy })
             }
         }
-        13 if has(Capability::DeltaChannelHistory) => Op::DeltaChannelHistory {
+        13 if has(Capability::DeltaChannelHistory) => Op::Call(Invocation::DeltaChannelHistory {
             config: CheckpointConfig::new(thread).with_ns(ns).with_id(id).without_id_if(p[3] % 3 == 0),
             channels: world
                 .channels
@@ -144,7 +147,7 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
                 .filter(|(i, _)| p[4] >> i & 1 == 1)
                 .map(|(_, c)| c.clone())
                 .collect(),
-        },
+        }),
         15 => Op::GetNextVersion { current: pick(&next_version_inputs(), p[4]) },
         14 if can.reopen => {
             if p[0] % 2 == 0 {
@@ -175,7 +178,13 @@ pub fn next(raws: &[Raw], world: &World, model: &Model, can: &Abilities) -> (Op,
     let p = raws[0].1;
     let n = (2 + usize::from(p[0] % 2)).min(raws.len() - 1);
     let batchable = |op: &Op| {
-        matches!(op, Op::Put { .. } | Op::PutWrites { .. } | Op::GetTuple { .. } | Op::List { .. }) && !may_refuse(op)
+        matches!(
+            op,
+            Op::Call(Invocation::Put(Put { .. }))
+                | Op::Call(Invocation::PutWrites(PutWrites { .. }))
+                | Op::Call(Invocation::GetTuple { .. })
+                | Op::Call(Invocation::List { .. })
+        ) && !may_refuse(op)
     };
     // Every call is made against the state before the batch, so the guards that keep a
     // put's result settled (a value stored on a version another checkpoint carries without
@@ -183,7 +192,9 @@ pub fn next(raws: &[Raw], world: &World, model: &Model, can: &Abilities) -> (Op,
     // and namespace (the fuzzer's sqlite run found the false divergence this prevents).
     let mut put_at = BTreeSet::new();
     let mut one_put_per_place = |op: &Op| match op {
-        Op::Put { config, .. } => put_at.insert((config.thread_id.clone(), config.checkpoint_ns.clone())),
+        Op::Call(Invocation::Put(Put { config, .. })) => {
+            put_at.insert((config.thread_id.clone(), config.checkpoint_ns.clone()))
+        }
         _ => true,
     };
     let mut calls: Vec<Branch> = raws[1..=n]
@@ -201,7 +212,7 @@ pub fn next(raws: &[Raw], world: &World, model: &Model, can: &Abilities) -> (Op,
         calls.pop();
     }
     let op = match calls.len() {
-        0 => Op::GetTuple { config: CheckpointConfig::new(world.threads[0].clone()) },
+        0 => Op::Call(Invocation::GetTuple { config: CheckpointConfig::new(world.threads[0].clone()) }),
         1 => calls.remove(0).op,
         _ => Op::Concurrent { calls },
     };
@@ -336,7 +347,7 @@ fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16;
             metadata.insert("run_id".into(), Value::String(pick(&world.run_ids, n)));
         }
     }
-    Op::Put { config, checkpoint, metadata, new_versions }
+    Op::Call(Invocation::Put(Put { config, checkpoint, metadata, new_versions }))
 }
 
 #[cfg(test)]
@@ -366,7 +377,9 @@ mod tests {
                 let places: Vec<_> = calls
                     .iter()
                     .filter_map(|c| match &c.op {
-                        Op::Put { config, .. } => Some((config.thread_id.clone(), config.checkpoint_ns.clone())),
+                        Op::Call(Invocation::Put(Put { config, .. })) => {
+                            Some((config.thread_id.clone(), config.checkpoint_ns.clone()))
+                        }
                         _ => None,
                     })
                     .collect();

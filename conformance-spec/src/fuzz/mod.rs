@@ -18,7 +18,7 @@
 use std::time::{Duration, Instant};
 
 use conformance_core::run::{detect, lifespan_setup, lifespan_teardown};
-use conformance_core::{Capability, CheckpointTuple, Failure, Registration};
+use conformance_core::{Capability, CheckpointTuple, Failure, Invocation, Registration};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
@@ -197,18 +197,21 @@ fn final_reads(world: &World, model: &crate::model::Model, can: &Abilities) -> V
     for t in &world.threads {
         for ns in &world.namespaces {
             let config = CheckpointConfig::new(t.clone()).with_ns(ns.clone());
-            ops.push(Op::GetTuple { config: config.clone() });
+            ops.push(Op::Call(Invocation::GetTuple { config: config.clone() }));
             if can.extended.contains(&Capability::DeltaChannelHistory) {
-                ops.push(Op::DeltaChannelHistory { config, channels: world.channels.clone() });
+                ops.push(Op::Call(Invocation::DeltaChannelHistory { config, channels: world.channels.clone() }));
             }
         }
-        ops.push(Op::List { thread_id: t.clone(), options: ListOptions::all() });
+        ops.push(Op::Call(Invocation::List { thread_id: t.clone(), options: ListOptions::all() }));
         for ns in &world.namespaces {
-            ops.push(Op::List { thread_id: t.clone(), options: ListOptions::all().ns(ns.clone()) });
+            ops.push(Op::Call(Invocation::List { thread_id: t.clone(), options: ListOptions::all().ns(ns.clone()) }));
         }
         let stored = model.checkpoints.keys().filter(|k| &k.0 == t).count();
         if stored >= 2 {
-            ops.push(Op::List { thread_id: t.clone(), options: ListOptions::all().limit(stored - 1) });
+            ops.push(Op::Call(Invocation::List {
+                thread_id: t.clone(),
+                options: ListOptions::all().limit(stored - 1),
+            }));
         }
         let greatest =
             model.checkpoints.keys().filter(|k| &k.0 == t).map(|k| &k.2).max_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
@@ -216,7 +219,7 @@ fn final_reads(world: &World, model: &crate::model::Model, can: &Abilities) -> V
             let mut options = ListOptions::all();
             options.before = Some(id.clone());
             options.limit = Some(1);
-            ops.push(Op::List { thread_id: t.clone(), options });
+            ops.push(Op::Call(Invocation::List { thread_id: t.clone(), options }));
         }
     }
     ops
@@ -460,7 +463,13 @@ async fn replay_on_fixture(registration: &Registration, trace: &Trace) -> Result
 /// expect), when that shorter trace still diverges on `registration`; else `trace`.
 async fn without_passing_reads(registration: &Registration, trace: Trace) -> Trace {
     let read = |op: &Op| {
-        matches!(op, Op::GetTuple { .. } | Op::List { .. } | Op::DeltaChannelHistory { .. } | Op::GetNextVersion { .. })
+        matches!(
+            op,
+            Op::Call(Invocation::GetTuple { .. })
+                | Op::Call(Invocation::List { .. })
+                | Op::Call(Invocation::DeltaChannelHistory { .. })
+                | Op::GetNextVersion { .. }
+        )
     };
     let Some((last, before)) = trace.steps.split_last() else { return trace };
     let mut steps: Vec<Step> = before.iter().filter(|s| !read(&s.op)).cloned().collect();

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use conformance_core::{
-    Call, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
+    Call, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointTuple, DeltaChannelHistory, Invocation, Put,
+    PutWrites,
 };
 use serde::{Deserialize, Serialize};
 
@@ -15,74 +15,11 @@ pub const FORMAT: &str = "checkpoint-trace/1";
 
 /// One step of a trace: a saver call, or a marker (CONTRACT §4: a reopened instance and a
 /// second instance see what was written).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A put (a whole checkpoint) is the common step, so boxing it would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "call", rename_all = "snake_case")]
 pub enum Op {
-    /// `put(config, checkpoint, metadata, new_versions)`.
-    Put {
-        /// Thread, namespace, parent id.
-        config: CheckpointConfig,
-        /// The checkpoint.
-        checkpoint: Checkpoint,
-        /// Its metadata.
-        metadata: CheckpointMetadata,
-        /// The channels whose value changed.
-        new_versions: ChannelVersions,
-    },
-    /// `put_writes(config, writes, task_id, task_path)`.
-    PutWrites {
-        /// Thread, namespace, checkpoint id.
-        config: CheckpointConfig,
-        /// `[channel, value]` pairs in call order.
-        writes: Vec<(String, TypedValue)>,
-        /// The task id.
-        task_id: String,
-        /// The task path.
-        task_path: String,
-    },
-    /// `get_tuple(config)`.
-    GetTuple {
-        /// The config.
-        config: CheckpointConfig,
-    },
-    /// `list(thread_id, options)`.
-    List {
-        /// The thread.
-        thread_id: String,
-        /// Namespace, id, filter, before, limit.
-        options: ListOptions,
-    },
-    /// `delete_thread(thread_id)`.
-    DeleteThread {
-        /// The thread.
-        thread_id: String,
-    },
-    /// `delete_for_runs(run_ids)`.
-    DeleteForRuns {
-        /// The run ids.
-        run_ids: Vec<String>,
-    },
-    /// `copy_thread(source, target)`.
-    CopyThread {
-        /// The source thread.
-        source: String,
-        /// The target thread.
-        target: String,
-    },
-    /// `prune(thread_ids, strategy)`.
-    Prune {
-        /// The threads.
-        thread_ids: Vec<String>,
-        /// `keep_latest` or `delete`.
-        strategy: PruneStrategy,
-    },
-    /// `delta_channel_history(config, channels)`.
-    DeltaChannelHistory {
-        /// The target's config.
-        config: CheckpointConfig,
-        /// The channels asked for.
-        channels: Vec<String>,
-    },
     /// `get_next_version(current)`: checked by its rule (strictly greater than `current`,
     /// 1 for none; CONTRACT §2 get_next_version), not against one value.
     GetNextVersion {
@@ -103,6 +40,43 @@ pub enum Op {
         /// The instance.
         index: usize,
     },
+    /// A call of an async saver method, written as [`Invocation`] writes it (its own `call`
+    /// names the method).
+    #[serde(untagged)]
+    Call(Invocation),
+}
+
+/// How the variants of [`Op`] other than [`Op::Call`] are read: `Op` is read by its `call`,
+/// as an [`Invocation`] or as one of these, so that a bad step gets the error of the variant
+/// it names ("missing field `index`") rather than serde's "did not match any variant" of an
+/// untagged variant. Each mirrors the `Op` variant of the same name.
+#[derive(Deserialize)]
+#[serde(tag = "call", rename_all = "snake_case")]
+enum Own {
+    GetNextVersion { current: Option<ChannelVersion> },
+    Concurrent { calls: Vec<Branch> },
+    Reopen,
+    Instance { index: usize },
+}
+
+/// The `call` names of [`Invocation`] (`CALLS` lists them first).
+const INVOCATION_CALLS: usize = 9;
+
+impl<'de> Deserialize<'de> for Op {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let call = value.get("call").and_then(serde_json::Value::as_str).unwrap_or_default();
+        if CALLS[..INVOCATION_CALLS].contains(&call) {
+            return Invocation::deserialize(value).map(Op::Call).map_err(D::Error::custom);
+        }
+        Ok(match Own::deserialize(value).map_err(D::Error::custom)? {
+            Own::GetNextVersion { current } => Op::GetNextVersion { current },
+            Own::Concurrent { calls } => Op::Concurrent { calls },
+            Own::Reopen => Op::Reopen,
+            Own::Instance { index } => Op::Instance { index },
+        })
+    }
 }
 
 /// One call of a concurrent batch ([`Op::Concurrent`]).
@@ -321,18 +295,18 @@ fn check_expect(op: &Op, o: &Outcome) -> Result<(), String> {
             return Err(format!("unknown error kind `{kind}` (one of {})", KINDS.join(", ")))
         }
         Outcome::Error(_) => call_of(op).is_some(),
-        Outcome::Config(_) => matches!(op, Op::Put { .. }),
+        Outcome::Config(_) => matches!(op, Op::Call(Invocation::Put(Put { .. }))),
         Outcome::Done => matches!(
             op,
-            Op::PutWrites { .. }
-                | Op::DeleteThread { .. }
-                | Op::DeleteForRuns { .. }
-                | Op::CopyThread { .. }
-                | Op::Prune { .. }
+            Op::Call(Invocation::PutWrites(PutWrites { .. }))
+                | Op::Call(Invocation::DeleteThread { .. })
+                | Op::Call(Invocation::DeleteForRuns { .. })
+                | Op::Call(Invocation::CopyThread { .. })
+                | Op::Call(Invocation::Prune { .. })
         ),
-        Outcome::Tuple(_) => matches!(op, Op::GetTuple { .. }),
-        Outcome::Tuples(_) => matches!(op, Op::List { .. }),
-        Outcome::History(_) => matches!(op, Op::DeltaChannelHistory { .. }),
+        Outcome::Tuple(_) => matches!(op, Op::Call(Invocation::GetTuple { .. })),
+        Outcome::Tuples(_) => matches!(op, Op::Call(Invocation::List { .. })),
+        Outcome::History(_) => matches!(op, Op::Call(Invocation::DeltaChannelHistory { .. })),
         Outcome::Version(_) => matches!(op, Op::GetNextVersion { .. }),
         Outcome::Orders(_) => false,
     };
@@ -379,7 +353,7 @@ fn unknown_field(raw: &serde_json::Value, known: &serde_json::Value, path: &str)
 pub fn describe(op: &Op) -> String {
     match call_of(op) {
         Some(call) => match op {
-            Op::Put { checkpoint, metadata, .. } => {
+            Op::Call(Invocation::Put(Put { checkpoint, metadata, .. })) => {
                 let channels = format!("channels {:?}", checkpoint.channel_versions.keys().collect::<Vec<_>>());
                 if metadata.is_empty() {
                     format!("{call} ({channels})")
@@ -405,21 +379,11 @@ pub fn describe(op: &Op) -> String {
 
 /// The [`Call`] of an op; `None` for a marker.
 pub fn call_of(op: &Op) -> Option<Call> {
-    Some(match op.clone() {
-        Op::Put { config, checkpoint, .. } => Call::Put { config, checkpoint_id: checkpoint.id },
-        Op::PutWrites { config, writes, task_id, task_path } => {
-            Call::PutWrites { config, channels: writes.into_iter().map(|(c, _)| c).collect(), task_id, task_path }
-        }
-        Op::GetTuple { config } => Call::GetTuple { config },
-        Op::List { thread_id, options } => Call::List { thread_id, options },
-        Op::DeleteThread { thread_id } => Call::DeleteThread { thread_id },
-        Op::DeleteForRuns { run_ids } => Call::DeleteForRuns { run_ids },
-        Op::CopyThread { source, target } => Call::CopyThread { source, target },
-        Op::Prune { thread_ids, strategy } => Call::Prune { thread_ids, strategy },
-        Op::DeltaChannelHistory { config, channels } => Call::DeltaChannelHistory { config, channels },
-        Op::GetNextVersion { current } => Call::GetNextVersion { current },
-        Op::Concurrent { .. } | Op::Reopen | Op::Instance { .. } => return None,
-    })
+    match op {
+        Op::Call(invocation) => Some(invocation.call()),
+        Op::GetNextVersion { current } => Some(Call::GetNextVersion { current: current.clone() }),
+        Op::Concurrent { .. } | Op::Reopen | Op::Instance { .. } => None,
+    }
 }
 
 #[cfg(test)]
@@ -505,22 +469,35 @@ mod tests {
 
 #[cfg(test)]
 mod call_names {
-    use super::{Op, CALLS};
+    use super::{Invocation, Own, CALLS, INVOCATION_CALLS};
 
-    /// The names serde gives `Op`'s variants, from its "unknown variant" message.
-    fn serde_names() -> Vec<String> {
-        let err = serde_json::from_value::<Op>(serde_json::json!({"call": "no such call"})).unwrap_err().to_string();
+    /// The names serde gives an enum's variants, from its "unknown variant" message.
+    fn serde_names<T: serde::de::DeserializeOwned>() -> Vec<String> {
+        let err = match serde_json::from_value::<T>(serde_json::json!({"call": "no such call"})) {
+            Ok(_) => return Vec::new(),
+            Err(e) => e.to_string(),
+        };
         let list = err.split("expected one of ").nth(1).unwrap_or_default();
         list.split(", ").map(|n| n.trim().trim_matches('`').to_owned()).filter(|n| !n.is_empty()).collect()
     }
 
     #[test]
     fn calls_lists_exactly_the_names_of_op() {
-        let mut from_serde = serde_names();
-        assert!(from_serde.len() > 5, "could not read the variant names from serde: {from_serde:?}");
-        from_serde.sort();
-        let mut listed: Vec<String> = CALLS.iter().map(|c| c.to_string()).collect();
-        listed.sort();
-        assert_eq!(listed, from_serde, "CALLS and Op's serde names differ");
+        let (invocations, own) = (serde_names::<Invocation>(), serde_names::<Own>());
+        assert!(invocations.len() > 5 && own.len() > 2, "could not read the variant names from serde");
+        assert_eq!(CALLS[..INVOCATION_CALLS].to_vec(), invocations, "CALLS and Invocation's serde names differ");
+        assert_eq!(CALLS[INVOCATION_CALLS..].to_vec(), own, "CALLS and Op's own serde names differ");
+    }
+
+    #[test]
+    fn a_bad_step_gets_the_error_of_the_call_it_names() {
+        for (step, error) in [
+            (r#"{"call": "instance"}"#, "missing field `index`"),
+            (r#"{"call": "get_tuple"}"#, "missing field `config`"),
+            (r#"{"call": "put", "config": {"thread_id": "t"}}"#, "missing field `checkpoint`"),
+        ] {
+            let got = serde_json::from_str::<super::Op>(step).map(|_| ()).unwrap_err().to_string();
+            assert!(got.contains(error), "{step}: {got}");
+        }
     }
 }

@@ -21,8 +21,8 @@ impl KeptWrites {
 }
 
 /// A `put_writes` call and the key of the checkpoint it names, if it names one.
-fn keyed_writes(call: &Call) -> Option<(&PutWrites, CpKey)> {
-    let Call::PutWrites(w) = call else { return None };
+fn keyed_writes(call: &Invocation) -> Option<(&PutWrites, CpKey)> {
+    let Invocation::PutWrites(w) = call else { return None };
     Some((w, (w.config.thread_id.clone(), w.config.checkpoint_ns.clone(), w.config.checkpoint_id.clone()?)))
 }
 
@@ -33,7 +33,7 @@ pub struct LostUpdate(KeptWrites);
 
 #[async_trait]
 impl Bug for LostUpdate {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         if let Some((w, key)) = keyed_writes(&call) {
             let mut list = lock(&self.0 .0).get(&key).cloned().unwrap_or_default();
             race_window().await;
@@ -57,8 +57,8 @@ pub struct TornRead;
 
 #[async_trait]
 impl Bug for TornRead {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::Put(p) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::Put(p) = &call {
             let mut bare = p.checkpoint.clone();
             bare.channel_values.clear();
             saver.saver().put(&p.config, bare, p.metadata.clone(), p.new_versions.clone()).await?;
@@ -90,10 +90,14 @@ impl Drop for Held<'_> {
 
 #[async_trait]
 impl Bug for BusyAcrossInstances {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         let base = matches!(
             call,
-            Call::Put(_) | Call::PutWrites(_) | Call::GetTuple(_) | Call::List(..) | Call::DeleteThread(_)
+            Invocation::Put(_)
+                | Invocation::PutWrites(_)
+                | Invocation::GetTuple { .. }
+                | Invocation::List { .. }
+                | Invocation::DeleteThread { .. }
         );
         if !base {
             return saver.forward(call).await;
@@ -123,8 +127,8 @@ pub struct WritesNotAtomic;
 
 #[async_trait]
 impl Bug for WritesNotAtomic {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::PutWrites(w) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::PutWrites(w) = &call {
             // One call per write, each repeating the ones before (no-ops: first wins) so
             // every write keeps its position; a reader between two sees part of the call.
             for n in 1..w.writes.len() {
@@ -145,8 +149,8 @@ pub struct WritesSpecialAfterRegular;
 
 #[async_trait]
 impl Bug for WritesSpecialAfterRegular {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::PutWrites(w) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::PutWrites(w) = &call {
             // The regular writes before the first special one (their positions are the
             // same in the prefix), then a window, then the whole call: the repeated regular
             // writes are no-ops (first wins), the rest lands now.
@@ -167,7 +171,7 @@ pub struct CheckThenInsertRace(KeptWrites);
 
 #[async_trait]
 impl Bug for CheckThenInsertRace {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         if let Some((w, key)) = keyed_writes(&call) {
             let idxs: Vec<i64> = w.writes.iter().enumerate().map(|(pos, (ch, _))| write_index(ch, pos)).collect();
             let present: Vec<bool> = {
@@ -207,9 +211,9 @@ pub struct ThreadIndexLostUpdate(Mutex<HashMap<String, Vec<CpKey>>>);
 
 #[async_trait]
 impl Bug for ThreadIndexLostUpdate {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match &call {
-            Call::Put(p) => {
+            Invocation::Put(p) => {
                 let thread = p.config.thread_id.clone();
                 let key = (thread.clone(), p.config.checkpoint_ns.clone(), p.checkpoint.id.clone());
                 let mut index = lock(&self.0).get(&thread).cloned().unwrap_or_default();
@@ -220,7 +224,7 @@ impl Bug for ThreadIndexLostUpdate {
                 lock(&self.0).insert(thread, index);
                 saver.forward(call).await
             }
-            Call::List(thread, o) => {
+            Invocation::List { thread_id: thread, options: o } => {
                 let r = saver.saver().list(thread, &ListOptions { limit: None, ..o.clone() }).await?;
                 let listed = match lock(&self.0).get(thread) {
                     Some(index) => r

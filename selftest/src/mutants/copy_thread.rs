@@ -7,10 +7,10 @@ use super::prelude::*;
 /// target's thread id; other calls go to the inner saver.
 async fn copy_changed(
     saver: &Inner<'_>,
-    call: Call,
+    call: Invocation,
     f: impl FnOnce(Vec<CheckpointTuple>) -> Vec<CheckpointTuple> + Send,
 ) -> Result<Reply, CheckpointError> {
-    let Call::CopyThread(source, target) = &call else { return saver.forward(call).await };
+    let Invocation::CopyThread { source, target } = &call else { return saver.forward(call).await };
     let mut tuples = f(saver.snapshot(source).await?);
     for t in &mut tuples {
         t.config.thread_id.clone_from(target);
@@ -28,8 +28,8 @@ pub struct CopiedFrom(Mutex<HashMap<String, String>>);
 
 impl CopiedFrom {
     /// Copies and remembers the source of a non-empty copy.
-    async fn copy(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::CopyThread(source, target) = &call else { return saver.forward(call).await };
+    async fn copy(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::CopyThread { source, target } = &call else { return saver.forward(call).await };
         saver.saver().copy_thread(source, target).await?;
         if !saver.snapshot(source).await?.is_empty() {
             lock(&self.0).insert(target.clone(), source.clone());
@@ -48,7 +48,7 @@ pub struct CopyKeepsSourceThreadId(CopiedFrom);
 
 #[async_trait]
 impl Bug for CopyKeepsSourceThreadId {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         self.0.copy(saver, call).await
     }
     fn tuple_output(&self, t: &mut CheckpointTuple) {
@@ -67,7 +67,7 @@ pub struct CopyParentNamesSource(CopiedFrom);
 
 #[async_trait]
 impl Bug for CopyParentNamesSource {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         self.0.copy(saver, call).await
     }
     fn tuple_output(&self, t: &mut CheckpointTuple) {
@@ -83,7 +83,7 @@ pub struct CopyLatestOnly;
 
 #[async_trait]
 impl Bug for CopyLatestOnly {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         copy_changed(saver, call, latest_per_namespace).await
     }
 }
@@ -94,8 +94,8 @@ pub struct CopyTwiceDuplicatesWrites;
 
 #[async_trait]
 impl Bug for CopyTwiceDuplicatesWrites {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::CopyThread(source, target) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::CopyThread { source, target } = &call else { return saver.forward(call).await };
         let before: BTreeSet<(String, Option<String>)> = saver
             .snapshot(target)
             .await?
@@ -123,7 +123,7 @@ pub struct CopyRootOnly;
 
 #[async_trait]
 impl Bug for CopyRootOnly {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         copy_changed(saver, call, |ts| ts.into_iter().filter(|t| t.config.checkpoint_ns.is_empty()).collect()).await
     }
 }
@@ -134,8 +134,8 @@ pub struct CopyMovesSource;
 
 #[async_trait]
 impl Bug for CopyMovesSource {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::CopyThread(source, target) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::CopyThread { source, target } = &call else { return saver.forward(call).await };
         saver.saver().copy_thread(source, target).await?;
         saver.saver().delete_thread(source).await?;
         Ok(Reply::Done)
@@ -148,7 +148,7 @@ pub struct CopyDropsWrites;
 
 #[async_trait]
 impl Bug for CopyDropsWrites {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         copy_changed(saver, call, |mut ts| {
             ts.iter_mut().for_each(|t| t.pending_writes.clear());
             ts
@@ -163,8 +163,8 @@ pub struct CopyClearsTarget;
 
 #[async_trait]
 impl Bug for CopyClearsTarget {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::CopyThread(_, target) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::CopyThread { target, .. } = &call {
             saver.saver().delete_thread(target).await?;
         }
         saver.forward(call).await
@@ -177,7 +177,7 @@ pub struct CopyDropsTaskPath;
 
 #[async_trait]
 impl Bug for CopyDropsTaskPath {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         copy_changed(saver, call, |mut ts| {
             ts.iter_mut().flat_map(|t| &mut t.pending_writes).for_each(|w| w.task_path.clear());
             ts
@@ -192,7 +192,7 @@ pub struct CopyDropsValues;
 
 #[async_trait]
 impl Bug for CopyDropsValues {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         copy_changed(saver, call, |mut ts| {
             ts.iter_mut().for_each(|t| Arc::make_mut(&mut t.checkpoint).channel_values.clear());
             ts
@@ -207,8 +207,8 @@ pub struct CopyMissingSourceFails;
 
 #[async_trait]
 impl Bug for CopyMissingSourceFails {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::CopyThread(source, _) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::CopyThread { source, .. } = &call {
             if saver.snapshot(source).await?.is_empty() {
                 return Err(CheckpointError::storage_msg(format!("copy_thread: no thread {source}")));
             }

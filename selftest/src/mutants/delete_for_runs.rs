@@ -23,9 +23,9 @@ pub struct DeleteForRunsNoop;
 
 #[async_trait]
 impl Bug for DeleteForRunsNoop {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match call {
-            Call::DeleteForRuns(_) => Ok(Reply::Done),
+            Invocation::DeleteForRuns { .. } => Ok(Reply::Done),
             _ => saver.forward(call).await,
         }
     }
@@ -37,9 +37,9 @@ pub struct DeleteForRunsEmptyFails;
 
 #[async_trait]
 impl Bug for DeleteForRunsEmptyFails {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match &call {
-            Call::DeleteForRuns(runs) if runs.is_empty() => {
+            Invocation::DeleteForRuns { run_ids: runs } if runs.is_empty() => {
                 Err(CheckpointError::InvalidInput("delete_for_runs: no run ids given".into()))
             }
             _ => saver.forward(call).await,
@@ -53,8 +53,8 @@ pub struct DeleteForRunsUnknownFails;
 
 #[async_trait]
 impl Bug for DeleteForRunsUnknownFails {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::DeleteForRuns(run_ids) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::DeleteForRuns { run_ids } = &call {
             if !run_ids.is_empty() && tuples_of_runs(saver, run_ids).await?.is_empty() {
                 return Err(CheckpointError::storage_msg(format!(
                     "delete_for_runs: no checkpoint of runs {run_ids:?}"
@@ -81,8 +81,8 @@ pub struct DeleteForRunsWholeThread;
 
 #[async_trait]
 impl Bug for DeleteForRunsWholeThread {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::DeleteForRuns(run_ids) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteForRuns { run_ids } = &call else { return saver.forward(call).await };
         for t in saver.threads() {
             if saver.snapshot(&t).await?.iter().any(|t| of_runs(t, run_ids)) {
                 saver.saver().delete_thread(&t).await?;
@@ -98,8 +98,8 @@ pub struct DeleteForRunsLeavesWrites;
 
 #[async_trait]
 impl Bug for DeleteForRunsLeavesWrites {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::DeleteForRuns(run_ids) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteForRuns { run_ids } = &call else { return saver.forward(call).await };
         let deleted = tuples_of_runs(saver, run_ids).await?;
         saver.saver().delete_for_runs(run_ids).await?;
         for t in deleted {
@@ -115,8 +115,8 @@ pub struct DeleteForRunsRootOnly;
 
 #[async_trait]
 impl Bug for DeleteForRunsRootOnly {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::DeleteForRuns(run_ids) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteForRuns { run_ids } = &call else { return saver.forward(call).await };
         let deleted = tuples_of_runs(saver, run_ids).await?;
         saver.saver().delete_for_runs(run_ids).await?;
         saver.replay(deleted.into_iter().filter(|t| !t.config.checkpoint_ns.is_empty()).collect()).await?;

@@ -9,9 +9,9 @@ pub struct DeleteThreadNoop;
 
 #[async_trait]
 impl Bug for DeleteThreadNoop {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match call {
-            Call::DeleteThread(_) => Ok(Reply::Done),
+            Invocation::DeleteThread { .. } => Ok(Reply::Done),
             _ => saver.forward(call).await,
         }
     }
@@ -23,8 +23,8 @@ pub struct DeleteThreadRootOnly;
 
 #[async_trait]
 impl Bug for DeleteThreadRootOnly {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::DeleteThread(thread) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteThread { thread_id: thread } = &call else { return saver.forward(call).await };
         let kept = saver.take_thread(thread).await?.into_iter().filter(|t| !t.config.checkpoint_ns.is_empty());
         saver.replay(kept.collect()).await?;
         Ok(Reply::Done)
@@ -37,8 +37,8 @@ pub struct DeleteThreadLeavesWrites;
 
 #[async_trait]
 impl Bug for DeleteThreadLeavesWrites {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::DeleteThread(thread) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteThread { thread_id: thread } = &call else { return saver.forward(call).await };
         for t in saver.take_thread(thread).await? {
             saver.replay_writes(&t.config, &t.pending_writes).await?;
         }
@@ -53,15 +53,15 @@ pub struct DeleteThreadHidesSameIdsElsewhere(Mutex<BTreeSet<String>>);
 
 #[async_trait]
 impl Bug for DeleteThreadHidesSameIdsElsewhere {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match call {
-            Call::DeleteThread(thread) => {
+            Invocation::DeleteThread { thread_id: thread } => {
                 let gone = saver.snapshot(&thread).await?;
                 lock(&self.0).extend(gone.into_iter().map(|t| t.checkpoint.id.clone()));
-                saver.forward(Call::DeleteThread(thread)).await
+                saver.forward(Invocation::DeleteThread { thread_id: thread }).await
             }
-            Call::GetTuple(config) => {
-                let got = saver.forward(Call::GetTuple(config)).await?.tuple()?;
+            Invocation::GetTuple { config } => {
+                let got = saver.forward(Invocation::GetTuple { config }).await?.tuple()?;
                 let hidden = lock(&self.0);
                 Ok(Reply::Tuple(got.filter(|t| !hidden.contains(&t.checkpoint.id))))
             }
@@ -91,8 +91,8 @@ impl Bug for DeleteThreadLeavesValues {
             }
         }
     }
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::DeleteThread(thread) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteThread { thread_id: thread } = &call else { return saver.forward(call).await };
         for t in saver.take_thread(thread).await? {
             for (ch, v) in &t.checkpoint.channel_values {
                 if let Some(version) = t.checkpoint.channel_versions.get(ch) {
@@ -111,8 +111,8 @@ pub struct DeleteThreadDeletesAll;
 
 #[async_trait]
 impl Bug for DeleteThreadDeletesAll {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::DeleteThread(thread) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteThread { thread_id: thread } = &call else { return saver.forward(call).await };
         for t in saver.threads().iter().chain([thread]) {
             saver.saver().delete_thread(t).await?;
         }
@@ -126,8 +126,8 @@ pub struct DeleteUnknownThreadFails;
 
 #[async_trait]
 impl Bug for DeleteUnknownThreadFails {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::DeleteThread(thread) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::DeleteThread { thread_id: thread } = &call {
             if saver.saver().list(thread, &ListOptions::all().limit(1)).await?.is_empty() {
                 return Err(CheckpointError::storage_msg(format!("delete_thread: no thread {thread}")));
             }

@@ -61,9 +61,9 @@ pub struct Walked<R>(R);
 
 #[async_trait]
 impl<R: WalkRule> Bug for Walked<R> {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match &call {
-            Call::DeltaChannelHistory(config, channels) => {
+            Invocation::DeltaChannelHistory { config, channels } => {
                 Ok(Reply::History(walk(&self.0, saver, config, channels).await?))
             }
             _ => saver.forward(call).await,

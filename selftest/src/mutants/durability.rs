@@ -37,23 +37,23 @@ impl AckBeforeCommit {
 
 #[async_trait]
 impl Bug for AckBeforeCommit {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         let me = saver.instance();
         let unstored = match &call {
-            Call::Put(p) => Some(Unstored::Put((
+            Invocation::Put(p) => Some(Unstored::Put((
                 p.config.thread_id.clone(),
                 p.config.checkpoint_ns.clone(),
                 p.checkpoint.id.clone(),
             ))),
-            Call::PutWrites(w) if !w.writes.is_empty() => w.config.checkpoint_id.clone().map(|id| {
+            Invocation::PutWrites(w) if !w.writes.is_empty() => w.config.checkpoint_id.clone().map(|id| {
                 let ws = w.writes.iter().map(|(ch, v)| (w.task_id.clone(), ch.clone(), v.clone())).collect();
                 Unstored::Writes((w.config.thread_id.clone(), w.config.checkpoint_ns.clone(), id), ws)
             }),
-            Call::DeleteThread(_) => {
+            Invocation::DeleteThread { .. } => {
                 lock(&self.0).remove(&me);
                 None
             }
-            Call::GetTuple(cfg) => {
+            Invocation::GetTuple { config: cfg } => {
                 let found = saver.saver().get_tuple(cfg).await?.map(|t| self.committed(me, t));
                 let found = match (found, &cfg.checkpoint_id) {
                     (Some(None), None) => {
@@ -64,7 +64,7 @@ impl Bug for AckBeforeCommit {
                 };
                 return Ok(Reply::Tuple(found));
             }
-            Call::List(thread, o) => {
+            Invocation::List { thread_id: thread, options: o } => {
                 let all = saver.saver().list(thread, &ListOptions { limit: None, ..o.clone() }).await?;
                 let r = all.into_iter().filter_map(|t| self.committed(me, t)).collect();
                 return Ok(Reply::Tuples(truncate(r, o.limit)));
@@ -94,19 +94,19 @@ impl DeleteBeforeCommit {
 
 #[async_trait]
 impl Bug for DeleteBeforeCommit {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         let me = saver.instance();
         match &call {
-            Call::DeleteThread(thread) => {
+            Invocation::DeleteThread { thread_id: thread } => {
                 let snapshot = saver.snapshot(thread).await?;
                 lock(&self.0).insert(me, (thread.clone(), snapshot));
             }
-            Call::Put(_) | Call::PutWrites(_) => {
+            Invocation::Put(_) | Invocation::PutWrites(_) => {
                 let reply = saver.forward(call).await?;
                 lock(&self.0).remove(&me);
                 return Ok(reply);
             }
-            Call::GetTuple(cfg) => {
+            Invocation::GetTuple { config: cfg } => {
                 if let Some(snapshot) = self.still_visible(me, &cfg.thread_id) {
                     let found = snapshot.into_iter().find(|t| {
                         t.config.checkpoint_ns == cfg.checkpoint_ns
@@ -115,7 +115,7 @@ impl Bug for DeleteBeforeCommit {
                     return Ok(Reply::Tuple(found));
                 }
             }
-            Call::List(thread, o) => {
+            Invocation::List { thread_id: thread, options: o } => {
                 if let Some(snapshot) = self.still_visible(me, thread) {
                     let scoped = snapshot.into_iter().filter(|t| {
                         o.checkpoint_ns.as_ref().is_none_or(|ns| *ns == t.config.checkpoint_ns)
@@ -135,18 +135,18 @@ impl Bug for DeleteBeforeCommit {
 /// instance, or the storage after the process is killed, misses the last acknowledged call
 /// (S20). Wraps a saver other processes can open, so the durability crash test kills it.
 #[derive(Default)]
-pub struct AckDeferredToNextCall(Mutex<HashMap<u64, Call>>);
+pub struct AckDeferredToNextCall(Mutex<HashMap<u64, Invocation>>);
 
 #[async_trait]
 impl Bug for AckDeferredToNextCall {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         let pending = lock(&self.0).remove(&saver.instance());
         if let Some(pending) = pending {
             saver.forward(pending).await?;
         }
         let reply = match &call {
-            Call::Put(p) => Reply::Config(p.config.clone().with_id(p.checkpoint.id.clone())),
-            Call::PutWrites(_) => Reply::Done,
+            Invocation::Put(p) => Reply::Config(p.config.clone().with_id(p.checkpoint.id.clone())),
+            Invocation::PutWrites(_) => Reply::Done,
             _ => return saver.forward(call).await,
         };
         lock(&self.0).insert(saver.instance(), call);
@@ -162,8 +162,8 @@ pub struct FirstWinsPerInstance(Mutex<HashMap<CpKey, Vec<(u64, KeptWrite)>>>);
 
 #[async_trait]
 impl Bug for FirstWinsPerInstance {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::PutWrites(w) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::PutWrites(w) = &call {
             if let Some(id) = &w.config.checkpoint_id {
                 let key = (w.config.thread_id.clone(), w.config.checkpoint_ns.clone(), id.clone());
                 let me = saver.instance();

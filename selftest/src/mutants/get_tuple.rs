@@ -13,8 +13,8 @@ impl Bug for LatestByInsertionOrder {
         let key = (put.config.thread_id.clone(), put.config.checkpoint_ns.clone());
         lock(&self.0).insert(key, put.checkpoint.id.clone());
     }
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::GetTuple(cfg) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::GetTuple { config: cfg } = &call else { return saver.forward(call).await };
         let last = lock(&self.0).get(&(cfg.thread_id.clone(), cfg.checkpoint_ns.clone())).cloned();
         if let (None, Some(id)) = (&cfg.checkpoint_id, last) {
             if let Some(t) = saver.saver().get_tuple(&cfg.clone().with_id(id)).await? {
@@ -31,8 +31,8 @@ pub struct GetByIdIgnoresNamespace;
 
 #[async_trait]
 impl Bug for GetByIdIgnoresNamespace {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::GetTuple(CheckpointConfig { thread_id, checkpoint_id: Some(id), .. }) = &call else {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::GetTuple { config: CheckpointConfig { thread_id, checkpoint_id: Some(id), .. } } = &call else {
             return saver.forward(call).await;
         };
         let found = saver.saver().list(thread_id, &ListOptions::all().id(id.clone())).await?;
@@ -46,9 +46,9 @@ pub struct RootLatestSpansNamespaces;
 
 #[async_trait]
 impl Bug for RootLatestSpansNamespaces {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match &call {
-            Call::GetTuple(cfg) if cfg.checkpoint_id.is_none() && cfg.checkpoint_ns.is_empty() => {
+            Invocation::GetTuple { config: cfg } if cfg.checkpoint_id.is_none() && cfg.checkpoint_ns.is_empty() => {
                 let found = saver.saver().list(&cfg.thread_id, &ListOptions::all().limit(1)).await?;
                 Ok(Reply::Tuple(found.into_iter().next()))
             }
@@ -63,8 +63,8 @@ pub struct MissingIdFallsBackToLatest;
 
 #[async_trait]
 impl Bug for MissingIdFallsBackToLatest {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::GetTuple(cfg) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::GetTuple { config: cfg } = &call else { return saver.forward(call).await };
         let found = saver.saver().get_tuple(cfg).await?;
         if found.is_none() && cfg.checkpoint_id.is_some() {
             return Ok(Reply::Tuple(saver.saver().get_tuple(&cfg.clone().without_id()).await?));
@@ -79,8 +79,8 @@ pub struct GetTupleIgnoresThread;
 
 #[async_trait]
 impl Bug for GetTupleIgnoresThread {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::GetTuple(cfg) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::GetTuple { config: cfg } = &call else { return saver.forward(call).await };
         let mut best: Option<CheckpointTuple> = None;
         for thread_id in saver.threads().into_iter().chain([cfg.thread_id.clone()]) {
             let other = CheckpointConfig { thread_id, ..cfg.clone() };
@@ -195,8 +195,8 @@ pub struct ByIdGivesLatestWrites;
 
 #[async_trait]
 impl Bug for ByIdGivesLatestWrites {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::GetTuple(cfg) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::GetTuple { config: cfg } = &call else { return saver.forward(call).await };
         if cfg.checkpoint_id.is_none() {
             return saver.forward(call).await;
         }

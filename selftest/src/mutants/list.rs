@@ -68,8 +68,8 @@ pub struct ListLimitPerNamespace;
 
 #[async_trait]
 impl Bug for ListLimitPerNamespace {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::List(thread, o) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::List { thread_id: thread, options: o } = &call else { return saver.forward(call).await };
         if o.checkpoint_ns.is_some() || o.limit.is_none() {
             return saver.forward(call).await;
         }
@@ -114,8 +114,8 @@ pub struct ListBeforeUnknownIgnored;
 
 #[async_trait]
 impl Bug for ListBeforeUnknownIgnored {
-    async fn call(&self, saver: &Inner<'_>, mut call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::List(thread, o) = &mut call {
+    async fn call(&self, saver: &Inner<'_>, mut call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::List { thread_id: thread, options: o } = &mut call {
             if let Some(before) = &o.before {
                 if saver.saver().list(thread, &ListOptions::all().id(before.clone())).await?.is_empty() {
                     o.before = None;
@@ -151,8 +151,8 @@ impl Bug for ListBeforeByInsertionOrder {
     fn put_input(&self, put: &mut Put) {
         self.0.record(put);
     }
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::List(thread, o) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::List { thread_id: thread, options: o } = &call else { return saver.forward(call).await };
         let Some(cut) = o.before.as_ref().and_then(|b| self.0.first_of(thread, b)) else {
             return saver.forward(call).await;
         };
@@ -170,8 +170,8 @@ pub struct ListLimitSplitAcrossNamespaces;
 
 #[async_trait]
 impl Bug for ListLimitSplitAcrossNamespaces {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::List(thread, o) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::List { thread_id: thread, options: o } = &call else { return saver.forward(call).await };
         let Some(limit) = o.limit.filter(|l| *l > 0 && o.checkpoint_ns.is_none()) else {
             return saver.forward(call).await;
         };
@@ -367,8 +367,8 @@ pub struct ListIgnoresThread;
 
 #[async_trait]
 impl Bug for ListIgnoresThread {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let Call::List(thread, o) = &call else { return saver.forward(call).await };
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::List { thread_id: thread, options: o } = &call else { return saver.forward(call).await };
         let mut threads = saver.threads();
         if !threads.contains(thread) {
             threads.push(thread.clone());

@@ -86,7 +86,7 @@ pub(crate) mod prelude {
         apply_writes, key_of, latest_per_namespace, parent_values, race_window, sorted_writes, truncate, ChannelSets,
         ContractRule, CpKey, KeptWrite, WriteRule, BASE,
     };
-    pub(crate) use crate::bug::{Bug, Call, Put, PutWrites, Reply};
+    pub(crate) use crate::bug::{Bug, Invocation, Put, PutWrites, Reply};
     pub(crate) use crate::catalog::{Cover, Mutant};
     pub(crate) use crate::wrapper::{lock, Inner};
     pub(crate) use conformance_core::Capability::{

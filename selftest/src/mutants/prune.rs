@@ -7,10 +7,12 @@ use super::prelude::*;
 /// keeps of it; other calls (and the `delete` strategy) go to the inner saver.
 async fn prune_keeping(
     saver: &Inner<'_>,
-    call: Call,
+    call: Invocation,
     f: impl Fn(Vec<CheckpointTuple>) -> Vec<CheckpointTuple> + Send + Sync,
 ) -> Result<Reply, CheckpointError> {
-    let Call::Prune(threads, PruneStrategy::KeepLatest) = &call else { return saver.forward(call).await };
+    let Invocation::Prune { thread_ids: threads, strategy: PruneStrategy::KeepLatest } = &call else {
+        return saver.forward(call).await;
+    };
     for thread in threads {
         let kept = f(saver.take_thread(thread).await?);
         saver.replay(kept).await?;
@@ -24,7 +26,7 @@ pub struct PruneKeepsOldest;
 
 #[async_trait]
 impl Bug for PruneKeepsOldest {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         prune_keeping(saver, call, |mut ts| {
             ts.reverse();
             latest_per_namespace(ts)
@@ -39,7 +41,7 @@ pub struct PruneDropsWrites;
 
 #[async_trait]
 impl Bug for PruneDropsWrites {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         prune_keeping(saver, call, |ts| {
             let mut kept = latest_per_namespace(ts);
             kept.iter_mut().for_each(|t| t.pending_writes.clear());
@@ -58,7 +60,7 @@ impl Bug for PruneDropsInheritedValues {
     fn put_input(&self, put: &mut Put) {
         self.0.record(put, put.checkpoint.channel_values.keys());
     }
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         prune_keeping(saver, call, |ts| {
             let mut kept = latest_per_namespace(ts);
             kept.iter_mut().for_each(|t| self.0.retain(t));
@@ -74,11 +76,11 @@ pub struct PruneOtherThreads;
 
 #[async_trait]
 impl Bug for PruneOtherThreads {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match call {
-            Call::Prune(threads, PruneStrategy::KeepLatest) => {
+            Invocation::Prune { thread_ids: threads, strategy: PruneStrategy::KeepLatest } => {
                 let all: Vec<String> = saver.threads().into_iter().chain(threads).collect();
-                saver.forward(Call::Prune(all, PruneStrategy::KeepLatest)).await
+                saver.forward(Invocation::Prune { thread_ids: all, strategy: PruneStrategy::KeepLatest }).await
             }
             call => saver.forward(call).await,
         }
@@ -91,7 +93,7 @@ pub struct PruneRootOnly;
 
 #[async_trait]
 impl Bug for PruneRootOnly {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         prune_keeping(saver, call, |ts| {
             let (root, children): (Vec<_>, Vec<_>) = ts.into_iter().partition(|t| t.config.checkpoint_ns.is_empty());
             latest_per_namespace(root).into_iter().chain(children).collect()
@@ -106,7 +108,7 @@ pub struct PruneLatestPerThread;
 
 #[async_trait]
 impl Bug for PruneLatestPerThread {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         prune_keeping(saver, call, |ts| ts.into_iter().take(1).collect()).await
     }
 }
@@ -117,9 +119,9 @@ pub struct PruneNoop;
 
 #[async_trait]
 impl Bug for PruneNoop {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match call {
-            Call::Prune(_, PruneStrategy::KeepLatest) => Ok(Reply::Done),
+            Invocation::Prune { strategy: PruneStrategy::KeepLatest, .. } => Ok(Reply::Done),
             call => saver.forward(call).await,
         }
     }
@@ -143,9 +145,9 @@ pub struct PruneEmptyFails;
 
 #[async_trait]
 impl Bug for PruneEmptyFails {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match &call {
-            Call::Prune(threads, _) if threads.is_empty() => {
+            Invocation::Prune { thread_ids: threads, .. } if threads.is_empty() => {
                 Err(CheckpointError::InvalidInput("prune: no thread ids given".into()))
             }
             _ => saver.forward(call).await,

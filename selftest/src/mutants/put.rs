@@ -112,8 +112,8 @@ pub struct ChannelOutsideVersionsKept(Mutex<HashMap<CpKey, BTreeMap<String, Type
 
 #[async_trait]
 impl Bug for ChannelOutsideVersionsKept {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::Put(put) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::Put(put) = &call {
             let mut extra = parent_values(saver, put).await?;
             let cp = &put.checkpoint;
             extra.extend(cp.channel_values.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -139,8 +139,8 @@ pub struct EmptiedChannelKeepsOldValue;
 
 #[async_trait]
 impl Bug for EmptiedChannelKeepsOldValue {
-    async fn call(&self, saver: &Inner<'_>, mut call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::Put(put) = &mut call {
+    async fn call(&self, saver: &Inner<'_>, mut call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::Put(put) = &mut call {
             let parent = parent_values(saver, put).await?;
             let cp = &mut put.checkpoint;
             for ch in put.new_versions.keys() {
@@ -223,8 +223,8 @@ pub struct KeptChannelFromParentOnly;
 
 #[async_trait]
 impl Bug for KeptChannelFromParentOnly {
-    async fn call(&self, saver: &Inner<'_>, mut call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::Put(put) = &mut call {
+    async fn call(&self, saver: &Inner<'_>, mut call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::Put(put) = &mut call {
             let parent = parent_values(saver, put).await?;
             for ch in kept_channels(put) {
                 if let Some(v) = parent.get(&ch) {
@@ -247,8 +247,8 @@ pub struct ReputIgnored;
 
 #[async_trait]
 impl Bug for ReputIgnored {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::Put(put) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::Put(put) = &call {
             if replaced(saver, put).await?.is_some() {
                 return Ok(Reply::Config(put.config.clone().with_id(put.checkpoint.id.clone())));
             }
@@ -263,8 +263,8 @@ pub struct ReputKeepsOldParent;
 
 #[async_trait]
 impl Bug for ReputKeepsOldParent {
-    async fn call(&self, saver: &Inner<'_>, mut call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::Put(put) = &mut call {
+    async fn call(&self, saver: &Inner<'_>, mut call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::Put(put) = &mut call {
             if let Some(old) = replaced(saver, put).await? {
                 put.config.checkpoint_id = old.parent_config.and_then(|p| p.checkpoint_id);
             }
@@ -279,8 +279,8 @@ pub struct ReputDropsWrites(Mutex<HashMap<CpKey, Vec<PendingWrite>>>);
 
 #[async_trait]
 impl Bug for ReputDropsWrites {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::Put(put) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::Put(put) = &call {
             if let Some(old) = replaced(saver, put).await? {
                 lock(&self.0).entry(key_of(&old)).or_default().extend(old.pending_writes);
             }
@@ -303,8 +303,8 @@ pub struct ReputMergesMetadata;
 
 #[async_trait]
 impl Bug for ReputMergesMetadata {
-    async fn call(&self, saver: &Inner<'_>, mut call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::Put(put) = &mut call {
+    async fn call(&self, saver: &Inner<'_>, mut call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::Put(put) = &mut call {
             if let Some(old) = replaced(saver, put).await? {
                 for (k, v) in old.metadata {
                     put.metadata.entry(k).or_insert(v);

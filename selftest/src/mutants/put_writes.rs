@@ -9,9 +9,9 @@ pub struct WritesWithoutCheckpointIdAccepted;
 
 #[async_trait]
 impl Bug for WritesWithoutCheckpointIdAccepted {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match &call {
-            Call::PutWrites(w) if w.config.checkpoint_id.is_none() => Ok(Reply::Done),
+            Invocation::PutWrites(w) if w.config.checkpoint_id.is_none() => Ok(Reply::Done),
             _ => saver.forward(call).await,
         }
     }
@@ -23,9 +23,9 @@ pub struct EmptyWritesRejected;
 
 #[async_trait]
 impl Bug for EmptyWritesRejected {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
         match &call {
-            Call::PutWrites(w) if w.writes.is_empty() => {
+            Invocation::PutWrites(w) if w.writes.is_empty() => {
                 Err(CheckpointError::InvalidInput("put_writes: no writes given".into()))
             }
             _ => saver.forward(call).await,
@@ -49,8 +49,8 @@ pub struct WritesBeforeCheckpointDropped;
 
 #[async_trait]
 impl Bug for WritesBeforeCheckpointDropped {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::PutWrites(w) = &call {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::PutWrites(w) = &call {
             if w.config.checkpoint_id.is_some() && saver.saver().get_tuple(&w.config).await?.is_none() {
                 return Ok(Reply::Done);
             }
@@ -65,8 +65,8 @@ pub struct WritesAttachToLatest;
 
 #[async_trait]
 impl Bug for WritesAttachToLatest {
-    async fn call(&self, saver: &Inner<'_>, mut call: Call) -> Result<Reply, CheckpointError> {
-        if let Call::PutWrites(w) = &mut call {
+    async fn call(&self, saver: &Inner<'_>, mut call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::PutWrites(w) = &mut call {
             if w.config.checkpoint_id.is_some() {
                 if let Some(latest) = saver.saver().get_tuple(&w.config.clone().without_id()).await? {
                     w.config.checkpoint_id = latest.config.checkpoint_id;

@@ -282,8 +282,8 @@ pub struct MetadataNulRefusedAfterStoring;
 
 #[async_trait]
 impl Bug for MetadataNulRefusedAfterStoring {
-    async fn call(&self, saver: &Inner<'_>, call: Call) -> Result<Reply, CheckpointError> {
-        let nul = matches!(&call, Call::Put(p) if metadata_has_nul(&p.metadata));
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let nul = matches!(&call, Invocation::Put(p) if metadata_has_nul(&p.metadata));
         let reply = saver.forward(call).await?;
         if nul {
             return Err(CheckpointError::InvalidInput("metadata: a string contains a NUL character".into()));
