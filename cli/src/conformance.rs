@@ -144,6 +144,12 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = parse_jobs, allow_negative_numbers = true)]
     jobs: Option<usize>,
 
+    /// Judge the SHOULD rules too (docs/contract.md §5): a case whose SHOULD rule failed
+    /// ("passed, not strict") then counts as failed for the level and the exit code (the
+    /// macro reads $CHECKPOINT_CONFORMANCE_STRICT).
+    #[arg(long)]
+    strict: bool,
+
     /// Stop at the first failed case; the cases not run are reported as skipped.
     #[arg(long)]
     fail_fast: bool,
@@ -419,7 +425,7 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
         options.repeat = n;
     }
 
-    let mut report = conformance_spec::validate(&registration, &options);
+    let mut report = conformance_spec::validate(&registration, &options).with_strict(args.strict);
     crate::interrupt::stop_if_interrupted();
     if let Some(b) = &bridged {
         b.annotate(&mut report);

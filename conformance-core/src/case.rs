@@ -1,7 +1,7 @@
 //! A spec case as the runner sees it: a capability, a name, and an async function over a
 //! [`CaseEnv`]. The catalog of cases lives in `conformance-spec`; core knows none.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::registration::ReopenFn;
-use crate::{BoxError, Capability, CheckpointSaver};
+use crate::{BoxError, Capability, CheckpointSaver, Feature, Strength};
 
 /// The future a case returns.
 pub type CaseFuture = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'static>>;
@@ -38,6 +38,13 @@ pub struct SpecCase {
     /// own capability is then incomplete, not passed (CONTRACT §5). Declared in the
     /// module's case list (a default per module plus additions per case).
     pub needs: &'static [Capability],
+    /// The strength of the rule the case checks (CONTRACT §5 "Strength of a rule"): a
+    /// failed `SHOULD` case is [`crate::Outcome::NotStrict`], which never costs a level.
+    pub strength: Strength,
+    /// What the case assumes of the saver beyond its capabilities (CONTRACT §5 "Declared
+    /// limits"): when the saver declares it lacks one of them ([`crate::Fixture::lacking`]),
+    /// the case is not run, with the declaration as the reason.
+    pub uses: &'static [Feature],
     /// The test itself.
     pub run: CaseFn,
 }
@@ -53,11 +60,21 @@ impl SpecCase {
     pub fn missing_need(&self, implemented: impl Fn(Capability) -> bool) -> Option<Capability> {
         self.needs.iter().copied().find(|n| *n != self.capability && !implemented(*n))
     }
+
+    /// The first feature of [`SpecCase::uses`] that `lacks` holds: the reason the case is
+    /// not run on that saver.
+    pub fn lacked_feature(&self, lacks: &BTreeSet<Feature>) -> Option<Feature> {
+        self.uses.iter().copied().find(|f| lacks.contains(f))
+    }
 }
 
 impl fmt::Debug for SpecCase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SpecCase").field("capability", &self.capability).field("name", &self.name).finish()
+        f.debug_struct("SpecCase")
+            .field("capability", &self.capability)
+            .field("name", &self.name)
+            .field("strength", &self.strength)
+            .finish()
     }
 }
 
@@ -122,7 +139,7 @@ pub struct CaseEnv {
     location: Option<String>,
     registration: String,
     facts: Facts,
-    task_path_on_reads: bool,
+    lacks: BTreeSet<Feature>,
     no_latest_read: bool,
 }
 
@@ -138,7 +155,7 @@ impl CaseEnv {
             location: None,
             registration: String::new(),
             facts: Facts::default(),
-            task_path_on_reads: true,
+            lacks: BTreeSet::new(),
             no_latest_read: false,
         }
     }
@@ -176,17 +193,27 @@ impl CaseEnv {
         self.facts.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The same context for a saver whose reads carry no `task_path`
-    /// ([`crate::Fixture::without_task_path_on_reads`]) when `on_reads` is false.
-    pub fn with_task_path_on_reads(mut self, on_reads: bool) -> Self {
-        self.task_path_on_reads = on_reads;
+    /// The same context for a saver that declared it lacks `lacks`
+    /// ([`crate::Fixture::lacking`]).
+    pub fn with_lacks(mut self, lacks: BTreeSet<Feature>) -> Self {
+        self.lacks = lacks;
         self
     }
 
+    /// The features the saver declared it lacks ([`crate::Fixture::lacking`]).
+    pub fn lacks(&self) -> &BTreeSet<Feature> {
+        &self.lacks
+    }
+
+    /// True unless the saver declared that it lacks `feature`.
+    pub fn has(&self, feature: Feature) -> bool {
+        !self.lacks.contains(&feature)
+    }
+
     /// False when the fixture declared that the saver's reads carry no `task_path`
-    /// ([`crate::Fixture::without_task_path_on_reads`]).
+    /// ([`Feature::TaskPathOnReads`]).
     pub fn task_path_on_reads(&self) -> bool {
-        self.task_path_on_reads
+        self.has(Feature::TaskPathOnReads)
     }
 
     /// The same context for a saver that detection found without a latest `get_tuple`

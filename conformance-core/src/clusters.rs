@@ -118,6 +118,7 @@ mod tests {
             capability: cap,
             name: name.into(),
             outcome: Outcome::Failed,
+            strength: crate::Strength::Must,
             message: Some(message.into()),
             duration_ms: 0.0,
             facts: BTreeMap::new(),

@@ -29,6 +29,9 @@ pub struct Detection {
     /// read answers `Unsupported` is then not run, "needs get_tuple's latest form"
     /// (CONTRACT §5), instead of failing on a rule it never checked.
     pub no_latest_read: bool,
+    /// The features the probe's fixture declared it lacks ([`crate::Fixture::lacking`],
+    /// CONTRACT §5 "Declared limits"); each is also a warning of the report.
+    pub lacks: std::collections::BTreeSet<crate::Feature>,
 }
 
 impl Detection {
@@ -42,9 +45,14 @@ fn probe_checkpoint() -> Checkpoint {
     Checkpoint { v: 1, id: "00000000-0000-7000-8000-000000000001".into(), ..Checkpoint::default() }
 }
 
-/// The report's warning for a fixture declared with
-/// [`crate::Fixture::without_task_path_on_reads`] (CONTRACT §2 put_writes).
-pub(crate) const NO_TASK_PATH_ON_READS: &str = "the saver declares that its reads carry no task_path (as LangGraph's API, whose PendingWrite is (task_id, channel, value)): pending writes are compared without the field, their order still is, and the case that checks the field fails";
+/// The report's warning for a feature the fixture declared it lacks
+/// ([`crate::Fixture::lacking`], CONTRACT §5 "Declared limits").
+pub fn lack_warning(feature: crate::Feature) -> String {
+    format!(
+        "the saver declares that {} (feature `{feature}`): the cases that need it are not run (CONTRACT §5 Declared limits)",
+        feature.lack()
+    )
+}
 
 /// The report's warning for a saver that reads by id only ([`Detection::no_latest_read`]).
 pub(crate) const NO_LATEST_READ: &str = "get_tuple without a checkpoint_id answered Unsupported: the saver reads by id only. get_tuple's cases that read the latest checkpoint fail; the cases of other capabilities that do are not run (CONTRACT §5)";
@@ -105,10 +113,8 @@ pub fn detect(registration: &Registration) -> Detection {
         if no_latest_read {
             warnings.push(NO_LATEST_READ.to_owned());
         }
-        // Said only when there are pending writes to compare.
-        if !fixture.task_path_on_reads && detected.get(&Capability::PutWrites).copied().unwrap_or(false) {
-            warnings.push(NO_TASK_PATH_ON_READS.to_owned());
-        }
+        let lacks = fixture.lacks.clone();
+        warnings.extend(lacks.iter().map(|f| lack_warning(*f)));
         if let Some(cleanup) = fixture.cleanup {
             let failed = match catch(cleanup()).await {
                 Ok(Ok(())) => None,
@@ -119,7 +125,7 @@ pub fn detect(registration: &Registration) -> Detection {
                 warnings.push(format!("the cleanup after probing failed: {e}"));
             }
         }
-        Ok(Detection { detected, warnings, no_latest_read })
+        Ok(Detection { detected, warnings, no_latest_read, lacks })
     });
     match outcome.map_err(|abort| abort.to_string()) {
         Ok(Ok(d)) => d,
@@ -127,6 +133,7 @@ pub fn detect(registration: &Registration) -> Detection {
             detected: Capability::ALL.iter().map(|c| (*c, true)).collect(),
             warnings: vec![format!("{e}; every capability is treated as detected so its cases report the cause")],
             no_latest_read: false,
+            lacks: Default::default(),
         },
     }
 }

@@ -53,6 +53,7 @@ pub mod report;
 pub mod run;
 pub mod session;
 mod storage;
+mod strength;
 mod traced;
 
 /// The contract, re-exported whole: the modules [`types`] and [`json`] and every item at
@@ -73,6 +74,7 @@ pub use report::{
 pub use run::{Detection, Planned, RunOptions};
 pub use session::{Knowledge, Session, Start};
 pub use storage::Storage;
+pub use strength::{lack_reason, Feature, Strength, LACKS_PREFIX};
 pub use types::*;
 
 /// Re-exported so savers can write `#[conformance_core::async_trait]`.

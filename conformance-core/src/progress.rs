@@ -12,7 +12,7 @@ use crate::Capability;
 /// The progress style.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Progress {
-    /// `  put: .....F..` one line per capability.
+    /// `  put: .....F..` one line per capability (`~` passed, not strict; `-` not run).
     Dots,
     /// One line per case, `✓ name` or `✗ name` with the message below.
     Verbose,
@@ -81,6 +81,9 @@ impl Progress {
                 } else if r.outcome == Outcome::NotRun {
                     // Not run (a need found missing at run time): neither passed nor failed.
                     let _ = write!(out, "{}", "-".if_supports_color(Stream::Stdout, |t| t.yellow()));
+                } else if r.outcome == Outcome::NotStrict {
+                    // Passed, not strict: a SHOULD rule failed.
+                    let _ = write!(out, "{}", "~".if_supports_color(Stream::Stdout, |t| t.yellow()));
                 } else {
                     let _ = write!(out, "{}", "F".if_supports_color(Stream::Stdout, |t| t.red()));
                 }
@@ -88,6 +91,14 @@ impl Progress {
             Self::Verbose => {
                 if ok {
                     let _ = writeln!(out, "    {} {}", "✓".if_supports_color(Stream::Stdout, |t| t.green()), r.name);
+                } else if r.outcome == Outcome::NotStrict {
+                    let why = r.message.as_deref().unwrap_or("").lines().next().unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "    {} {} (passed, not strict: a SHOULD rule: {why})",
+                        "~".if_supports_color(Stream::Stdout, |t| t.yellow()),
+                        r.name
+                    );
                 } else if r.outcome == Outcome::NotRun {
                     let why = r.message.as_deref().unwrap_or("not run");
                     let _ = writeln!(

@@ -1,7 +1,7 @@
 //! How a user describes a saver to the kit: a name, a factory that gives a fresh saver for
 //! every case (with a cleanup that always runs), an optional lifespan, skips and a timeout.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::UnknownCapability;
-use crate::{BoxError, Capability, CheckpointSaver};
+use crate::{BoxError, Capability, CheckpointSaver, Feature};
 
 /// Opens another saver instance on the same storage as the fixture's saver.
 pub type ReopenFn = Arc<dyn Fn() -> BoxFuture<'static, Result<Arc<dyn CheckpointSaver>, BoxError>> + Send + Sync>;
@@ -28,7 +28,7 @@ pub struct Fixture {
     pub(crate) cleanup: Option<CleanupFn>,
     pub(crate) reopen: Option<ReopenFn>,
     pub(crate) location: Option<String>,
-    pub(crate) task_path_on_reads: bool,
+    pub(crate) lacks: BTreeSet<Feature>,
 }
 
 impl Fixture {
@@ -39,7 +39,7 @@ impl Fixture {
 
     /// A fixture around a shared saver.
     pub fn from_arc(saver: Arc<dyn CheckpointSaver>) -> Self {
-        Self { saver, cleanup: None, reopen: None, location: None, task_path_on_reads: true }
+        Self { saver, cleanup: None, reopen: None, location: None, lacks: BTreeSet::new() }
     }
 
     /// Runs `cleanup` after the case, whether it passed, failed, panicked or timed out
@@ -79,20 +79,32 @@ impl Fixture {
         self
     }
 
+    /// Declares that the saver lacks `feature` (CONTRACT §5 "Declared limits"): the cases
+    /// that use it are not run, with the declaration as the reason, the comparisons that
+    /// can leave the field out do (a pending write's `task_path`, a checkpoint's
+    /// `updated_channels`), and the report carries a warning naming the declaration. Call
+    /// it once per feature.
+    pub fn lacking(mut self, feature: Feature) -> Self {
+        self.lacks.insert(feature);
+        self
+    }
+
+    /// The features declared with [`Fixture::lacking`].
+    pub fn lacks(&self) -> &BTreeSet<Feature> {
+        &self.lacks
+    }
+
     /// Declares that the saver's read API cannot return a pending write's `task_path`, as
     /// with every saver behind LangGraph's API, whose `PendingWrite` is `(task_id, channel,
-    /// value)` (CONTRACT §2 put_writes, "A saver whose reads carry no task_path"). Its
-    /// pending writes are then compared without the field (their order still is), the
-    /// one case that checks the field (`put_writes::task_path_roundtrips`) fails saying
-    /// so, and the report carries a warning naming the declaration.
-    pub fn without_task_path_on_reads(mut self) -> Self {
-        self.task_path_on_reads = false;
-        self
+    /// value)` (CONTRACT §2 put_writes): [`Fixture::lacking`] with
+    /// [`Feature::TaskPathOnReads`].
+    pub fn without_task_path_on_reads(self) -> Self {
+        self.lacking(Feature::TaskPathOnReads)
     }
 
     /// False after [`Fixture::without_task_path_on_reads`].
     pub fn task_path_on_reads(&self) -> bool {
-        self.task_path_on_reads
+        !self.lacks.contains(&Feature::TaskPathOnReads)
     }
 
     /// The saver.

@@ -67,6 +67,21 @@ pub fn render_terminal(report: &Report) -> String {
         }
         let _ = writeln!(s);
     }
+    let not_strict: Vec<_> = report.tests.iter().filter(|t| t.outcome == Outcome::NotStrict).collect();
+    if !not_strict.is_empty() {
+        let _ = writeln!(
+            s,
+            "    PASSED, NOT STRICT (SHOULD rules: recommended by the contract, stricter than LangGraph's own savers; {})",
+            if report.strict { "--strict counts them" } else { "they cost no level, --strict counts them" }
+        );
+        for t in not_strict {
+            let _ = writeln!(s, "      {} {}", "~".if_supports_color(Stream::Stdout, |x| x.yellow()), t.id);
+            for line in t.message.as_deref().unwrap_or("").lines() {
+                let _ = writeln!(s, "          {line}");
+            }
+        }
+        let _ = writeln!(s);
+    }
     for w in &report.warnings {
         let _ = writeln!(s, "    {} {w}", "warning:".if_supports_color(Stream::Stdout, |x| x.yellow()));
     }
@@ -85,22 +100,53 @@ pub fn render_terminal(report: &Report) -> String {
         );
     }
     let (p, f, k) = report.case_counts();
-    let _ = writeln!(s, "    Tests: {p} passed, {f} failed, {k} not run  ({:.0} ms)", report.duration_ms);
-    let level =
+    let n = report.not_strict_count();
+    let not_strict = if n > 0 { format!(", {n} passed not strict") } else { String::new() };
+    let _ = writeln!(s, "    Tests: {p} passed{not_strict}, {f} failed, {k} not run  ({:.0} ms)", report.duration_ms);
+    let mut level =
         format!("{} ({}/{})", report.conformance_level, report.capabilities_passed, report.capabilities_detected);
+    if report.strict {
+        level.push_str(" --strict: MUST and SHOULD rules");
+    } else if n > 0 || report.strict_level != report.conformance_level {
+        level.push_str(&format!(" on MUST rules; {} counting SHOULD rules (--strict)", report.strict_level));
+    }
     let level = match report.conformance_level {
         Level::Full => level.if_supports_color(Stream::Stdout, |t| t.green()).to_string(),
         Level::BasePartial | Level::Base => level.if_supports_color(Stream::Stdout, |t| t.yellow()).to_string(),
         Level::None => level.if_supports_color(Stream::Stdout, |t| t.red()).to_string(),
     };
     let _ = writeln!(s, "    Result: {level}");
+    if let Some(selected) = selection_line(report) {
+        let _ = writeln!(s, "    {selected}");
+    }
     let _ = writeln!(s, "  {BORDER}");
     s
 }
 
+/// With a capability selection (`--capabilities`): what the selected capabilities did,
+/// since the level needs every base capability (CONTRACT §5) and says little about a
+/// selection.
+fn selection_line(report: &Report) -> Option<String> {
+    if !report.results.values().any(|r| r.status == CapabilityStatus::NotSelected) {
+        return None;
+    }
+    let passed = |r: &CapabilityResult| if report.strict { r.passed_strict } else { r.passed };
+    let ran: Vec<_> = report.results.values().filter(|r| passed(r).is_some()).collect();
+    let ok = ran.iter().filter(|r| passed(r) == Some(true)).count();
+    let verdict = if report.is_selection_success() {
+        "every selected capability passed"
+    } else {
+        "not every selected capability passed"
+    };
+    Some(format!(
+        "Selection: {verdict} ({ok}/{}); the level needs every base capability, run without --capabilities for it",
+        ran.len()
+    ))
+}
+
 fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
     let name = format!("{:<22}", cap.name());
-    let total = r.tests_passed + r.tests_failed;
+    let total = r.tests_passed + r.tests_failed + r.tests_not_strict;
     let facts: Vec<String> = report
         .facts
         .iter()
@@ -110,7 +156,9 @@ fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
     match r.status {
         CapabilityStatus::NoCases => format!("   {name} (no cases)"),
         CapabilityStatus::Passed => {
-            let counts = format!("({}/{} passed{facts})", r.tests_passed, total);
+            let strict =
+                if r.tests_not_strict > 0 { format!(", {} not strict", r.tests_not_strict) } else { String::new() };
+            let counts = format!("({}/{} passed{strict}{}{facts})", r.tests_passed, total, not_run(cap, r, report));
             format!("{} {name} {counts}", "✅".if_supports_color(Stream::Stdout, |t| t.green()))
         }
         CapabilityStatus::Failed => format!(
@@ -153,14 +201,20 @@ fn not_run(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
     }
 }
 
-/// `": needs put_writes"`: the missing capabilities named by `cap`'s cases not run.
+/// `": needs put_writes"`: the missing capabilities, and the features the saver declared
+/// it lacks, named by `cap`'s cases not run.
 fn needs(cap: Capability, report: &Report) -> String {
     let mut names: Vec<&str> = report
         .tests
         .iter()
         .filter(|t| t.capability == cap && t.outcome == Outcome::NotRun)
-        .filter_map(|t| t.message.as_deref()?.strip_prefix(crate::run::NEEDS_PREFIX))
-        .map(|m| m.trim().split(',').next().unwrap_or_default())
+        .filter_map(|t| {
+            let m = t.message.as_deref()?;
+            match m.strip_prefix(crate::run::NEEDS_PREFIX) {
+                Some(need) => Some(need.trim().split(',').next().unwrap_or_default()),
+                None => m.split("(feature `").nth(1)?.split('`').next(),
+            }
+        })
         .collect();
     names.sort_unstable();
     names.dedup();
@@ -226,6 +280,17 @@ pub(crate) mod test_support {
             case(Capability::PutWrites, "empty_list_is_noop", Outcome::Passed, None, 1.0),
             case(Capability::GetTuple, "latest_by_id", Outcome::Passed, None, 1.0),
             case(Capability::List, "newest_first", Outcome::Passed, None, 1.0),
+            {
+                let mut c = case(
+                    Capability::List,
+                    "equal_ids_ordered_by_namespace",
+                    Outcome::NotStrict,
+                    Some("list(thread=t1): [0].config.checkpoint_ns: expected \"\", got \"child:1\""),
+                    1.0,
+                );
+                c.strength = crate::Strength::Should;
+                c
+            },
             case(Capability::DeleteThread, "removes_every_namespace", Outcome::Passed, None, 1.0),
             case(
                 Capability::DeleteForRuns,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Capability;
 use crate::CapabilityKind;
+use crate::Strength;
 
 /// The version of the JSON report's schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -55,6 +56,12 @@ impl std::fmt::Display for Level {
 pub enum Outcome {
     /// It ran and passed.
     Passed,
+    /// It ran, and the `SHOULD` rule it checks failed (CONTRACT §5 "Strength of a rule"):
+    /// "passed, not strict". Counted apart ([`CapabilityResult::tests_not_strict`]); it
+    /// never lowers [`Report::conformance_level`] unless the run is `--strict`, and it lowers
+    /// [`Report::strict_level`]. A `SHOULD` case whose saver panicked or hung is
+    /// [`Outcome::Failed`] all the same (CONTRACT §4: errors, not panics).
+    NotStrict,
     /// It ran and failed (assertion, error, panic, timeout, factory failure).
     Failed,
     /// Not run: the capability was skipped by the user or not selected.
@@ -105,7 +112,12 @@ pub struct CaseResult {
     pub name: String,
     /// How it ended.
     pub outcome: Outcome,
-    /// The failure message, or the skip reason; `None` on a pass.
+    /// The strength of the rule it checks (`MUST` or `SHOULD`, CONTRACT §5). Absent in
+    /// reports older than the field, read as `MUST`.
+    #[serde(default)]
+    pub strength: Strength,
+    /// The failure message (also of a [`Outcome::NotStrict`] case), or the skip reason;
+    /// `None` on a pass.
     pub message: Option<String>,
     /// Wall time in milliseconds (factory and cleanup included); 0 when not run.
     pub duration_ms: f64,
@@ -155,9 +167,18 @@ pub struct CapabilityResult {
     pub tests_passed: usize,
     /// Cases that failed.
     pub tests_failed: usize,
-    /// Cases not run (skipped, not selected or not implemented).
+    /// Cases not run (skipped, not selected, not implemented or not run).
     pub tests_skipped: usize,
-    /// `"name: message"` for each failed case.
+    /// Cases whose `SHOULD` rule failed ([`Outcome::NotStrict`], "passed, not strict");
+    /// not in `tests_passed` nor `tests_failed`. Absent in older reports, read as 0.
+    #[serde(default)]
+    pub tests_not_strict: usize,
+    /// Like `passed`, counting the `SHOULD` rules too (CONTRACT §5, `--strict`): false
+    /// when a case was not strict, or a `SHOULD` case was not run for a declared limit.
+    /// Absent in older reports.
+    #[serde(default)]
+    pub passed_strict: Option<bool>,
+    /// `"name: message"` for each failed case ([`Outcome::Failed`] only).
     pub failures: Vec<String>,
     /// Base or extended.
     pub kind: CapabilityKind,
@@ -178,8 +199,17 @@ pub struct Report {
     pub kit_version: String,
     /// The registration's name.
     pub checkpointer_name: String,
-    /// The level by CONTRACT §5.
+    /// The level by CONTRACT §5: computed on the `MUST` cases, or on every case when the
+    /// run is [`Report::strict`].
     pub conformance_level: Level,
+    /// The level computed on the `MUST` and the `SHOULD` cases (what `--strict` gives).
+    /// Absent in older reports, read as `NONE`.
+    #[serde(default = "level_none")]
+    pub strict_level: Level,
+    /// The run was `--strict` (`CHECKPOINT_CONFORMANCE_STRICT=1`): `conformance_level` and
+    /// the exit code count the `SHOULD` rules too.
+    #[serde(default)]
+    pub strict: bool,
     /// Capability name -> totals, in run order.
     pub results: BTreeMap<Capability, CapabilityResult>,
     /// Every case, in run order.
@@ -238,16 +268,34 @@ pub struct FuzzDivergence {
     pub trace: serde_json::Value,
 }
 
-/// The conformance level of a set of capability results (CONTRACT §5).
+fn level_none() -> Level {
+    Level::None
+}
+
+/// The conformance level of a set of capability results (CONTRACT §5), on their `MUST`
+/// cases (`passed`).
 ///
 /// `FULL` needs every base capability passed (a missing base result is not a pass, so a
 /// saver that implements nothing is `NONE`, never the upstream kit's vacuous `FULL (0/0)`)
 /// and every detected extended capability passed.
 pub fn conformance_level(results: &BTreeMap<Capability, CapabilityResult>) -> Level {
+    level_by(results, |r| r.passed)
+}
+
+/// The level counting the `SHOULD` cases too (`passed_strict`): what `--strict` reports.
+pub fn strict_level(results: &BTreeMap<Capability, CapabilityResult>) -> Level {
+    level_by(results, |r| r.passed_strict)
+}
+
+/// The level rules of CONTRACT §5 over `passed` of each capability result.
+fn level_by(
+    results: &BTreeMap<Capability, CapabilityResult>,
+    passed: impl Fn(&CapabilityResult) -> Option<bool>,
+) -> Level {
     let base_passed =
-        Capability::BASE.iter().filter(|c| results.get(c).is_some_and(|r| r.passed == Some(true))).count();
+        Capability::BASE.iter().filter(|c| results.get(c).is_some_and(|r| passed(r) == Some(true))).count();
     // An incomplete extended capability has `passed: false`: not passed, so not FULL.
-    let extended_ok = results.iter().filter(|(c, r)| !c.is_base() && r.detected).all(|(_, r)| r.passed != Some(false));
+    let extended_ok = results.iter().filter(|(c, r)| !c.is_base() && r.detected).all(|(_, r)| passed(r) != Some(false));
     match base_passed {
         5 if extended_ok => Level::Full,
         5 => Level::BasePartial,
@@ -257,8 +305,9 @@ pub fn conformance_level(results: &BTreeMap<Capability, CapabilityResult>) -> Le
 }
 
 impl Report {
-    /// True when every base capability passed and no detected capability failed: the
-    /// condition for exit code 0 in `cargo xtask conformance`.
+    /// True when every base capability passed and no detected capability failed (on the
+    /// `MUST` cases, or on every case when [`Report::strict`]): the condition for exit code
+    /// 0 in `cargo xtask conformance`.
     pub fn is_success(&self) -> bool {
         self.setup_error.is_none() && self.conformance_level == Level::Full
     }
@@ -268,9 +317,18 @@ impl Report {
     /// The level, which needs every base capability (CONTRACT §5), is not consulted: it is
     /// still reported as it is.
     pub fn is_selection_success(&self) -> bool {
+        let passed = |r: &CapabilityResult| if self.strict { r.passed_strict } else { r.passed };
         self.setup_error.is_none()
-            && self.results.values().all(|r| r.passed != Some(false))
-            && self.results.values().any(|r| r.passed == Some(true))
+            && self.results.values().all(|r| passed(r) != Some(false))
+            && self.results.values().any(|r| passed(r) == Some(true))
+    }
+
+    /// The same report judged `--strict` when `strict` (CONTRACT §5): the level, and so
+    /// the exit code, count the `SHOULD` cases too ([`Report::strict_level`]).
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self.conformance_level = if strict { strict_level(&self.results) } else { conformance_level(&self.results) };
+        self
     }
 
     /// The report as pretty JSON.
@@ -289,11 +347,27 @@ impl Report {
     }
 
     /// Counts of cases by outcome: (passed, failed, not run: skipped, not implemented or
-    /// not run for a missing need).
+    /// not run for a missing need or a declared limit). Not-strict cases are in none of
+    /// them ([`Report::not_strict_count`]).
     pub fn case_counts(&self) -> (usize, usize, usize) {
         let passed = self.tests.iter().filter(|t| t.outcome == Outcome::Passed).count();
         let failed = self.tests.iter().filter(|t| t.outcome == Outcome::Failed).count();
-        (passed, failed, self.tests.len() - passed - failed)
+        let not_strict = self.not_strict_count();
+        (passed, failed, self.tests.len() - passed - failed - not_strict)
+    }
+
+    /// Cases whose `SHOULD` rule failed ([`Outcome::NotStrict`]).
+    pub fn not_strict_count(&self) -> usize {
+        self.tests.iter().filter(|t| t.outcome == Outcome::NotStrict).count()
+    }
+
+    /// `"capability::case: message"` for every not-strict case, in run order.
+    pub fn not_strict_cases(&self) -> Vec<String> {
+        self.tests
+            .iter()
+            .filter(|t| t.outcome == Outcome::NotStrict)
+            .map(|t| format!("{}: {}", t.id, t.message.as_deref().unwrap_or("")))
+            .collect()
     }
 }
 
@@ -308,6 +382,8 @@ mod tests {
             tests_passed: 0,
             tests_failed: 0,
             tests_skipped: 0,
+            tests_not_strict: 0,
+            passed_strict: passed,
             failures: vec![],
             kind: CapabilityKind::Base,
             status: CapabilityStatus::Passed,
@@ -359,6 +435,17 @@ mod tests {
     }
 
     #[test]
+    fn the_strict_level_counts_should_cases_the_level_does_not() {
+        let mut r = all(Some(true), &[(Capability::Prune, true, Some(true))]);
+        r.get_mut(&Capability::List).unwrap().passed_strict = Some(false);
+        assert_eq!(conformance_level(&r), Level::Full);
+        assert_eq!(strict_level(&r), Level::Base);
+        r.get_mut(&Capability::Prune).unwrap().passed_strict = Some(false);
+        r.get_mut(&Capability::List).unwrap().passed_strict = Some(true);
+        assert_eq!((conformance_level(&r), strict_level(&r)), (Level::Full, Level::BasePartial));
+    }
+
+    #[test]
     fn only_extended_selected_is_not_full() {
         let r: BTreeMap<_, _> = [(Capability::DeltaChannelHistory, result(true, Some(true)))].into();
         assert_eq!(conformance_level(&r), Level::None);
@@ -370,6 +457,8 @@ mod tests {
             kit_version: KIT_VERSION.into(),
             checkpointer_name: "x".into(),
             conformance_level: conformance_level(&results),
+            strict_level: strict_level(&results),
+            strict: false,
             results,
             tests: vec![],
             capabilities_passed: 0,
@@ -406,6 +495,8 @@ mod tests {
             kit_version: KIT_VERSION.into(),
             checkpointer_name: "x".into(),
             conformance_level: Level::BasePartial,
+            strict_level: Level::Base,
+            strict: false,
             results: all(Some(true), &[]),
             tests: vec![],
             capabilities_passed: 5,

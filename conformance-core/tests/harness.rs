@@ -56,7 +56,16 @@ impl CheckpointSaver for Misbehaving {
 }
 
 fn case(capability: Capability, name: &'static str, run: conformance_core::CaseFn) -> SpecCase {
-    SpecCase { capability, name, upstream: &[], multi_thread: false, needs: &[], run }
+    SpecCase {
+        capability,
+        name,
+        upstream: &[],
+        multi_thread: false,
+        needs: &[],
+        strength: conformance_core::Strength::Must,
+        uses: &[],
+        run,
+    }
 }
 
 fn put_case(ctx: CaseEnv) -> conformance_core::CaseFuture {

@@ -43,6 +43,8 @@ fn no_case_starts_after_an_interrupt() {
             upstream: &[],
             multi_thread: false,
             needs: &[],
+            strength: conformance_core::Strength::Must,
+            uses: &[],
             run: counted,
         })
         .chain(std::iter::once(SpecCase {
@@ -51,6 +53,8 @@ fn no_case_starts_after_an_interrupt() {
             upstream: &[],
             multi_thread: false,
             needs: &[],
+            strength: conformance_core::Strength::Must,
+            uses: &[],
             run: counted,
         }))
         .collect();

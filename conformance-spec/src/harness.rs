@@ -69,6 +69,24 @@ pub const REPORT_ENV: &str = "CHECKPOINT_CONFORMANCE_REPORT";
 /// that names the variable.
 pub const REPEAT_ENV: &str = "CHECKPOINT_CONFORMANCE_REPEAT";
 
+/// The environment variable that judges the run `--strict` (`1` or `true`; `0`, `false`
+/// or empty for the default): a case whose `SHOULD` rule failed fails its trial, and the
+/// report's level counts the `SHOULD` rules too (CONTRACT §5). Any other value is a usage
+/// error that names the variable.
+pub const STRICT_ENV: &str = "CHECKPOINT_CONFORMANCE_STRICT";
+
+/// [`STRICT_ENV`]: whether the run is strict.
+///
+/// # Errors
+/// A one-line message naming the variable and its valid values.
+pub fn strict_env() -> Result<bool, String> {
+    match std::env::var(STRICT_ENV).as_deref().map(str::trim) {
+        Err(_) | Ok("" | "0" | "false") => Ok(false),
+        Ok("1" | "true") => Ok(true),
+        Ok(other) => Err(format!("{STRICT_ENV}: expected 1, true, 0, false or nothing, got `{other}`")),
+    }
+}
+
 /// Parses a repeat count (`--repeat`, [`REPEAT_ENV`]): a whole number from 1 to 1000.
 ///
 /// # Errors
@@ -350,6 +368,11 @@ impl Harness {
             let r = execute_case_repeated(&reg, &case, runs);
             let outcome = match (r.outcome, &r.message) {
                 (Outcome::Failed, m) => Err(Failed::from(m.as_deref().unwrap_or("failed"))),
+                // A SHOULD rule failed: passed, not strict, unless the run is strict.
+                (Outcome::NotStrict, m) if strict_env().unwrap_or(false) => Err(Failed::from(format!(
+                    "not strict (a SHOULD rule; {STRICT_ENV} is set): {}",
+                    m.as_deref().unwrap_or("failed")
+                ))),
                 (Outcome::NotRun, m) => Ok(Completion::ignored_with(m.as_deref().unwrap_or("not run"))),
                 _ => Ok(Completion::Completed),
             };
@@ -371,6 +394,13 @@ impl Harness {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
+        let strict = match strict_env() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
         let Prepared { mut parts, trials } = self.prepare();
         let conclusion = libtest_mimic::run(&self.args, trials);
         for part in &mut parts {
@@ -397,7 +427,7 @@ impl Harness {
             let tests = (0..self.cases.len())
                 .map(|i| results.get(&i).cloned().or_else(|| Some(not_run(&self.cases[i], &part.plans[i]))))
                 .collect();
-            let mut report = part.session.report(&self.cases, None, tests);
+            let mut report = part.session.report(&self.cases, None, tests).with_strict(strict);
             report.fuzz = part.fuzz.lock().unwrap_or_else(|e| e.into_inner()).take();
             let terminal = render_terminal(&report);
             if self.args.format == Some(FormatSetting::Json) {

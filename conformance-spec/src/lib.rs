@@ -49,14 +49,22 @@ pub mod traces;
 
 pub use calls::{Cx, Reply};
 pub use compare::Checked;
-pub use conformance_core::{Capability, Failure, Fixture, Registration, Report, RunOptions, SpecCase};
+pub use conformance_core::{
+    Capability, Failure, Feature, Fixture, Registration, Report, RunOptions, SpecCase, Strength,
+};
 pub use crash::{child_main_if_requested, child_main_if_requested_among};
 
 /// Builds a module's case list: `spec_cases!(Capability::Put => [roundtrip ["test_put_roundtrip"], other])`.
 /// Each entry is an `async fn(Cx) -> Checked` in scope, optionally followed by the
-/// upstream test names it is the counterpart of. An entry marked `#[multi_thread]`
-/// (`#[multi_thread] many_writers`) runs on a multi-thread runtime
-/// ([`SpecCase::multi_thread`]), for cases that need real parallelism.
+/// upstream test names it is the counterpart of. Attributes before an entry:
+/// - `#[multi_thread]` runs it on a multi-thread runtime ([`SpecCase::multi_thread`]), for
+///   cases that need real parallelism;
+/// - `#[should]` marks its rule `SHOULD` (CONTRACT §5 "Strength of a rule";
+///   [`SpecCase::strength`]): stricter than LangGraph's own savers, so a failure is "passed,
+///   not strict" and costs no level. Without it the rule is `MUST`;
+/// - `#[uses(Namespaces, WideNumbers)]` names what the case assumes of the saver beyond
+///   its capabilities ([`SpecCase::uses`], [`conformance_core::Feature`]): on a saver that
+///   declares it lacks one, the case is not run, with the declaration as the reason.
 ///
 /// The capabilities a case calls besides its own ([`SpecCase::needs`]) are declared once:
 /// a module default after the capability (`Capability::List, needs [GetTuple] => [...]`)
@@ -69,15 +77,52 @@ macro_rules! spec_cases {
     ($cap:expr => [ $($rest:tt)* ]) => {
         $crate::spec_cases!($cap, needs [] => [ $($rest)* ])
     };
-    ($cap:expr, needs $dn:tt => [ $( $(#[$mt:ident])? $f:ident $( +[ $($n:ident),* $(,)? ] )? $( -[ $($m:ident),* $(,)? ] )? $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
+    ($cap:expr, needs $dn:tt => [ $( $( #[$a:ident $( ( $($ap:ident),* $(,)? ) )? ] )* $f:ident $( +[ $($n:ident),* $(,)? ] )? $( -[ $($m:ident),* $(,)? ] )? $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
         vec![ $( $crate::SpecCase {
             capability: $cap,
             name: stringify!($f),
             upstream: &[$($($u),*)?],
-            multi_thread: $crate::__spec_case_multi_thread!($($mt)?),
+            multi_thread: { $( $crate::__spec_case_attr_check!($a); )* false $( || $crate::__spec_case_attr_is!(multi_thread $a) )* },
             needs: $crate::__spec_case_needs!($dn [$($($n),*)?] [$($($m),*)?]),
+            strength: if false $( || $crate::__spec_case_attr_is!(should $a) )* {
+                $crate::Strength::Should
+            } else {
+                $crate::Strength::Must
+            },
+            uses: &[ $( $( $( $crate::Feature::$ap, )* )? )* ],
             run: |ctx| Box::pin($crate::Cx::run(ctx, $cap, $f)),
         } ),* ]
+    };
+}
+
+/// Whether the attribute `$got` of a [`spec_cases!`] entry is `$want`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __spec_case_attr_is {
+    (multi_thread multi_thread) => {
+        true
+    };
+    (should should) => {
+        true
+    };
+    ($want:ident $got:ident) => {
+        false
+    };
+}
+
+/// Refuses an attribute a [`spec_cases!`] entry does not know.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __spec_case_attr_check {
+    (multi_thread) => {};
+    (should) => {};
+    (uses) => {};
+    ($other:ident) => {
+        compile_error!(concat!(
+            "unknown spec_cases! attribute #[",
+            stringify!($other),
+            "]; valid: #[multi_thread], #[should], #[uses(Feature, ...)]"
+        ))
     };
 }
 
@@ -131,18 +176,6 @@ const fn __needs_has(list: &[Capability], c: Capability) -> bool {
         i += 1;
     }
     false
-}
-
-/// `true` for the `#[multi_thread]` marker of [`spec_cases!`], `false` without it.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! __spec_case_multi_thread {
-    () => {
-        false
-    };
-    (multi_thread) => {
-        true
-    };
 }
 
 /// Writes the `main` of a conformance test binary: one libtest-mimic trial per spec case

@@ -109,7 +109,7 @@ fn planted_delete_thread_bug_is_caught_without_put_writes() {
 /// libtest's word for a trial of this outcome.
 fn libtest_word(outcome: Outcome) -> &'static str {
     match outcome {
-        Outcome::Passed => "ok",
+        Outcome::Passed | Outcome::NotStrict => "ok",
         Outcome::Failed => "FAILED",
         Outcome::Skipped | Outcome::NotImplemented | Outcome::NotRun => "ignored",
     }

@@ -82,6 +82,14 @@ pub fn render_junit(report: &Report) -> Result<String, JunitError> {
             let message = t.message.as_deref().unwrap_or("");
             let status = match t.outcome {
                 Outcome::Passed => TestCaseStatus::success(),
+                // Passed, not strict: a success with the message as its output, unless the
+                // run was --strict, where it counts as the failure it is there.
+                Outcome::NotStrict if !report.strict => TestCaseStatus::success(),
+                Outcome::NotStrict => {
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_type("not_strict").set_message(first_line(message)).set_description(message);
+                    s
+                }
                 Outcome::Failed => {
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
                     s.set_type("failure").set_message(first_line(message)).set_description(message);
@@ -100,7 +108,17 @@ pub fn render_junit(report: &Report) -> Result<String, JunitError> {
             };
             let mut case = TestCase::new(format!("{reg}::{cap}::{}", t.name), status);
             case.set_classname(suite_name.as_str());
-            if t.outcome == Outcome::Passed || t.outcome == Outcome::Failed {
+            // MUST is the default; a SHOULD case says so.
+            if t.strength == crate::Strength::Should {
+                case.add_property(Property::new("strength", t.strength.as_str()));
+            }
+            if t.outcome == Outcome::NotStrict {
+                case.add_property(Property::new("outcome", "not_strict"));
+                if !report.strict {
+                    case.set_system_out(format!("passed, not strict (a SHOULD rule): {message}"));
+                }
+            }
+            if matches!(t.outcome, Outcome::Passed | Outcome::Failed | Outcome::NotStrict) {
                 case.set_time(ms(t.duration_ms));
             }
             suite.add_test_case(case);
@@ -160,6 +178,15 @@ mod tests {
             let skipped = node.children().find(|n| n.has_tag_name("skipped"));
             match t.outcome {
                 Outcome::Passed => assert!(failure.is_none() && skipped.is_none(), "{}", t.id),
+                Outcome::NotStrict => {
+                    assert!(
+                        failure.is_none() && skipped.is_none(),
+                        "not strict is a success unless --strict: {}",
+                        t.id
+                    );
+                    let out = node.children().find(|n| n.has_tag_name("system-out")).and_then(|n| n.text());
+                    assert!(out.is_some_and(|o| o.contains("not strict")), "{}: {out:?}", t.id);
+                }
                 Outcome::Failed => {
                     let f = failure.expect("a failed case has <failure>");
                     assert_eq!(f.text(), t.message.as_deref(), "the whole message is the text");

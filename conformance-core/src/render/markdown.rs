@@ -54,7 +54,12 @@ pub fn render_markdown(report: &Report) -> String {
         let open = if r.status == CapabilityStatus::Failed { " open" } else { "" };
         let counts = match r.status {
             CapabilityStatus::Passed | CapabilityStatus::Failed | CapabilityStatus::Incomplete => {
-                format!("{}/{} passed", r.tests_passed, r.tests_passed + r.tests_failed)
+                let mut c =
+                    format!("{}/{} passed", r.tests_passed, r.tests_passed + r.tests_failed + r.tests_not_strict);
+                if r.tests_not_strict > 0 {
+                    c.push_str(&format!(", {} not strict", r.tests_not_strict));
+                }
+                c
             }
             _ => format!("{} not run", r.tests_skipped),
         };
@@ -64,6 +69,7 @@ pub fn render_markdown(report: &Report) -> String {
         for t in cases {
             let outcome = match t.outcome {
                 Outcome::Passed => "✅ passed",
+                Outcome::NotStrict => "☑️ passed, not strict (SHOULD)",
                 Outcome::Failed => "❌ failed",
                 Outcome::Skipped => "⏭ skipped",
                 Outcome::NotImplemented => "⊘ not implemented",

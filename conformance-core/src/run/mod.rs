@@ -17,11 +17,11 @@ use crate::isolation::{catch_within, run_isolated};
 pub use crate::isolation::{panic_message, runtime, Abort};
 use crate::progress::Progress;
 use crate::report::{
-    conformance_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Repeats, Report, KIT_VERSION,
-    SCHEMA_VERSION,
+    conformance_level, strict_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Repeats, Report,
+    KIT_VERSION, SCHEMA_VERSION,
 };
 use crate::traced::{CallLog, Traced};
-use crate::{Capability, CaseEnv, CheckpointSaver, Registration, SpecCase};
+use crate::{Capability, CaseEnv, CheckpointSaver, Registration, SpecCase, Strength};
 pub use parallel::{run, timeout_hint};
 
 /// What the plan says about a case.
@@ -149,6 +149,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let case_facts = facts.clone();
     let calls = Arc::new(CallLog::default());
     let case_calls = calls.clone();
+    let lacked = *case;
     let outcome = run_isolated(case.multi_thread || registration.multi_thread, limit, move || async move {
         let fixture = match catch_within(limit, reg.make_fixture()).await {
             Ok(Ok(f)) => f,
@@ -163,13 +164,20 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         };
         let traced: Arc<dyn CheckpointSaver> =
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
+        let lacked = lacked.lacked_feature(&fixture.lacks);
         let ctx = CaseEnv::new(traced, fixture.reopen.clone())
             .for_registration(reg.name.clone(), fixture.location.clone())
-            .with_task_path_on_reads(fixture.task_path_on_reads)
+            .with_lacks(fixture.lacks.clone())
             .with_no_latest_read(reg.no_latest_read)
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
-        let result = match catch_within(remaining, run(ctx)).await {
+        // A case that uses a feature the saver declared it lacks is not run (CONTRACT §5
+        // Declared limits); its fixture is still cleaned up below.
+        let outcome = match lacked {
+            Some(feature) => Ok(Err(crate::Failure::not_run(crate::lack_reason(feature)))),
+            None => catch_within(remaining, run(ctx)).await,
+        };
+        let result = match outcome {
             // Ok(Some(reason)): the case could not check its rule (Failure::not_run).
             Ok(Ok(())) => Ok(None),
             Ok(Err(f)) if f.is_not_run() => Ok(Some(f.message)),
@@ -203,6 +211,9 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let (outcome, message, abort) = match outcome {
         Ok(Ok(None)) => (Outcome::Passed, None, None),
         Ok(Ok(Some(reason))) => (Outcome::NotRun, Some(reason), None),
+        // The case's own verdict on a SHOULD rule: passed, not strict (CONTRACT §5). A
+        // panic or a timeout (`a` is set) fails whatever the strength.
+        Ok(Err((m, None))) if case.strength == Strength::Should => (Outcome::NotStrict, Some(m), None),
         Ok(Err((m, a))) => (Outcome::Failed, Some(m), a),
         Err(a @ Abort::TimedOut { .. }) => {
             let a = a.with_in_flight(calls.describe());
@@ -221,6 +232,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         capability: case.capability,
         name: case.name.to_owned(),
         outcome,
+        strength: case.strength,
         message,
         duration_ms: start.elapsed().as_secs_f64() * 1e3,
         facts,
@@ -244,7 +256,10 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
     if runs == 1 {
         return first;
     }
-    let mut failed = u32::from(first.outcome == Outcome::Failed);
+    // A not-strict run is a failed run of a SHOULD case: mixed with passes, it is as
+    // nondeterministic as a MUST case's failures.
+    let failing = |r: &CaseResult| matches!(r.outcome, Outcome::Failed | Outcome::NotStrict);
+    let mut failed = u32::from(failing(&first));
     // Runs not run (a need found missing at run time): mixed with passed runs, the saver
     // answered the same case differently, which is nondeterministic too.
     let mut not_run = u32::from(first.outcome == Outcome::NotRun);
@@ -259,9 +274,15 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
         stop = next.outcome == Outcome::Failed && timed_out(&next);
         first.duration_ms += next.duration_ms;
         not_run += u32::from(next.outcome == Outcome::NotRun);
-        if next.outcome == Outcome::Failed {
+        if failing(&next) {
             failed += 1;
-            if first.outcome != Outcome::Failed {
+            // The first failing run's message, unless a later run failed outright (a panic,
+            // a hang) where the first was only not strict.
+            let outranks = first.outcome == Outcome::NotStrict && next.outcome == Outcome::Failed;
+            if outranks {
+                first.outcome = Outcome::Failed;
+            }
+            if !failing(&first) || outranks {
                 first.message = next.message;
                 first.facts = next.facts;
                 first.abort = next.abort;
@@ -275,7 +296,9 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
             "nondeterministic: not run in {not_run} of {done} runs (a need missing only sometimes), passed in the others"
         ));
     } else if repeats.nondeterministic() {
-        first.outcome = Outcome::Failed;
+        // A SHOULD case stays not strict unless some run failed outright (a panic, a hang).
+        let hard = first.outcome == Outcome::Failed || case.strength == Strength::Must;
+        first.outcome = if hard { Outcome::Failed } else { Outcome::NotStrict };
         let said = first.message.take().unwrap_or_default();
         first.message = Some(format!("nondeterministic: failed in {failed} of {done} runs; a failing run: {said}"));
     }
@@ -333,6 +356,7 @@ pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
         capability: case.capability,
         name: case.name.to_owned(),
         outcome,
+        strength: case.strength,
         message,
         duration_ms: 0.0,
         facts: BTreeMap::new(),
@@ -397,7 +421,11 @@ pub fn build_report(
         let cases: Vec<&CaseResult> = tests.iter().filter(|t| t.capability == cap).collect();
         let passed = cases.iter().filter(|t| t.outcome == Outcome::Passed).count();
         let failed = cases.iter().filter(|t| t.outcome == Outcome::Failed).count();
-        let needs_missing = cases.iter().any(|t| t.outcome == Outcome::NotRun);
+        let not_strict = cases.iter().filter(|t| t.outcome == Outcome::NotStrict).count();
+        // A SHOULD case not run (a declared limit) leaves the capability complete on its
+        // MUST rules; under --strict it does not.
+        let needs_missing = cases.iter().any(|t| t.outcome == Outcome::NotRun && t.strength == Strength::Must);
+        let should_not_run = cases.iter().any(|t| t.outcome == Outcome::NotRun && t.strength == Strength::Should);
         let not_selected = selection.is_some_and(|s| !s.contains(&cap));
         let skip_reason = match setup_error {
             Some(_) if !not_selected => Some(SETUP_FAILED_SKIP.to_owned()),
@@ -421,7 +449,7 @@ pub fn build_report(
         } else if needs_missing {
             // Not passed, not failed: some of its cases could not run (CONTRACT §5).
             CapabilityStatus::Incomplete
-        } else if passed == 0 {
+        } else if passed == 0 && not_strict == 0 {
             CapabilityStatus::Failed
         } else {
             CapabilityStatus::Passed
@@ -430,6 +458,7 @@ pub fn build_report(
         // A detected capability with no case in the catalog yet is reported as passed only
         // if it has cases; with none it is left out of the level (passed: null).
         let passed_flag = if ran && !cases.is_empty() { Some(status == CapabilityStatus::Passed) } else { None };
+        let passed_strict = passed_flag.map(|p| p && not_strict == 0 && !should_not_run);
         results.insert(
             cap,
             CapabilityResult {
@@ -437,7 +466,9 @@ pub fn build_report(
                 passed: passed_flag,
                 tests_passed: passed,
                 tests_failed: failed,
-                tests_skipped: cases.len() - passed - failed,
+                tests_skipped: cases.len() - passed - failed - not_strict,
+                tests_not_strict: not_strict,
+                passed_strict,
                 failures: cases
                     .iter()
                     .filter(|t| t.outcome == Outcome::Failed)
@@ -462,6 +493,8 @@ pub fn build_report(
         kit_version: KIT_VERSION.to_owned(),
         checkpointer_name: registration.name.clone(),
         conformance_level: conformance_level(&results),
+        strict_level: strict_level(&results),
+        strict: false,
         results,
         tests,
         failure_clusters,
@@ -502,6 +535,8 @@ mod tests {
             upstream: &[],
             multi_thread: false,
             needs: &[],
+            strength: Strength::Must,
+            uses: &[],
             run: records_facts,
         }
     }
