@@ -28,7 +28,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         pending_writes_carry_task_channel_and_value +[PutWrites] ["test_get_tuple_pending_writes"],
         pending_writes_ordered_by_task_path_then_task_id +[PutWrites],
         pending_writes_index_compared_as_signed_integer +[PutWrites],
-        empty_thread_id_is_invalid_config -[Put],
+        #[should] empty_thread_id_is_invalid_config -[Put],
     ])
 }
 

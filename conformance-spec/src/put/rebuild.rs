@@ -57,7 +57,9 @@ pub(super) async fn channel_not_in_versions_is_absent(cx: Cx) -> Checked {
 pub(super) async fn channel_in_new_versions_without_value_is_absent(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let c1 = cx.put(&cfg, Step::fresh().value("a", json!("old"), 1).value("b", json!("kept"), 1)).await?;
-    let c2 = cx.put(&c1, Step::fresh().emptied("a", 2).keep("b", 1)).await?;
+    // "b" is carried (as LangGraph's runtime carries every value): the rule here is the
+    // emptied channel, not a kept one.
+    let c2 = cx.put(&c1, Step::fresh().emptied("a", 2).carry("b", json!("kept"), 1)).await?;
     let t = cx.get_some(&c2).await?;
     t.diffs()
         .map("checkpoint.channel_values", &values(&[("b", jv(json!("kept")))]), &t.checkpoint.channel_values)
