@@ -46,6 +46,9 @@ pub struct MutantResult {
     pub caught_by: Vec<String>,
     /// The failure message of each case in `caught_by`.
     pub messages: BTreeMap<String, String>,
+    /// For a `MUST` mutant: the cases that were only "passed, not strict" on it (they do not
+    /// kill it: a MUST bug must cost the level).
+    pub not_strict: Vec<String>,
     /// How many cases ran against it.
     pub cases_run: usize,
     /// How long its run took.
@@ -202,8 +205,8 @@ impl Analysis {
             }
             out.push('\n');
         }
-        let _ = writeln!(out, "| mutant | breaks | covers | caught in | caught by | ms | description |");
-        let _ = writeln!(out, "|---|---|---|---|---|---:|---|");
+        let _ = writeln!(out, "| mutant | strength | breaks | covers | caught in | caught by | ms | description |");
+        let _ = writeln!(out, "|---|---|---|---|---|---|---:|---|");
         for r in &self.results {
             let breaks: Vec<&str> = r.mutant.breaks.iter().map(|c| c.name()).collect();
             let covers: Vec<String> = r.mutant.covers.iter().map(ToString::to_string).collect();
@@ -219,6 +222,9 @@ impl Analysis {
                     let _ = write!(s, " (outside its capabilities: {})", outside.join(", "));
                 }
                 s
+            } else if !r.not_strict.is_empty() {
+                // A MUST bug that only SHOULD cases notice would cost no level.
+                format!("**SURVIVED** (0/{}; only not strict in: {})", r.cases_run, r.not_strict.join(", "))
             } else {
                 format!("**SURVIVED** (0/{})", r.cases_run)
             };
@@ -228,8 +234,9 @@ impl Analysis {
             }
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.mutant.name,
+                r.mutant.strength,
                 breaks.join(", "),
                 covers.join(", "),
                 caught_in.join(", "),
@@ -321,13 +328,26 @@ fn capability_of(id: &str) -> Option<Capability> {
     id.split("::").next().and_then(|c| c.parse().ok())
 }
 
-fn failures(report: &Report) -> Vec<(String, String)> {
+/// The failed cases of `report`, and the not-strict ones too when `not_strict` (for a
+/// `SHOULD` mutant, and for the unmodified savers, which must be strict). A `MUST` mutant
+/// must fail the level, not only show as not strict.
+fn failures(report: &Report, not_strict: bool) -> Vec<(String, String)> {
+    let should = not_strict;
     report
         .tests
         .iter()
-        .filter(|t| t.outcome == Outcome::Failed)
+        .filter(|t| t.outcome == Outcome::Failed || (should && t.outcome == Outcome::NotStrict))
         .map(|t| (t.id.clone(), t.message.clone().unwrap_or_default()))
         .collect()
+}
+
+/// The not-strict cases of a `MUST` mutant's run: what it would be caught by if it broke
+/// a `SHOULD` rule (named in the table, not counted as caught).
+fn not_strict_only(report: &Report, mutant: &Mutant) -> Vec<String> {
+    if mutant.strength == conformance_core::Strength::Should {
+        return Vec::new();
+    }
+    report.tests.iter().filter(|t| t.outcome == Outcome::NotStrict).map(|t| t.id.clone()).collect()
 }
 
 /// The capabilities a mutant runs by default: those it declares and `traces`.
@@ -350,10 +370,15 @@ fn run_mutant(mutant: &'static Mutant, cases: &[SpecCase], options: &AnalysisOpt
     };
     let cases: Vec<SpecCase> = cases.iter().filter(|c| runs_on(mutant.base, c)).copied().collect();
     let report = conformance_core::run::run(&registration(mutant), &cases, &opts);
-    let cases_run = report.tests.iter().filter(|t| matches!(t.outcome, Outcome::Passed | Outcome::Failed)).count();
-    let failed = failures(&report);
+    let cases_run = report
+        .tests
+        .iter()
+        .filter(|t| matches!(t.outcome, Outcome::Passed | Outcome::Failed | Outcome::NotStrict))
+        .count();
+    let failed = failures(&report, mutant.strength == conformance_core::Strength::Should);
     MutantResult {
         mutant,
+        not_strict: not_strict_only(&report, mutant),
         caught_by: failed.iter().map(|(id, _)| id.clone()).collect(),
         messages: failed.into_iter().collect(),
         cases_run,
@@ -368,7 +393,7 @@ pub fn analyze_cases(all_cases: &[SpecCase], options: &AnalysisOptions) -> Analy
     let _quiet = QuietCasePanics::install();
     let base_opts = RunOptions { jobs: options.jobs, ..RunOptions::default() };
     let baseline = conformance_core::run::run(&checkpoint_memory::registration(), cases, &base_opts);
-    let mut baseline_failures = failures(&baseline);
+    let mut baseline_failures = failures(&baseline, true);
     // The mutants run on a base saver wrapped in the bug-free wrapper; on each base, the
     // wrapper without a bug must pass every case the mutants of that base run.
     let mut bases: Vec<Base> = Vec::new();
@@ -384,7 +409,7 @@ pub fn analyze_cases(all_cases: &[SpecCase], options: &AnalysisOptions) -> Analy
         let base_cases: Vec<SpecCase> = cases.iter().filter(|c| runs_on(base, c)).copied().collect();
         let shared = conformance_core::run::run(&reference(base), &base_cases, &opts);
         let tag = format!("{}-shared", base.name());
-        baseline_failures.extend(failures(&shared).into_iter().map(|(id, m)| (format!("{id} ({tag})"), m)));
+        baseline_failures.extend(failures(&shared, true).into_iter().map(|(id, m)| (format!("{id} ({tag})"), m)));
     }
     let selected: Vec<&'static Mutant> =
         MUTANTS.iter().filter(|m| options.only.as_deref().is_none_or(|o| m.name.contains(o))).collect();
@@ -405,7 +430,10 @@ pub fn analyze_cases(all_cases: &[SpecCase], options: &AnalysisOptions) -> Analy
     let results: Vec<MutantResult> =
         slots.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect();
     let ids: Vec<String> = all_cases.iter().map(SpecCase::id).collect();
-    let ever_failed: BTreeSet<&str> = results.iter().flat_map(|r| r.caught_by.iter().map(String::as_str)).collect();
+    // A SHOULD case shows it can fail when a mutant makes it not strict, whatever the
+    // mutant's own strength.
+    let ever_failed: BTreeSet<&str> =
+        results.iter().flat_map(|r| r.caught_by.iter().chain(&r.not_strict).map(String::as_str)).collect();
     let explained: BTreeMap<&str, &'static str> = NEVER_FAILING_EXPLAINED.iter().copied().collect();
     // With a name filter, most cases would look never-failing: list none.
     let never_failing = ids

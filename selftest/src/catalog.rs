@@ -237,6 +237,18 @@ pub struct Mutant {
     pub make: fn() -> Arc<dyn Bug>,
     /// The saver the bug wraps.
     pub base: Base,
+    /// The strength of the rule it breaks (CONTRACT §5): a `MUST` mutant is killed only by a
+    /// failed case, which costs the level; a `SHOULD` mutant ([`Mutant::should`]) also by a
+    /// case that is "passed, not strict".
+    pub strength: conformance_core::Strength,
+}
+
+impl Mutant {
+    /// The same mutant, breaking a `SHOULD` rule: a not-strict case kills it.
+    pub const fn should(mut self) -> Self {
+        self.strength = conformance_core::Strength::Should;
+        self
+    }
 }
 
 /// A fresh `B` as a shared [`Bug`]: the `make` of a catalog entry.

@@ -39,7 +39,9 @@ fn hashmap_ordered_writes_are_reported_nondeterministic_over_five_runs() {
     let flaky: Vec<_> = report.tests.iter().filter(|t| t.repeats.is_some_and(|r| r.nondeterministic())).collect();
     assert!(!flaky.is_empty(), "no case was found nondeterministic");
     for t in &flaky {
-        assert_eq!(t.outcome, Outcome::Failed, "{}", t.id);
+        // A SHOULD case's nondeterminism is not strict; a MUST case's fails.
+        let want = if t.strength == conformance_core::Strength::Should { Outcome::NotStrict } else { Outcome::Failed };
+        assert_eq!(t.outcome, want, "{}", t.id);
         let m = t.message.as_deref().unwrap_or_default();
         assert!(m.starts_with("nondeterministic: failed in ") && m.contains(" of 5 runs"), "{m}");
     }

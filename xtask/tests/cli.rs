@@ -224,7 +224,7 @@ fn mutants_prints_the_table_and_the_kill_rate() {
     let out = xtask(&["mutants", "--only", "list_filter_ignored"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "stdout: {stdout}\nstderr: {}", text(&out.stderr));
-    assert!(stdout.contains("| list_filter_ignored | list |"), "{stdout}");
+    assert!(stdout.contains("| list_filter_ignored | MUST | list |"), "{stdout}");
     assert!(stdout.contains("list::filter_single_key"), "{stdout}");
     assert!(stdout.contains("mutants killed: 100.0%"), "{stdout}");
 }

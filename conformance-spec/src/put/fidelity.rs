@@ -201,9 +201,25 @@ pub(super) async fn metadata_floats_roundtrip_exactly(cx: Cx) -> Checked {
     t.diffs().metadata(&md, &t.metadata).finish()
 }
 
-/// CONTRACT §1 "Metadata": a NUL character in a metadata string is either stored exactly,
-/// or the whole `put` is refused with `InvalidInput` naming the key and nothing is stored;
-/// never stripped or altered (upstream savers silently strip NULs).
+/// CONTRACT §4 "Errors" (a failed call leaves nothing half-written), a MUST rule: a `put`
+/// refused for a NUL character in metadata stores nothing. Whether the NUL is kept or
+/// refused is the SHOULD case [`metadata_nul_char_kept_or_whole_put_refused`]; a saver that
+/// accepts the put is judged there, not here.
+pub(super) async fn refused_put_stores_nothing(cx: Cx) -> Checked {
+    let cfg = cx.config("main");
+    let md = metadata(json!({"source": "loop", "step": 0, "nul_note": "a\u{0}b"}));
+    let step = Step::fresh().metadata(md).value("a", json!("x"), 1);
+    let at = cfg.clone().with_id(step.id());
+    match &*cx.try_put(&cfg, step).await {
+        Ok(_) => Ok(()),
+        Err(_) => cx.after("after the put was refused").get_none(&at).await,
+    }
+}
+
+/// CONTRACT §1 "Metadata", a SHOULD rule: a NUL character in a metadata string is either
+/// stored exactly, or the whole `put` is refused with `InvalidInput` naming the key and
+/// nothing is stored; never stripped or altered (LangGraph's `get_checkpoint_metadata`
+/// strips NULs before any saver stores them, so its own savers do not meet it).
 pub(super) async fn metadata_nul_char_kept_or_whole_put_refused(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let md = metadata(json!({"source": "loop", "step": 0, "nul_note": "a\u{0}b"}));

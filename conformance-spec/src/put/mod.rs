@@ -38,6 +38,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         metadata_any_json_value_roundtrips,
         metadata_floats_roundtrip_exactly,
         #[should] metadata_nul_char_kept_or_whole_put_refused,
+        refused_put_stores_nothing -[GetTuple],
         default_namespace_is_root ["test_put_root_namespace", "test_put_default_namespace"],
         stored_in_its_child_namespace ["test_put_child_namespace"],
         every_checkpoint_of_a_chain_is_readable_by_id ["test_put_multiple_checkpoints_same_thread"],

@@ -468,7 +468,7 @@ pub const MUTANTS: &[Mutant] = &[
         [R("list.before"), S("S11"), G("7.2-out-of-order-ids")],
         "before keeps the checkpoints put before the one it names, not the smaller ids"
     ),
-    mutant!(
+    mutant!(should
         "list_limit_split_across_namespaces",
         ListLimitSplitAcrossNamespaces,
         &[LS],
@@ -503,14 +503,14 @@ pub const MUTANTS: &[Mutant] = &[
         [R("list.filter"), G("7.2-filters")],
         "filter numbers are compared through f64, so 2^53 + 1 matches the float 2^53"
     ),
-    mutant!(
+    mutant!(should
         "list_filter_null_needs_key",
         Filtered<ListFilterNullNeedsKey>,
         &[LS],
         [R("list.filter"), G("7.2-filters")],
         "a null filter value does not match a missing key (upstream Postgres)"
     ),
-    mutant!(
+    mutant!(should
         "list_filter_bool_equals_number",
         Filtered<ListFilterBoolEqualsNumber>,
         &[LS],
@@ -531,7 +531,7 @@ pub const MUTANTS: &[Mutant] = &[
         [R("list.filter")],
         "filter strings are compared case-insensitively"
     ),
-    mutant!(
+    mutant!(should
         "list_filter_nested_containment",
         Filtered<ListFilterNestedContainment>,
         &[LS],

@@ -21,6 +21,10 @@ use crate::wrapper::{lock, Inner};
 /// line")` for a mutant of the memory saver, `mutant!(Sqlite: "name", ...)` for one of
 /// another base saver ([`crate::Base`]).
 macro_rules! mutant {
+    // A mutant of a SHOULD rule (CONTRACT §5): `mutant!(should "name", ...)`.
+    (should $($rest:tt)*) => {
+        $crate::mutants::mutant!($($rest)*).should()
+    };
     ($base:ident: $name:literal, $bug:ty, $caps:expr, [$($cover:expr),* $(,)?], $desc:literal $(,)?) => {
         $crate::catalog::Mutant {
             name: $name,
@@ -30,6 +34,7 @@ macro_rules! mutant {
             bug: stringify!($bug),
             make: $crate::catalog::make::<$bug>,
             base: $crate::catalog::Base::$base,
+            strength: conformance_core::Strength::Must,
         }
     };
     ($name:literal, $bug:ty, $caps:expr, [$($cover:expr),* $(,)?], $desc:literal $(,)?) => {

@@ -397,7 +397,7 @@ pub const MUTANTS: &[Mutant] = &[
         [R("put.values"), S("S06")],
         "only the values of new_versions channels are stored; unchanged channels vanish"
     ),
-    mutant!(
+    mutant!(should
         "uncarried_channels_vanish",
         UncarriedChannelsVanish,
         &[P],
@@ -433,7 +433,7 @@ pub const MUTANTS: &[Mutant] = &[
         "an unchanged channel reads the newest value stored for it, whatever its version and parent (forks read \
          a later branch)"
     ),
-    mutant!(
+    mutant!(should
         "kept_channel_from_parent_only",
         KeptChannelFromParentOnly,
         &[P],
@@ -475,7 +475,7 @@ pub const MUTANTS: &[Mutant] = &[
         [R("next_version.greater"), G("7.2-next-version")],
         "get_next_version returns the current version"
     ),
-    mutant!(
+    mutant!(should
         "next_version_string_restarts",
         NextVersionStringRestarts,
         &[P],

@@ -307,7 +307,7 @@ fn metadata_has_nul(metadata: &CheckpointMetadata) -> bool {
 
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
-    mutant!(
+    mutant!(should
         "empty_thread_id_defaulted",
         EmptyThreadIdDefaulted,
         BASE,
@@ -419,7 +419,7 @@ pub const MUTANTS: &[Mutant] = &[
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "nested metadata objects and arrays are stored as JSON text"
     ),
-    mutant!(
+    mutant!(should
         "metadata_nul_stripped",
         MetadataNulStripped,
         &[P],
