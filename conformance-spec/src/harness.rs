@@ -87,6 +87,21 @@ pub fn strict_env() -> Result<bool, String> {
     }
 }
 
+/// Runs `check` as the one trial `name` of a `harness = false` test binary that is not a
+/// `checkpointer_test!`, so that `cargo test`, its filters and nextest (which lists a
+/// binary's trials with `--list` before running each with `--exact`) treat it as a test.
+/// `check` passes when it returns [`ExitCode::SUCCESS`]; it prints its own findings.
+pub fn one_trial(name: &'static str, check: fn() -> ExitCode) -> ExitCode {
+    let trial = Trial::test(name, move || {
+        if check() == ExitCode::SUCCESS {
+            Ok(())
+        } else {
+            Err(Failed::from("failed: see the lines above"))
+        }
+    });
+    libtest_mimic::run(&Arguments::from_args(), vec![trial]).exit_code()
+}
+
 /// Parses a repeat count (`--repeat`, [`REPEAT_ENV`]): a whole number from 1 to 1000.
 ///
 /// # Errors

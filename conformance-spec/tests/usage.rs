@@ -18,6 +18,11 @@ fn main() -> ExitCode {
         let args: Vec<_> = std::env::args_os().collect();
         return conformance_spec::harness::run_with_args(vec![reg], Vec::new(), args);
     }
+    conformance_spec::harness::one_trial("bad_settings_are_usage_errors", check)
+}
+
+/// The test itself (its lines say what failed).
+fn check() -> ExitCode {
     let dir = std::env::temp_dir().join(format!("usage-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let report = dir.join("r.json");
