@@ -1,8 +1,9 @@
 //! The messages of the bridge protocol (docs/bridge-protocol.md): request lines, answer
 //! lines, the handshake and the answers of `open`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use conformance_core::Feature;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
@@ -104,6 +105,9 @@ fn yes() -> bool {
 
 /// What a child says about itself in the handshake. No `Default`: a derived one would say
 /// `task_path: false`, while a child that omits the field means true.
+///
+/// What the child's savers lack is [`Hello::lacked`]: the `lacks` list, plus
+/// `task_path_on_reads` when an older child answers `task_path: false`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Hello {
     /// The protocol version the child picked.
@@ -121,12 +125,40 @@ pub struct Hello {
     /// Whether a storage can be opened again (`reopen`, `open_at`).
     #[serde(default)]
     pub reopen: bool,
-    /// Whether a read returns the `task_path` a `put_writes` stored (default true). False
-    /// for every saver behind LangGraph's API, whose `PendingWrite` is `(task_id, channel,
-    /// value)`; the kit then judges its writes without the field
-    /// (`Fixture::without_task_path_on_reads`, CONTRACT §2 put_writes).
+    /// Whether a read returns the `task_path` a `put_writes` stored (default true). The
+    /// older form of `lacks: ["task_path_on_reads"]`, still read: false is the same
+    /// declaration.
     #[serde(default = "yes")]
     pub task_path: bool,
+    /// The [`Feature`]s every saver this child serves lacks, by [`Feature::name`]
+    /// (`["task_path_on_reads"]` for every saver behind LangGraph's API, whose
+    /// `PendingWrite` is `(task_id, channel, value)`); the kit maps each to
+    /// `Fixture::lacking` (CONTRACT §5 "Declared limits"). Read with [`Hello::lacked`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lacks: Vec<String>,
+}
+
+impl Hello {
+    /// The features the child declares its savers lack: `lacks`, and
+    /// [`Feature::TaskPathOnReads`] when `task_path` is false.
+    ///
+    /// # Errors
+    /// A name that is no [`Feature::name`], with the valid ones.
+    pub fn lacked(&self) -> Result<BTreeSet<Feature>, String> {
+        let mut lacks = parse_lacks(&self.lacks)?;
+        if !self.task_path {
+            lacks.insert(Feature::TaskPathOnReads);
+        }
+        Ok(lacks)
+    }
+}
+
+/// The features named in a child's `lacks` list ([`Feature::name`]).
+///
+/// # Errors
+/// The first name that is no feature: "declares that it lacks an unknown feature ...".
+pub fn parse_lacks(names: &[String]) -> Result<BTreeSet<Feature>, String> {
+    names.iter().map(|n| n.parse::<Feature>().map_err(|e| format!("declares that it lacks an {e}"))).collect()
 }
 
 /// How a child serves one saver instance (`open`'s `saver`).
@@ -151,6 +183,11 @@ pub(crate) struct Opened {
     pub reopen: bool,
     #[serde(default)]
     pub saver: ServedSaver,
+    /// Features this instance's saver lacks beyond the handshake's (by [`Feature::name`]):
+    /// what the child found by probing the saver, e.g. `string_versions` for a
+    /// `get_next_version` that refuses LangGraph's padded string versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lacks: Vec<String>,
 }
 
 /// The answer of `reopen` and `open_at`.
@@ -177,6 +214,18 @@ mod tests {
         assert!(a.ok.is_none() && a.error.is_none());
         let a: Answer = serde_json::from_str(r#"{"id":4,"error":{"kind":"Storage","message":"m"}}"#).unwrap();
         assert_eq!(a.error.unwrap().kind, "Storage");
+    }
+
+    #[test]
+    fn lacks_are_read_by_feature_name_and_the_old_task_path_still_counts() {
+        let hello = |json: &str| serde_json::from_str::<Hello>(json).unwrap();
+        let new = hello(r#"{"protocol":1,"server":"s","saver":"x","lacks":["task_path_on_reads","string_versions"]}"#);
+        assert_eq!(new.lacked(), Ok([Feature::TaskPathOnReads, Feature::StringVersions].into()));
+        let old = hello(r#"{"protocol":1,"server":"s","saver":"x","task_path":false}"#);
+        assert_eq!(old.lacked(), Ok([Feature::TaskPathOnReads].into()));
+        assert_eq!(hello(r#"{"protocol":1,"server":"s","saver":"x"}"#).lacked(), Ok(BTreeSet::new()));
+        let e = hello(r#"{"protocol":1,"server":"s","saver":"x","lacks":["paths"]}"#).lacked().unwrap_err();
+        assert!(e.contains("unknown feature `paths`") && e.contains("string_versions"), "{e}");
     }
 
     #[test]

@@ -3,14 +3,15 @@
 //! case, reopen and open-by-location for durability (docs/bridge-protocol.md,
 //! "Lifetime").
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use conformance_core::{BoxError, Fixture, Registration, Report};
+use conformance_core::{BoxError, Feature, Fixture, Registration, Report};
 
 use crate::process::{ChildCommand, Connection};
-use crate::protocol::{Hello, HelloArgs, NoArgs, Opened, Reopened, ServedSaver, PROTOCOL_VERSION};
+use crate::protocol::{parse_lacks, Hello, HelloArgs, NoArgs, Opened, Reopened, ServedSaver, PROTOCOL_VERSION};
 use crate::saver::{to_error, BridgeSaver};
 
 /// How long the child gets to close its savers after the run before it is killed.
@@ -83,6 +84,9 @@ impl Supervisor {
             .call("hello", None, &args)
             .await
             .map_err(|e| format!("the bridge child {} refused the handshake: {e}", self.spec.command.label))?;
+        if let Err(e) = hello.lacked() {
+            return Err(format!("the bridge child {} {e}", self.spec.command.label).into());
+        }
         {
             let mut facts = self.facts.lock().unwrap_or_else(|e| e.into_inner());
             facts.hello = Some(hello);
@@ -115,12 +119,31 @@ impl Supervisor {
         }
     }
 
+    /// What the child declares the instance `opened` lacks (CONTRACT §5 "Declared
+    /// limits"): the handshake's declaration (checked when it was made) and what the child
+    /// found by probing this instance.
+    fn lacks(&self, opened: &Opened) -> Result<BTreeSet<Feature>, String> {
+        let mut lacks = parse_lacks(&opened.lacks)
+            .map_err(|e| format!("open: the bridge child {} {e}", self.spec.command.label))?;
+        if let Some(hello) = &self.facts.lock().unwrap_or_else(|e| e.into_inner()).hello {
+            lacks.extend(hello.lacked()?);
+        }
+        Ok(lacks)
+    }
+
     /// A fresh storage and an instance on it, as a fixture whose cleanup closes it.
     async fn open(self: Arc<Self>) -> Result<Fixture, BoxError> {
         let conn = self.connection().await?;
         let opened: Opened = conn.call("open", None, &NoArgs {}).await.map_err(|e| to_error("open", e, false))?;
         self.note_served(&opened.saver);
         let handle = opened.handle;
+        let lacks = match self.lacks(&opened) {
+            Ok(l) => l,
+            Err(e) => {
+                conn.send_forget("close", Some(handle), &NoArgs {});
+                return Err(e.into());
+            }
+        };
         let saver = BridgeSaver::new(conn.clone(), handle, false);
         let close_conn = conn.clone();
         let mut fixture = Fixture::new(saver).with_cleanup(move || async move {
@@ -130,9 +153,8 @@ impl Supervisor {
                 .map(|_| ())
                 .map_err(|e| BoxError::from(format!("closing the saver (handle {handle}) failed: {e}")))
         });
-        let task_path = self.facts.lock().unwrap_or_else(|e| e.into_inner()).hello.as_ref().is_none_or(|h| h.task_path);
-        if !task_path {
-            fixture = fixture.without_task_path_on_reads();
+        for feature in lacks {
+            fixture = fixture.lacking(feature);
         }
         if opened.reopen {
             let sup = self.clone();

@@ -196,7 +196,7 @@ impl Server {
     }
 
     fn served(reg: &Registration) -> ServedSaver {
-        ServedSaver { class: format!("rust:{}", reg.name()), side: "async".into(), methods: Default::default() }
+        ServedSaver { class: format!("rust:{}", reg.name()), side: "async".into(), ..ServedSaver::default() }
     }
 
     async fn handle(&self, req: &IncomingRequest) -> Answered {
@@ -222,6 +222,8 @@ impl Server {
                     saver: a.saver,
                     reopen: reg.can_open_at(),
                     task_path: true,
+                    // A Rust fixture's own declarations travel with each `open`.
+                    lacks: Vec::new(),
                 };
                 self.state.lock().unwrap_or_else(|e| e.into_inner()).registration = Some(reg);
                 ok(&hello)
@@ -246,6 +248,7 @@ impl Server {
                 let reg = self.registration()?;
                 let fixture =
                     reg.fixture().await.map_err(|e| RemoteError { kind: "Storage".into(), message: e.to_string() })?;
+                let lacks: Vec<&str> = fixture.lacks().iter().map(|f| f.name()).collect();
                 let (saver, cleanup, reopen, location) = fixture.into_parts();
                 let can_reopen = reopen.is_some();
                 let h = self.insert(saver, cleanup, reopen, None);
@@ -253,7 +256,7 @@ impl Server {
                     i.case = Some(h);
                 }
                 ok(
-                    &serde_json::json!({"handle": h, "location": location, "reopen": can_reopen, "saver": Self::served(&reg)}),
+                    &serde_json::json!({"handle": h, "location": location, "reopen": can_reopen, "saver": Self::served(&reg), "lacks": lacks}),
                 )
             }
             "open_at" => {

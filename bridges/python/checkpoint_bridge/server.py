@@ -236,7 +236,7 @@ class Server:
             "saver": spec,
             "reopen": bool(self.storage.reopenable),
             # LangGraph's PendingWrite is (task_id, channel, value): no read returns a path.
-            "task_path": False,
+            "lacks": ["task_path_on_reads"],
         }
 
     async def open_instance(self, location: str | None, case: int | None) -> tuple[int, Instance]:

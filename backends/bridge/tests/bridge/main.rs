@@ -10,6 +10,7 @@
 //! The JavaScript trials (`js_*`) likewise install the JS child's pinned packages under
 //! `target/checkpoint-bridge/js` (npm ci on first use) unless `CHECKPOINT_BRIDGE_JS_TESTS=0`.
 
+mod handshake;
 mod values;
 
 use std::path::PathBuf;
@@ -31,7 +32,7 @@ fn base_dir() -> PathBuf {
 
 /// The registrations this binary serves as a Rust bridge child.
 fn served() -> Vec<Registration> {
-    vec![checkpoint_memory::registration(), checkpoint_sqlite::registration()]
+    vec![checkpoint_memory::registration(), checkpoint_sqlite::registration(), handshake::lacking_memory()]
 }
 
 fn bridged(name: &str) -> BridgeRegistration {
@@ -100,6 +101,11 @@ fn main() -> ExitCode {
         trial("a_dead_child_gives_typed_errors_and_is_replaced", a_dead_child_gives_typed_errors_and_is_replaced),
         trial("a_stuck_child_is_replaced_after_a_case_times_out", a_stuck_child_is_replaced_after_a_case_times_out),
         trial("garbage_from_the_child_gives_typed_errors", garbage_from_the_child_gives_typed_errors),
+        trial("a_childs_declared_limits_reach_the_fixture", handshake::a_childs_declared_limits_reach_the_fixture),
+        trial(
+            "a_rust_fixtures_declared_limits_cross_the_bridge",
+            handshake::a_rust_fixtures_declared_limits_cross_the_bridge,
+        ),
     ];
     if python_tests() {
         trials.extend([

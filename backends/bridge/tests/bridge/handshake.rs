@@ -1,0 +1,77 @@
+//! What a child declares in the handshake and in `open` (docs/bridge-protocol.md
+//! "Handshake"), read from scripted children (`sh`), so the host's side is checked without
+//! any saver.
+
+use std::collections::BTreeSet;
+
+use checkpoint_bridge::{BridgeRegistration, BridgeSpec, ChildCommand};
+use conformance_core::{Feature, Fixture, Registration};
+
+/// A Rust saver that declares a limit (`memory-lacking`, served by this binary): the
+/// reference memory saver declaring it lacks namespaces.
+pub fn lacking_memory() -> Registration {
+    Registration::new("memory-lacking", || async {
+        Ok(Fixture::new(checkpoint_memory::MemorySaver::new()).lacking(Feature::Namespaces))
+    })
+}
+
+/// A child that answers `hello` with `hello` and the first `open` with `open`, then reads
+/// until its stdin closes.
+fn scripted(what: &str, hello: &str, open: &str) -> BridgeRegistration {
+    let script = format!(
+        "read l; echo '{{\"id\":0,\"ok\":{hello}}}'; read l; echo '{{\"id\":1,\"ok\":{open}}}'; cat >/dev/null"
+    );
+    BridgeRegistration::new(BridgeSpec {
+        name: format!("scripted-{what}"),
+        command: ChildCommand {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: vec![],
+            label: format!("sh ({what})"),
+        },
+        saver: "x".into(),
+        work_dir: crate::base_dir().join("runs"),
+    })
+}
+
+const OPENED: &str = r#"{"handle":1,"location":null,"reopen":false,"saver":{"class":"c","side":"async"}}"#;
+
+/// Every feature a child declares lacking, in `hello`'s `lacks`, with the older `task_path:
+/// false`, or in `open`'s `lacks` (what it found probing the instance), is declared on the
+/// case's fixture (`Fixture::lacking`); a name that is no feature is an error naming it and
+/// the valid ones, in the handshake and in `open`.
+pub fn a_childs_declared_limits_reach_the_fixture() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let lacks = |reg: BridgeRegistration| -> Result<BTreeSet<Feature>, String> {
+        rt.block_on(reg.registration().fixture()).map(|f| f.lacks().clone()).map_err(|e| e.to_string())
+    };
+    let hello = r#"{"protocol":1,"server":"sh","saver":"x","lacks":["namespaces"]}"#;
+    let open = r#"{"handle":1,"saver":{"class":"c","side":"async"},"lacks":["string_versions"]}"#;
+    assert_eq!(lacks(scripted("new", hello, open)), Ok([Feature::Namespaces, Feature::StringVersions].into()));
+    let old = r#"{"protocol":1,"server":"sh","saver":"x","task_path":false}"#;
+    assert_eq!(lacks(scripted("old", old, OPENED)), Ok([Feature::TaskPathOnReads].into()));
+    let none = r#"{"protocol":1,"server":"sh","saver":"x"}"#;
+    assert_eq!(lacks(scripted("none", none, OPENED)), Ok(BTreeSet::new()));
+    let unknown = r#"{"protocol":1,"server":"sh","saver":"x","lacks":["paths"]}"#;
+    let e = lacks(scripted("unknown", unknown, OPENED)).expect_err("an unknown feature");
+    assert!(
+        e.contains("the bridge child sh (unknown) declares that it lacks an unknown feature `paths`")
+            && e.contains("valid features are: task_path_on_reads, string_versions"),
+        "{e}"
+    );
+    let open = r#"{"handle":1,"saver":{"class":"c","side":"async"},"lacks":["versions"]}"#;
+    let e = lacks(scripted("unknown-open", none, open)).expect_err("an unknown feature");
+    assert!(
+        e.contains("open: the bridge child sh (unknown-open) declares that it lacks an unknown feature `versions`"),
+        "{e}"
+    );
+}
+
+/// A Rust fixture's own declarations (`Fixture::lacking`) travel with `open` through the
+/// Rust server: the bridged fixture declares the same.
+pub fn a_rust_fixtures_declared_limits_cross_the_bridge() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let reg = crate::bridged("memory-lacking");
+    let lacks = rt.block_on(reg.registration().fixture()).map(|f| f.lacks().clone()).map_err(|e| e.to_string());
+    assert_eq!(lacks, Ok([Feature::Namespaces].into()));
+}
