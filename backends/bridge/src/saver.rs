@@ -205,8 +205,11 @@ impl CheckpointSaver for BridgeSaver {
     ///
     /// # Panics
     /// The trait's `get_next_version` cannot return an error; when the saver raised or the
-    /// child is gone this panics with the reason, which the runner reports as the case's
-    /// failure ("the saver panicked: get_next_version(...) through the bridge: ...").
+    /// child is gone this unwinds with the reason as a `String` payload, which the runner
+    /// reports as the case's failure ("the saver panicked: get_next_version(...) through
+    /// the bridge: ..."). It unwinds with `resume_unwind`, which skips the panic hook: the
+    /// saver's error is the case's message, not a "thread panicked" line and (with
+    /// `RUST_BACKTRACE=1`) a backtrace of the kit on stderr for every such error.
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         match self.conn.call_blocking(
             "get_next_version",
@@ -215,7 +218,9 @@ impl CheckpointSaver for BridgeSaver {
             NEXT_VERSION_TIMEOUT,
         ) {
             Ok(v) => v,
-            Err(e) => panic!("get_next_version({current:?}) through the bridge: {e}"),
+            Err(e) => {
+                std::panic::resume_unwind(Box::new(format!("get_next_version({current:?}) through the bridge: {e}")))
+            }
         }
     }
 
@@ -277,6 +282,42 @@ mod tests {
         let e = to_error("get_tuple", CallError::Dead("the bridge child x exited".into()), false);
         assert_eq!(e.kind(), "Storage");
         assert!(e.to_string().contains("exited"), "{e}");
+    }
+
+    /// A saver error in `get_next_version` is the case's message, not a panic report: the
+    /// panic hook (which prints "thread panicked" and, with RUST_BACKTRACE=1, a backtrace)
+    /// is not called, and the payload carries the saver's error.
+    #[test]
+    fn a_failed_get_next_version_unwinds_without_the_panic_hook() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let answer = r#"{"id":0,"error":{"kind":"Unsupported","message":"NotImplementedError: integers only"}}"#;
+        let command = crate::ChildCommand {
+            program: "sh".into(),
+            args: vec!["-c".into(), format!("read l; echo '{answer}'; cat >/dev/null").into()],
+            env: vec![],
+            label: "sh".into(),
+        };
+        let saver = BridgeSaver::new(Connection::spawn(&command, None).expect("sh"), 1, false);
+        let me = std::thread::current().id();
+        let hooked = Arc::new(AtomicUsize::new(0));
+        let previous = Arc::new(std::panic::take_hook());
+        let (count, others) = (hooked.clone(), previous.clone());
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() == me {
+                count.fetch_add(1, Ordering::SeqCst);
+            } else {
+                others(info);
+            }
+        }));
+        let padded = ChannelVersion::Str("00000000000000000000000000000002.0.5".into());
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| saver.get_next_version(Some(&padded))));
+        std::panic::set_hook(Box::new(move |info| previous(info)));
+        let payload = unwound.expect_err("an error cannot be a version");
+        assert_eq!(hooked.load(Ordering::SeqCst), 0, "the panic hook ran");
+        let message = conformance_core::panic_message(&*payload);
+        assert!(
+            message.contains("get_next_version(Some(Str(") && message.contains("NotImplementedError: integers only")
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 """One saver instance as the bridge serves it: which side (async or sync methods) answers
-each of the kit's operations, and the calls themselves (docs/bridge-protocol.md, "Sides")."""
+each of the kit's operations, the calls themselves (docs/bridge-protocol.md, "Sides") and
+what the saver lacks ("Handshake")."""
 
 from __future__ import annotations
 
@@ -38,6 +39,11 @@ def overrides(cls: type, name: str) -> bool:
 
 
 _SIDES: dict[type, str] = {}
+_LACKS: dict[type, list[str]] = {}
+
+# A version as LangGraph's savers make them ("{n:032}.{fraction}"), for the probe of
+# ``get_next_version``.
+PADDED_VERSION = "00000000000000000000000000000002.0.5"
 
 
 async def decide_side(saver: BaseCheckpointSaver) -> str:
@@ -94,6 +100,8 @@ class ServedSaver:
             # What the report shows: the side, or "base" when LangGraph's base class answers
             # (NotImplementedError, or its default get_delta_channel_history walk).
             self.shown[op] = self.plan[op] if has_sync or has_async else ("base" if self.plan[op] != "none" else "none")
+        # Features this instance lacks, found by probe_lacks() (open's "lacks").
+        self.lacks: list[str] = []
 
     def describe(self) -> dict[str, Any]:
         cls = type(self.saver)
@@ -127,3 +135,25 @@ class ServedSaver:
         if self.side == "sync":
             return await self.run_sync(self.saver.get_next_version, current, None)
         return self.saver.get_next_version(current, None)
+
+    async def probe_lacks(self) -> list[str]:
+        """The features this saver lacks, by probing it (decided once per class):
+        ``string_versions`` when its ``get_next_version`` takes an integer but raises on
+        LangGraph's padded string version (BaseCheckpointSaver's own does: a saver that
+        produces integers only); a ``get_next_version`` that refuses integers too is left
+        to the cases to judge."""
+        cls = type(self.saver)
+        if cls not in _LACKS:
+            lacks = []
+            try:
+                await self.next_version(1)
+            except Exception:
+                pass
+            else:
+                try:
+                    await self.next_version(PADDED_VERSION)
+                except Exception:
+                    lacks.append("string_versions")
+            _LACKS[cls] = lacks
+        self.lacks = list(_LACKS[cls])
+        return self.lacks

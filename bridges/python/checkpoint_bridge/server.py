@@ -193,7 +193,13 @@ class Server:
                 await call_maybe_async(self.loop, self.executor, storage.destroy, location)
                 raise
             inst.case = h
-            return {"handle": h, "location": location, "reopen": bool(storage.reopenable), "saver": inst.served.describe()}
+            return {
+                "handle": h,
+                "location": location,
+                "reopen": bool(storage.reopenable),
+                "saver": inst.served.describe(),
+                "lacks": inst.served.lacks,
+            }
         if op == "open_at":
             if not storage.reopenable:
                 raise ProtocolError("this saver's storage cannot be opened by location")
@@ -249,6 +255,7 @@ class Server:
         if allow is not None:
             saver = allow([("checkpoint_bridge.values", "Typed")])
         served = ServedSaver(saver, await decide_side(saver), self.executor)
+        await served.probe_lacks()
         h = self.next_handle
         self.next_handle += 1
         inst = Instance(served=served, exit=exit_fn, location=location, case=case)

@@ -11,6 +11,7 @@
 //! `target/checkpoint-bridge/js` (npm ci on first use) unless `CHECKPOINT_BRIDGE_JS_TESTS=0`.
 
 mod handshake;
+mod own_savers;
 mod values;
 
 use std::path::PathBuf;
@@ -108,7 +109,12 @@ fn main() -> ExitCode {
         ),
     ];
     if python_tests() {
+        own_savers::on_python_path();
         trials.extend([
+            trial(
+                "an_integer_only_saver_declares_string_versions_lacking",
+                own_savers::an_integer_only_saver_declares_string_versions_lacking,
+            ),
             trial("values_cross_the_bridge_exactly_python_memory", || {
                 values::roundtrip(&python("memory"), values::Fidelity::LangGraph)
             }),

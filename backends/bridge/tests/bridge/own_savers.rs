@@ -1,0 +1,63 @@
+//! Savers of a user's own, as `cargo xtask conformance --backend python --saver
+//! module:factory` judges them: the modules under tests/bridge/savers/, put on the
+//! children's PYTHONPATH ([`on_python_path`]), each registered with `python_registration`,
+//! the front end's own call, and annotated as the front end does.
+
+use std::path::PathBuf;
+
+use checkpoint_bridge::{python_registration, BridgeRegistration, PythonOptions};
+use conformance_core::{Capability, Feature, Outcome, Report, RunOptions};
+
+/// tests/bridge/savers/: the Python modules of the savers below.
+fn savers_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge/savers"))
+}
+
+/// Puts tests/bridge/savers/ first on PYTHONPATH, which every bridge child inherits (as a
+/// user's `PYTHONPATH=... cargo xtask conformance --backend python --saver m:f` would).
+/// Called by `main` before any trial starts a thread.
+pub fn on_python_path() {
+    let mut path = savers_dir().into_os_string();
+    if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+        path.push(":");
+        path.push(old);
+    }
+    std::env::set_var("PYTHONPATH", path);
+}
+
+/// `--backend python --saver <factory>` in the managed environment.
+fn own(factory: &str) -> BridgeRegistration {
+    let options = PythonOptions { base_dir: crate::base_dir(), ..PythonOptions::default() };
+    python_registration("python", Some(factory), &options).unwrap_or_else(|e| panic!("{factory}: {e}"))
+}
+
+/// The cases of `capabilities` on `reg`, annotated with the bridge's facts.
+fn judged(reg: &BridgeRegistration, capabilities: &[Capability]) -> Report {
+    let options = RunOptions { capabilities: Some(capabilities.iter().copied().collect()), ..RunOptions::default() };
+    let mut report = conformance_spec::validate(reg.registration(), &options);
+    reg.annotate(&mut report);
+    report
+}
+
+fn outcome<'a>(report: &'a Report, id: &str) -> (Outcome, &'a str) {
+    let t = report.tests.iter().find(|t| t.id == id).unwrap_or_else(|| panic!("no case {id}"));
+    (t.outcome, t.message.as_deref().unwrap_or_default())
+}
+
+/// A saver whose `get_next_version` takes integers only (savers/int_versions.py) is
+/// declared lacking `string_versions` when it is opened: the SHOULD case about LangGraph's
+/// padded strings is not run, with the declaration as the reason, the MUST one on integers
+/// passes. LangGraph's InMemorySaver, which takes them, declares nothing of the kind.
+pub fn an_integer_only_saver_declares_string_versions_lacking() {
+    let report = judged(&own("int_versions:IntVersionsSaver"), &[Capability::Put]);
+    let (o, m) = outcome(&report, "put::next_version_is_greater_than_langgraph_string_versions");
+    assert_eq!((o, m), (Outcome::NotRun, conformance_core::lack_reason(Feature::StringVersions).as_str()));
+    let (o, m) = outcome(&report, "put::next_version_is_strictly_greater");
+    assert_eq!(o, Outcome::Passed, "{m}");
+    let declared = report.warnings.iter().any(|w| w.contains("(feature `string_versions`)"));
+    assert!(declared, "{:?}", report.warnings);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let memory = crate::python("memory");
+    let lacks = rt.block_on(memory.registration().fixture()).map(|f| f.lacks().clone()).map_err(|e| e.to_string());
+    assert_eq!(lacks, Ok([Feature::TaskPathOnReads].into()), "python:memory declares only the task path");
+}
