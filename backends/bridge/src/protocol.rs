@@ -171,6 +171,11 @@ pub struct ServedSaver {
     /// Per operation, the side that answers it (`async`, `sync`, `base`, `none`).
     #[serde(default)]
     pub methods: BTreeMap<String, String>,
+    /// `Some(false)` when the saver's `put_writes` takes no `task_path` (the
+    /// langgraph-checkpoint 2.x signature): the child calls it without one, as LangGraph's
+    /// runtime does. Absent: it takes the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes_task_path: Option<bool>,
 }
 
 /// `open`'s answer.

@@ -256,9 +256,10 @@ impl BridgeRegistration {
 
     /// Adds what the bridge knows to a report of this registration's run: the facts
     /// `bridge.server`, `bridge.runtime`, `bridge.packages`, `bridge.class`, `bridge.side`,
-    /// `bridge.methods` and `bridge.children`, and a warning when the saver's sync methods
-    /// were judged (its async ones are missing or raise NotImplementedError) or when a
-    /// child died and was replaced during the run.
+    /// `bridge.methods` and `bridge.children`, and a warning when its `put_writes` takes no
+    /// `task_path` (with the fact `bridge.put_writes_task_path: false`), when the saver's
+    /// sync methods were judged (its async ones are missing or raise NotImplementedError) or
+    /// when a child died and was replaced during the run.
     pub fn annotate(&self, report: &mut Report) {
         let facts = self.facts();
         if let Some(h) = &facts.hello {
@@ -270,6 +271,14 @@ impl BridgeRegistration {
             report.facts.insert("bridge.class".into(), s.class.clone().into());
             report.facts.insert("bridge.side".into(), s.side.clone().into());
             report.facts.insert("bridge.methods".into(), serde_json::json!(s.methods));
+            if s.writes_task_path == Some(false) {
+                report.facts.insert("bridge.put_writes_task_path".into(), false.into());
+                report.warnings.push(format!(
+                    "bridge: {}'s put_writes takes no task_path (the langgraph-checkpoint 2.x signature); it was \
+                     called without one, as LangGraph's runtime calls it, so it cannot order pending writes by task_path",
+                    s.class
+                ));
+            }
             if s.side == "sync" {
                 report.warnings.push(format!(
                     "bridge: {} has no working async methods; its sync methods were judged, each call on a worker thread",

@@ -5,6 +5,7 @@ what the saver lacks ("Handshake")."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
@@ -44,6 +45,18 @@ _LACKS: dict[type, list[str]] = {}
 # A version as LangGraph's savers make them ("{n:032}.{fraction}"), for the probe of
 # ``get_next_version``.
 PADDED_VERSION = "00000000000000000000000000000002.0.5"
+
+
+def takes_task_path(method: Any) -> bool:
+    """Whether ``put_writes`` / ``aput_writes`` is called with the task path: exactly
+    LangGraph's runtime test (langgraph/pregel/_loop.py: ``signature(checkpointer.put_writes)
+    .parameters.get("task_path") is not None``), so a saver written for
+    langgraph-checkpoint 2.x, whose method takes (config, writes, task_id), is called with
+    those three as the runtime calls it. A method without a readable signature gets it."""
+    try:
+        return inspect.signature(method).parameters.get("task_path") is not None
+    except (TypeError, ValueError):
+        return True
 
 
 async def decide_side(saver: BaseCheckpointSaver) -> str:
@@ -100,6 +113,8 @@ class ServedSaver:
             # What the report shows: the side, or "base" when LangGraph's base class answers
             # (NotImplementedError, or its default get_delta_channel_history walk).
             self.shown[op] = self.plan[op] if has_sync or has_async else ("base" if self.plan[op] != "none" else "none")
+        writes = METHODS["put_writes"][0 if self.plan["put_writes"] == "sync" else 1]
+        self.writes_task_path = takes_task_path(getattr(saver, writes, None))
         # Features this instance lacks, found by probe_lacks() (open's "lacks").
         self.lacks: list[str] = []
 
@@ -109,6 +124,7 @@ class ServedSaver:
             "class": f"{cls.__module__}.{cls.__qualname__}",
             "side": self.side,
             "methods": dict(self.shown),
+            **({} if self.writes_task_path else {"writes_task_path": False}),
         }
 
     async def run_sync(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -121,6 +137,8 @@ class ServedSaver:
         if chosen == "none":
             raise Unsupported(f"{type(self.saver).__name__} has no {METHODS[op][0]} method")
         sync_name, async_name = METHODS[op]
+        if op == "put_writes" and not self.writes_task_path:
+            args = args[:3]
         if chosen == "async":
             method = getattr(self.saver, async_name)
             if op == "list":

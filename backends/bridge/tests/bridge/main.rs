@@ -112,6 +112,10 @@ fn main() -> ExitCode {
         own_savers::on_python_path();
         trials.extend([
             trial(
+                "a_saver_without_task_path_in_put_writes_has_its_writes_judged",
+                own_savers::a_saver_without_task_path_in_put_writes_has_its_writes_judged,
+            ),
+            trial(
                 "an_integer_only_saver_declares_string_versions_lacking",
                 own_savers::an_integer_only_saver_declares_string_versions_lacking,
             ),

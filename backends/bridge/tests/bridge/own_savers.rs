@@ -44,6 +44,37 @@ fn outcome<'a>(report: &'a Report, id: &str) -> (Outcome, &'a str) {
     (t.outcome, t.message.as_deref().unwrap_or_default())
 }
 
+/// A saver written for langgraph-checkpoint 2.x, whose `put_writes` / `aput_writes` take
+/// (config, writes, task_id) (savers/legacy_writes.py), is called as LangGraph's runtime
+/// calls it, without the path: its writes are judged (41 cases failed with a TypeError
+/// before), and the report says its `put_writes` took no path.
+pub fn a_saver_without_task_path_in_put_writes_has_its_writes_judged() {
+    let report = judged(&own("legacy_writes:LegacyWritesSaver"), &[Capability::PutWrites, Capability::DeleteThread]);
+    let type_errors: Vec<&str> = report
+        .tests
+        .iter()
+        .filter(|t| t.message.as_deref().is_some_and(|m| m.contains("TypeError")))
+        .map(|t| t.id.as_str())
+        .collect();
+    assert!(type_errors.is_empty(), "called with the task path: {type_errors:?}");
+    let (passed, failed, _) = report.case_counts();
+    assert!(passed >= 25 && failed <= 1, "{passed} passed, {failed} failed: {}", report.to_json());
+    for id in [
+        "put_writes::write_roundtrips_with_task_and_channel",
+        "put_writes::regular_write_first_wins",
+        "put_writes::special_write_last_wins",
+        "delete_thread::removes_pending_writes",
+    ] {
+        assert_eq!(outcome(&report, id).0, Outcome::Passed, "{id}: {}", outcome(&report, id).1);
+    }
+    assert_eq!(report.facts.get("bridge.put_writes_task_path"), Some(&serde_json::json!(false)), "{:?}", report.facts);
+    assert!(
+        report.warnings.iter().any(|w| w.contains("legacy_writes.LegacyWritesSaver's put_writes takes no task_path")),
+        "{:?}",
+        report.warnings
+    );
+}
+
 /// A saver whose `get_next_version` takes integers only (savers/int_versions.py) is
 /// declared lacking `string_versions` when it is opened: the SHOULD case about LangGraph's
 /// padded strings is not run, with the declaration as the reason, the MUST one on integers
