@@ -30,9 +30,8 @@ pub fn render_terminal(report: &Report) -> String {
     if let Some(e) = &report.setup_error {
         let _ = writeln!(s, "    {}", format!("Run not started: {e}").if_supports_color(Stream::Stdout, |t| t.red()));
     }
-    if let (Some(class), Some(side)) = (report.facts.get("bridge.class"), report.facts.get("bridge.side")) {
-        let (class, side) = (class.as_str().unwrap_or_default(), side.as_str().unwrap_or_default());
-        let _ = writeln!(s, "    Judged through the bridge: {class}, its {side} methods\n");
+    if let Some(line) = bridge_line(report) {
+        let _ = writeln!(s, "    {line}\n");
     }
     for (title, base) in [("BASE CAPABILITIES", true), ("EXTENDED CAPABILITIES", false)] {
         let _ = writeln!(s, "    {title}");
@@ -305,9 +304,25 @@ pub(crate) mod test_support {
     }
 }
 
+/// "Judged through the bridge: CLASS from DISTRIBUTION VERSION, its SIDE methods", from a
+/// bridged run's facts (`bridge.class`, `bridge.side`, `bridge.module`,
+/// `bridge.distribution`, `bridge.version`); the module instead of the distribution when no
+/// installed distribution provides it. None for a run not made through the bridge.
+fn bridge_line(report: &Report) -> Option<String> {
+    let fact = |k: &str| report.facts.get(k).and_then(|v| v.as_str());
+    let (class, side) = (fact("bridge.class")?, fact("bridge.side")?);
+    let origin = match (fact("bridge.distribution"), fact("bridge.version"), fact("bridge.module")) {
+        (Some(d), Some(v), _) => format!(" from {d} {v}"),
+        (Some(d), None, _) => format!(" from {d}"),
+        (None, _, Some(m)) => format!(" from module {m} (of no installed distribution)"),
+        (None, _, None) => String::new(),
+    };
+    Some(format!("Judged through the bridge: {class}{origin}, its {side} methods"))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::row;
+    use super::{bridge_line, row};
     use crate::render::test_support::sample_report;
     use crate::report::{CapabilityStatus, Outcome};
     use crate::Capability;
@@ -330,5 +345,28 @@ mod tests {
         r.tests_skipped = 1;
         let shown = row(Capability::PutWrites, &r, &report);
         assert!(shown.contains("(1 failed, 1/2 passed, 1 not run: needs list)"), "{shown}");
+    }
+
+    #[test]
+    fn the_bridge_line_names_the_savers_distribution_or_module() {
+        let mut report = sample_report();
+        assert_eq!(bridge_line(&report), None);
+        for (k, v) in
+            [("bridge.class", "my_savers.LegacySaver"), ("bridge.side", "sync"), ("bridge.module", "my_savers")]
+        {
+            report.facts.insert(k.into(), v.into());
+        }
+        assert_eq!(
+            bridge_line(&report).as_deref(),
+            Some(
+                "Judged through the bridge: my_savers.LegacySaver from module my_savers (of no installed distribution), \
+                 its sync methods"
+            )
+        );
+        report.facts.insert("bridge.distribution".into(), "my-savers".into());
+        report.facts.insert("bridge.version".into(), "2.0.1".into());
+        let line = bridge_line(&report).unwrap_or_default();
+        assert_eq!(line, "Judged through the bridge: my_savers.LegacySaver from my-savers 2.0.1, its sync methods");
+        assert!(super::render_terminal(&report).contains(&line));
     }
 }

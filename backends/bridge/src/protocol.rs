@@ -171,6 +171,16 @@ pub struct ServedSaver {
     /// Per operation, the side that answers it (`async`, `sync`, `base`, `none`).
     #[serde(default)]
     pub methods: BTreeMap<String, String>,
+    /// The module that defines the saver's class (`langgraph.checkpoint.sqlite`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    /// The installed distribution that provides that module (`langgraph-checkpoint-sqlite`),
+    /// when there is one (not for a module on the path of no installed package).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<String>,
+    /// The distribution's version (`3.1.2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// `Some(false)` when the saver's `put_writes` takes no `task_path` (the
     /// langgraph-checkpoint 2.x signature): the child calls it without one, as LangGraph's
     /// runtime does. Absent: it takes the path.

@@ -256,7 +256,9 @@ impl BridgeRegistration {
 
     /// Adds what the bridge knows to a report of this registration's run: the facts
     /// `bridge.server`, `bridge.runtime`, `bridge.packages`, `bridge.class`, `bridge.side`,
-    /// `bridge.methods` and `bridge.children`, and a warning when its `put_writes` takes no
+    /// `bridge.methods` and `bridge.children`; the saver's origin when the child named it
+    /// (`bridge.module`, and `bridge.distribution` and `bridge.version`: the installed
+    /// distribution that provides that module); and a warning when its `put_writes` takes no
     /// `task_path` (with the fact `bridge.put_writes_task_path: false`), when the saver's
     /// sync methods were judged (its async ones are missing or raise NotImplementedError) or
     /// when a child died and was replaced during the run.
@@ -271,6 +273,13 @@ impl BridgeRegistration {
             report.facts.insert("bridge.class".into(), s.class.clone().into());
             report.facts.insert("bridge.side".into(), s.side.clone().into());
             report.facts.insert("bridge.methods".into(), serde_json::json!(s.methods));
+            for (key, value) in
+                [("bridge.module", &s.module), ("bridge.distribution", &s.distribution), ("bridge.version", &s.version)]
+            {
+                if let Some(v) = value {
+                    report.facts.insert(key.into(), v.clone().into());
+                }
+            }
             if s.writes_task_path == Some(false) {
                 report.facts.insert("bridge.put_writes_task_path".into(), false.into());
                 report.warnings.push(format!(

@@ -1,11 +1,13 @@
 """One saver instance as the bridge serves it: which side (async or sync methods) answers
-each of the kit's operations, the calls themselves (docs/bridge-protocol.md, "Sides") and
-what the saver lacks ("Handshake")."""
+each of the kit's operations, the calls themselves (docs/bridge-protocol.md, "Sides"),
+what the saver lacks ("Handshake") and where its class comes from."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
@@ -57,6 +59,50 @@ def takes_task_path(method: Any) -> bool:
         return inspect.signature(method).parameters.get("task_path") is not None
     except (TypeError, ValueError):
         return True
+
+
+def provider(module_name: str) -> tuple[str, str] | None:
+    """The installed distribution (name, version) that provides the module ``module_name``:
+    among those ``packages_distributions()`` gives for its top-level package, the one whose
+    files hold the module's file (a namespace package such as ``langgraph`` has several);
+    the only one when none lists the file (an editable install). None for a module of no
+    installed distribution."""
+    from importlib import metadata
+
+    top = module_name.partition(".")[0]
+    try:
+        names = list(dict.fromkeys(metadata.packages_distributions().get(top, [])))
+    except Exception:  # Python < 3.10 has no packages_distributions; broken metadata
+        return None
+    path = getattr(sys.modules.get(module_name), "__file__", None)
+    real = os.path.realpath(path) if path else None
+    found = []
+    for name in names:
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        found.append(dist)
+        if real and any(os.path.realpath(dist.locate_file(f)) == real for f in dist.files or ()):
+            return dist.metadata["Name"] or name, dist.version
+    if len(found) == 1:
+        return found[0].metadata["Name"] or names[0], found[0].version
+    return None
+
+
+_ORIGINS: dict[type, dict[str, str]] = {}
+
+
+def origin(cls: type) -> dict[str, str]:
+    """Where ``cls`` comes from: ``module``, and ``distribution`` and ``version`` when an
+    installed distribution provides it ("Handshake", ``open``'s ``saver``)."""
+    if cls not in _ORIGINS:
+        out = {"module": cls.__module__}
+        found = provider(cls.__module__)
+        if found is not None:
+            out["distribution"], out["version"] = found
+        _ORIGINS[cls] = out
+    return _ORIGINS[cls]
 
 
 async def decide_side(saver: BaseCheckpointSaver) -> str:
@@ -124,6 +170,7 @@ class ServedSaver:
             "class": f"{cls.__module__}.{cls.__qualname__}",
             "side": self.side,
             "methods": dict(self.shown),
+            **origin(cls),
             **({} if self.writes_task_path else {"writes_task_path": False}),
         }
 

@@ -119,6 +119,10 @@ fn main() -> ExitCode {
                 "an_integer_only_saver_declares_string_versions_lacking",
                 own_savers::an_integer_only_saver_declares_string_versions_lacking,
             ),
+            trial(
+                "the_report_names_the_savers_distribution_and_version",
+                own_savers::the_report_names_the_savers_distribution_and_version,
+            ),
             trial("values_cross_the_bridge_exactly_python_memory", || {
                 values::roundtrip(&python("memory"), values::Fidelity::LangGraph)
             }),

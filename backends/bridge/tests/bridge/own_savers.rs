@@ -73,6 +73,8 @@ pub fn a_saver_without_task_path_in_put_writes_has_its_writes_judged() {
         "{:?}",
         report.warnings
     );
+    assert_eq!(report.facts.get("bridge.module"), Some(&serde_json::json!("legacy_writes")));
+    assert_eq!(report.facts.get("bridge.distribution"), None, "a module of no installed distribution");
 }
 
 /// A saver whose `get_next_version` takes integers only (savers/int_versions.py) is
@@ -91,4 +93,22 @@ pub fn an_integer_only_saver_declares_string_versions_lacking() {
     let memory = crate::python("memory");
     let lacks = rt.block_on(memory.registration().fixture()).map(|f| f.lacks().clone()).map_err(|e| e.to_string());
     assert_eq!(lacks, Ok([Feature::TaskPathOnReads].into()), "python:memory declares only the task path");
+}
+
+/// The report names the judged saver's distribution and version (LangGraph's InMemorySaver:
+/// langgraph-checkpoint, the managed environment's pin), in its facts and in the terminal's
+/// "Judged through the bridge" line.
+pub fn the_report_names_the_savers_distribution_and_version() {
+    let report = judged(&crate::python("memory"), &[Capability::DeleteThread]);
+    let pin = checkpoint_bridge::PINNED.iter().find_map(|p| p.strip_prefix("langgraph-checkpoint==")).expect("a pin");
+    for (key, value) in [
+        ("bridge.module", "langgraph.checkpoint.memory"),
+        ("bridge.distribution", "langgraph-checkpoint"),
+        ("bridge.version", pin),
+    ] {
+        assert_eq!(report.facts.get(key), Some(&serde_json::json!(value)), "{key}: {:?}", report.facts);
+    }
+    let text = conformance_core::render::render_terminal(&report);
+    let line = format!("Judged through the bridge: langgraph.checkpoint.memory.InMemorySaver from langgraph-checkpoint {pin}, its async methods");
+    assert!(text.contains(&line), "{text}");
 }
