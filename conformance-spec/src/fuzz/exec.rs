@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use conformance_core::{CheckpointSaver, Invocation, Put, PutWrites, ReopenFn};
+use conformance_core::{CheckpointError, CheckpointSaver, Invocation, Put, PutWrites, ReopenFn};
 
 use super::trace::{describe, Op, Outcome};
 use crate::compare::Diffs;
@@ -20,6 +20,9 @@ pub struct Instances {
     killed: Vec<Arc<dyn CheckpointSaver>>,
     /// How long one step may take ([`Instances::new`]).
     limit: Duration,
+    /// The saver's own messages of the errors the last step's calls returned
+    /// ([`Instances::with_errors`]).
+    errors: Vec<String>,
 }
 
 /// The step limit of a replay inside a spec case, whose own case timeout bounds it too: the
@@ -37,7 +40,7 @@ impl Instances {
     /// so a saver that hangs cannot hang the fuzzer, and a slow saver given a longer
     /// `--timeout` gets it per step too.
     pub fn new(first: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>, limit: Duration) -> Self {
-        Self { list: vec![first], current: 0, reopen, killed: Vec::new(), limit }
+        Self { list: vec![first], current: 0, reopen, killed: Vec::new(), limit, errors: Vec::new() }
     }
 
     async fn open(&self) -> Result<Arc<dyn CheckpointSaver>, String> {
@@ -52,6 +55,7 @@ impl Instances {
     /// the panic, or when a marker needs an instance the registration cannot open.
     pub async fn run(&mut self, op: &Op) -> Result<Option<Outcome>, String> {
         use futures::FutureExt;
+        self.errors.clear();
         let limit = self.limit;
         let call = std::panic::AssertUnwindSafe(self.run_uncaught(op)).catch_unwind();
         match tokio::time::timeout(limit, call).await {
@@ -62,6 +66,14 @@ impl Instances {
                 Err(format!("{}{NO_ANSWER}{limit:?} (a step's limit, the registration's case timeout)", describe(op)))
             }
         }
+    }
+
+    /// `message`, the differences at the last step, followed by the saver's own message of
+    /// each error that step's calls returned (a comparison compares the error's kind only,
+    /// so "got an InvalidInput error" alone would drop what the saver said). A call of a
+    /// batch is named before its message.
+    pub fn with_errors(&self, message: String) -> String {
+        self.errors.iter().fold(message, |m, e| format!("{m}\n  the saver's error: {e}"))
     }
 
     /// The instance `index`, opened when it is the next one (one past those open).
@@ -108,7 +120,10 @@ impl Instances {
                 let mut got = Vec::new();
                 for (c, task) in calls.iter().zip(tasks) {
                     match task.await {
-                        Ok(Some(o)) => got.push(o),
+                        Ok(Some((o, error))) => {
+                            got.push(o);
+                            self.errors.extend(error.map(|e| format!("{}: {e}", describe(&c.op))));
+                        }
                         Ok(None) => return Err(format!("{}: not a saver call", describe(&c.op))),
                         Err(e) => {
                             let why = match e.try_into_panic() {
@@ -121,40 +136,46 @@ impl Instances {
                 }
                 Ok(Some(Outcome::Orders(vec![got])))
             }
-            _ => Ok(call(&*s, op.clone()).await),
+            _ => Ok(call(&*s, op.clone()).await.map(|(o, error)| {
+                self.errors.extend(error);
+                o
+            })),
         }
     }
 }
 
+/// What the saver returned for a call: the outcome, and the saver's own message when it
+/// returned an error ([`CheckpointError::display_chain`]).
+type Got = (Outcome, Option<String>);
+
+fn got<T>(result: Result<T, CheckpointError>, ok: impl FnOnce(T) -> Outcome) -> Got {
+    let error = result.as_ref().err().map(CheckpointError::display_chain);
+    (Outcome::of(result, ok), error)
+}
+
 /// What the saver returns for the saver call `op`; `None` for a marker or a batch.
-async fn call(s: &dyn CheckpointSaver, op: Op) -> Option<Outcome> {
+async fn call(s: &dyn CheckpointSaver, op: Op) -> Option<Got> {
     Some(match op {
         Op::Call(Invocation::Put(Put { config, checkpoint, metadata, new_versions })) => {
-            Outcome::of(s.put(&config, checkpoint, metadata, new_versions).await, Outcome::Config)
+            got(s.put(&config, checkpoint, metadata, new_versions).await, Outcome::Config)
         }
         Op::Call(Invocation::PutWrites(PutWrites { config, writes, task_id, task_path })) => {
-            Outcome::of(s.put_writes(&config, writes, &task_id, &task_path).await, |()| Outcome::Done)
+            got(s.put_writes(&config, writes, &task_id, &task_path).await, |()| Outcome::Done)
         }
-        Op::Call(Invocation::GetTuple { config }) => Outcome::of(s.get_tuple(&config).await, Outcome::Tuple),
-        Op::Call(Invocation::List { thread_id, options }) => {
-            Outcome::of(s.list(&thread_id, &options).await, Outcome::Tuples)
-        }
-        Op::Call(Invocation::DeleteThread { thread_id }) => {
-            Outcome::of(s.delete_thread(&thread_id).await, |()| Outcome::Done)
-        }
-        Op::Call(Invocation::DeleteForRuns { run_ids }) => {
-            Outcome::of(s.delete_for_runs(&run_ids).await, |()| Outcome::Done)
-        }
+        Op::Call(Invocation::GetTuple { config }) => got(s.get_tuple(&config).await, Outcome::Tuple),
+        Op::Call(Invocation::List { thread_id, options }) => got(s.list(&thread_id, &options).await, Outcome::Tuples),
+        Op::Call(Invocation::DeleteThread { thread_id }) => got(s.delete_thread(&thread_id).await, |()| Outcome::Done),
+        Op::Call(Invocation::DeleteForRuns { run_ids }) => got(s.delete_for_runs(&run_ids).await, |()| Outcome::Done),
         Op::Call(Invocation::CopyThread { source, target }) => {
-            Outcome::of(s.copy_thread(&source, &target).await, |()| Outcome::Done)
+            got(s.copy_thread(&source, &target).await, |()| Outcome::Done)
         }
         Op::Call(Invocation::Prune { thread_ids, strategy }) => {
-            Outcome::of(s.prune(&thread_ids, strategy).await, |()| Outcome::Done)
+            got(s.prune(&thread_ids, strategy).await, |()| Outcome::Done)
         }
         Op::Call(Invocation::DeltaChannelHistory { config, channels }) => {
-            Outcome::of(s.delta_channel_history(&config, &channels).await, Outcome::History)
+            got(s.delta_channel_history(&config, &channels).await, Outcome::History)
         }
-        Op::GetNextVersion { current } => Outcome::Version(s.get_next_version(current.as_ref())),
+        Op::GetNextVersion { current } => (Outcome::Version(s.get_next_version(current.as_ref())), None),
         Op::Concurrent { .. } | Op::Reopen | Op::Instance { .. } => return None,
     })
 }
@@ -386,5 +407,42 @@ mod tests {
         let e = instances.run(&op).await.unwrap_err();
         assert!(start.elapsed() < Duration::from_secs(5), "waited {:?}", start.elapsed());
         assert!(e.contains("no answer within 50ms") && e.contains("get_tuple"), "{e}");
+    }
+
+    /// A saver that refuses every `put_writes`, with a message of its own.
+    struct RefusesWrites;
+
+    #[async_trait]
+    impl CheckpointSaver for RefusesWrites {
+        async fn put_writes(
+            &self,
+            _config: &CheckpointConfig,
+            _writes: Vec<(String, conformance_core::TypedValue)>,
+            _task_id: &str,
+            _task_path: &str,
+        ) -> Result<(), CheckpointError> {
+            Err(CheckpointError::InvalidInput("TypeError: put_writes() takes 4 positional arguments".into()))
+        }
+    }
+
+    /// A replayed step that differs by an error names the error's kind and keeps the
+    /// saver's own message (a trace failure said "got an InvalidInput error" and nothing
+    /// more).
+    #[test]
+    fn a_differing_step_keeps_the_savers_error_message() {
+        let step = r#"{"call": "put_writes", "config": {"thread_id": "t", "checkpoint_id": "1"}, "writes": [], "task_id": "a", "task_path": "", "expect": "done"}"#;
+        let trace =
+            crate::fuzz::trace::Trace::parse(&format!(r#"{{"format": "checkpoint-trace/1", "steps": [{step}]}}"#))
+                .expect("a trace");
+        let reg = conformance_core::Registration::new("refuses-writes", || async {
+            Ok(conformance_core::Fixture::new(RefusesWrites))
+        });
+        let e = crate::fuzz::replay(&reg, &trace).unwrap_err();
+        assert!(e.starts_with("step 1: put_writes("), "{e}");
+        assert!(e.contains("expected Ok, got an InvalidInput error"), "{e}");
+        assert!(
+            e.ends_with("\n  the saver's error: invalid input: TypeError: put_writes() takes 4 positional arguments"),
+            "{e}"
+        );
     }
 }

@@ -168,7 +168,7 @@ async fn run_on(
             (_, Err(e)) => failure = Some(e),
             (Some(w), Ok(Some(g))) => {
                 if let Err(f) = compare(&op, &w, &g).finish() {
-                    failure = Some(f.message);
+                    failure = Some(instances.with_errors(f.message));
                 }
             }
             _ => {}
@@ -416,7 +416,7 @@ async fn replay_steps(mut instances: Instances, trace: &Trace) -> Result<(), Str
         let got = instances.run(&step.op).await.map_err(|e| format!("step {}: {e}", i + 1))?;
         if let (Some(want), Some(got)) = (&step.expect, &got) {
             if let Err(f) = compare(&step.op, want, got).finish() {
-                return Err(format!("step {}: {}", i + 1, f.message));
+                return Err(format!("step {}: {}", i + 1, instances.with_errors(f.message)));
             }
         }
     }
