@@ -69,12 +69,22 @@ pub enum Feature {
     WideNumbers,
     /// A checkpoint's `updated_channels` field (LangGraph JS's checkpoint format has none).
     UpdatedChannels,
+    /// `put_writes` takes a `task_path` (a saver written for langgraph-checkpoint 2.x has
+    /// four parameters, and LangGraph's runtime then passes none), so pending writes can be
+    /// ordered by it.
+    TaskPathOnWrites,
 }
 
 impl Feature {
     /// Every feature, in declaration order.
-    pub const ALL: [Feature; 5] =
-        [Self::TaskPathOnReads, Self::StringVersions, Self::Namespaces, Self::WideNumbers, Self::UpdatedChannels];
+    pub const ALL: [Feature; 6] = [
+        Self::TaskPathOnReads,
+        Self::StringVersions,
+        Self::Namespaces,
+        Self::WideNumbers,
+        Self::UpdatedChannels,
+        Self::TaskPathOnWrites,
+    ];
 
     /// The snake_case name (`task_path_on_reads`), as in the bridge handshake's `lacks` list.
     pub fn name(self) -> &'static str {
@@ -84,6 +94,7 @@ impl Feature {
             Self::Namespaces => "namespaces",
             Self::WideNumbers => "wide_numbers",
             Self::UpdatedChannels => "updated_channels",
+            Self::TaskPathOnWrites => "task_path_on_writes",
         }
     }
 
@@ -106,6 +117,10 @@ impl Feature {
             }
             Self::UpdatedChannels => {
                 "its checkpoint format has no updated_channels: checkpoints are compared without the field"
+            }
+            Self::TaskPathOnWrites => {
+                "its put_writes takes no task_path (langgraph-checkpoint 2.x), so it cannot order pending writes by \
+                 one"
             }
         }
     }

@@ -41,7 +41,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         same_ids_elsewhere_do_not_leak,
         follows_parent_links_on_forks,
         follows_parent_links_not_id_order,
-        several_tasks_in_get_tuple_order,
+        #[uses(TaskPathOnWrites)] several_tasks_in_get_tuple_order,
         missing_target_gives_empty_entries,
         no_checkpoint_id_resolves_latest,
         target_own_value_is_not_seed,

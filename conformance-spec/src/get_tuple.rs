@@ -26,7 +26,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         metadata_roundtrips_exactly ["test_get_tuple_metadata"],
         parent_config_names_thread_namespace_and_parent ["test_get_tuple_parent_config"],
         pending_writes_carry_task_channel_and_value +[PutWrites] ["test_get_tuple_pending_writes"],
-        pending_writes_ordered_by_task_path_then_task_id +[PutWrites],
+        #[uses(TaskPathOnWrites)] pending_writes_ordered_by_task_path_then_task_id +[PutWrites],
         pending_writes_index_compared_as_signed_integer +[PutWrites],
         #[should] empty_thread_id_is_invalid_config -[Put],
     ])

@@ -19,7 +19,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         write_value_roundtrips_byte_for_byte ["test_put_writes_preserves_channel_and_value"],
         large_write_value_roundtrips,
         #[should] #[uses(TaskPathOnReads)] task_path_roundtrips ["test_put_writes_task_path"],
-        task_path_is_not_part_of_the_write_key,
+        #[uses(TaskPathOnWrites)] task_path_is_not_part_of_the_write_key,
         regular_write_first_wins ["test_put_writes_idempotent"],
         regular_write_redelivery_keeps_first_value,
         special_channel_writes_roundtrip ["test_put_writes_special_channels"],

@@ -30,7 +30,7 @@ pub fn cases() -> Vec<SpecCase> {
         replays_linear_graph_over_four_turns +[List],
         replays_subgraph_with_child_namespaces,
         replays_interrupt_and_resume,
-        replays_send_fan_out_with_failed_task_retried,
+        #[uses(TaskPathOnWrites)] replays_send_fan_out_with_failed_task_retried,
         replays_run_killed_halfway_and_resumed,
     ])
 }

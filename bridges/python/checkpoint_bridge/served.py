@@ -221,4 +221,8 @@ class ServedSaver:
                     lacks.append("string_versions")
             _LACKS[cls] = lacks
         self.lacks = list(_LACKS[cls])
+        # A put_writes without a task_path parameter (langgraph-checkpoint 2.x) is never
+        # given a path by LangGraph's runtime, so the saver cannot order writes by one.
+        if not self.writes_task_path:
+            self.lacks.append("task_path_on_writes")
         return self.lacks
