@@ -425,6 +425,8 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
         options.repeat = n;
     }
 
+    // A signal during the setup above: no case, no lifespan, no report.
+    crate::interrupt::stop_if_interrupted();
     let mut report = conformance_spec::validate(&registration, &options).with_strict(args.strict);
     crate::interrupt::stop_if_interrupted();
     if let Some(b) = &bridged {

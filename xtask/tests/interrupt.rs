@@ -178,12 +178,50 @@ fn a_run_of_another_backend_stops_a_killed_runs_server() {
 fn an_interrupt_while_the_server_starts_leaves_no_server() {
     let _one = serial();
     for (file, delay) in [("", 0), ("", 300), ("data", 0), ("server.log", 0), ("server.log", 20), ("server.log", 80)] {
-        interrupt_during_start(file, Duration::from_millis(delay));
+        interrupt_during_start("-INT", file, Duration::from_millis(delay));
     }
 }
 
-/// Sends SIGINT `delay` after the server's directory holds `file` ("" for the directory).
-fn interrupt_during_start(file: &str, delay: Duration) {
+/// Issue 40 row 1: a Ctrl-C or SIGTERM in the first second of `--backend postgres` (the
+/// server still starting, or the lifespan setup about to run) panicked with "Cannot start a
+/// runtime from within a runtime" (the setup registered its schema cleanup after the
+/// interruption began, which ran it at once inside the setup's runtime), and the run went on
+/// after "interrupted" was printed (it named its new server, ran the setup). Now: no panic,
+/// no new work after the signal, exit 128 + n.
+#[test]
+fn a_signal_in_the_first_second_stops_all_work_without_a_panic() {
+    let _one = serial();
+    for (file, delay) in [("", 300), ("data", 0), ("server.log", 200), ("server.log", 600)] {
+        interrupt_during_start("-TERM", file, Duration::from_millis(delay));
+    }
+    // Just after the server is up: the lifespan setup and detection.
+    for delay in [0, 100, 400] {
+        let (mut run, dir, reader) = start_run();
+        std::thread::sleep(Duration::from_millis(delay));
+        signal(&run, "-TERM");
+        let status = run.wait().unwrap();
+        let stderr = reader.join().unwrap();
+        assert_eq!(status.code(), Some(128 + 15), "SIGTERM {delay} ms after the start: {stderr}");
+        assert_no_work_after_the_signal(&stderr, &format!("SIGTERM {delay} ms after the start"));
+        let start = Instant::now();
+        while dir.exists() && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(!dir.exists(), "SIGTERM {delay} ms after the start left {}: {stderr}", dir.display());
+    }
+}
+
+/// What an interrupted run printed on stderr: no panic, and after "interrupted" nothing
+/// that says the run went on (a server named, a case run).
+#[track_caller]
+fn assert_no_work_after_the_signal(stderr: &str, what: &str) {
+    assert!(!stderr.contains("panicked"), "{what}: a panic: {stderr}");
+    let after = stderr.split_once("interrupted (signal").map_or("", |(_, rest)| rest);
+    assert!(!after.contains("throwaway PostgreSQL server in"), "{what}: the run went on after the signal: {stderr}");
+}
+
+/// Sends `sig` `delay` after the server's directory holds `file` ("" for the directory).
+fn interrupt_during_start(sig: &str, file: &str, delay: Duration) {
     let run = spawn_postgres_run();
     let prefix = format!("checkpoint-pg-{}-", run.id());
     // `data` appears with initdb, pg_ctl's `server.log` when pg_ctl starts the postmaster.
@@ -200,10 +238,12 @@ fn interrupt_during_start(file: &str, delay: Duration) {
         std::thread::sleep(Duration::from_millis(1));
     };
     std::thread::sleep(delay);
-    signal(&run, "-INT");
+    signal(&run, sig);
     let out = run.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(128 + 2), "SIGINT {delay:?} after {file:?}: {stderr}");
+    let number = if sig == "-TERM" { 15 } else { 2 };
+    assert_eq!(out.status.code(), Some(128 + number), "{sig} {delay:?} after {file:?}: {stderr}");
+    assert_no_work_after_the_signal(&stderr, &format!("{sig} {delay:?} after {file:?}"));
     // A process whose command line names the directory (the postmaster's `-D DIR/data`).
     let needle = dir.to_string_lossy().into_owned();
     let running = || {
@@ -215,8 +255,8 @@ fn interrupt_during_start(file: &str, delay: Duration) {
     while (running() || dir.exists()) && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(!running(), "SIGINT {delay:?} after {file:?}: a postmaster of {} survived: {stderr}", dir.display());
-    assert!(!dir.exists(), "SIGINT {delay:?} after {file:?}: {} survived: {stderr}", dir.display());
+    assert!(!running(), "{sig} {delay:?} after {file:?}: a postmaster of {} survived: {stderr}", dir.display());
+    assert!(!dir.exists(), "{sig} {delay:?} after {file:?}: {} survived: {stderr}", dir.display());
 }
 
 /// The schemas named like `pattern` (SQL LIKE) on the server at `url`, by `psql`; `None`

@@ -131,12 +131,25 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
 }
 
 /// [`drop_schemas_with_prefix`] from a signal handler's thread (an interrupt cleanup): on a
-/// runtime of its own, within 10 s, errors ignored (the process is exiting).
+/// runtime of its own, within 10 s, errors ignored (the process is exiting). Called from
+/// inside a runtime (a cleanup registered after the interruption began runs at once, on the
+/// registering thread: a lifespan setup's), it runs on a thread of its own and waits for it,
+/// since a runtime cannot be started within another (issue 40 row 1).
 pub fn drop_schemas_now(url: &str, prefix: &str) {
-    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
-    // The timer is made inside the runtime (it needs its reactor).
-    let _ = rt
-        .block_on(async { tokio::time::timeout(Duration::from_secs(10), drop_schemas_with_prefix(url, prefix)).await });
+    let drop_all = || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+        // The timer is made inside the runtime (it needs its reactor).
+        let _ = rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), drop_schemas_with_prefix(url, prefix)).await
+        });
+    };
+    if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|s| {
+            let _ = s.spawn(drop_all).join();
+        });
+    } else {
+        drop_all();
+    }
 }
 
 /// The PostgreSQL saver's storage for the kit ([`Storage`]): a schema per case on one

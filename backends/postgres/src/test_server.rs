@@ -118,6 +118,10 @@ impl TestServer {
     /// An `io::Error` whose message carries the script's own explanation (no binaries, initdb
     /// failed, not ready in time, ...).
     pub fn start() -> io::Result<Self> {
+        if leftovers::interrupted() {
+            // The process is exiting: no server is started that its cleanup would miss.
+            return Err(io::Error::other("the run is being interrupted"));
+        }
         sweep_orphans();
         let dir = Path::new("/tmp").join(format!(
             "{DIR_PREFIX}{}-{}",
