@@ -511,3 +511,19 @@ fn an_interrupted_bridge_run_leaves_no_run_directory() {
     child.wait().unwrap();
     assert!(mine().is_empty(), "left: {:?}", mine());
 }
+
+/// Issue 40 row 7: `--json /dev/stdout` with stdout a pipe (`| jq`, a CI log) was refused
+/// ("is a FIFO", exit 2); the report now goes down the pipe, after the terminal report.
+#[test]
+fn json_to_dev_stdout_goes_down_a_pipe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--backend", "memory", "--capabilities", "put", "--progress", "quiet", "--json", "/dev/stdout"];
+    // `output()` gives the child a pipe for stdout.
+    let out = xtask_in(tmp.path(), &args, &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}\nstdout: {stdout}");
+    let json = &stdout[stdout.find("\n{").expect("a JSON report on stdout") + 1..];
+    let report: serde_json::Value = serde_json::from_str(json).expect("the JSON report whole");
+    assert_eq!(report["checkpointer_name"], "memory");
+    assert_eq!(report["results"]["put"]["status"], "passed");
+}
