@@ -90,7 +90,8 @@ pub struct Args {
     /// With --backend python:*: a Python environment of yours (a virtualenv directory or an
     /// interpreter) instead of the managed one in the bridge's work directory
     /// (target/checkpoint-bridge under cargo xtask, $XDG_CACHE_HOME/checkpoint-conformance
-    /// for the installed binary) (default: $CHECKPOINT_BRIDGE_PYTHON).
+    /// for the installed binary) (default: $CHECKPOINT_BRIDGE_PYTHON). It must import
+    /// langgraph-checkpoint within 20 s; one that does not is a usage error.
     #[arg(long, value_name = "PATH")]
     python: Option<PathBuf>,
 

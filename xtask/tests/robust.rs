@@ -1,0 +1,89 @@
+//! Issue 40: misbehaving savers and interpreters, interrupts and bad settings of the front
+//! end: nothing hangs, nothing panics, nothing of the user's is touched. Each test failed
+//! before its fix.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod support;
+use support::*;
+
+/// Issue 40 row 7: `--json /dev/stdout` with stdout a pipe (`| jq`, a CI log) was refused
+/// ("is a FIFO", exit 2); the report now goes down the pipe, after the terminal report.
+#[test]
+fn json_to_dev_stdout_goes_down_a_pipe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--backend", "memory", "--capabilities", "put", "--progress", "quiet", "--json", "/dev/stdout"];
+    // `output()` gives the child a pipe for stdout.
+    let out = xtask_in(tmp.path(), &args, &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}\nstdout: {stdout}");
+    let json = &stdout[stdout.find("\n{").expect("a JSON report on stdout") + 1..];
+    let report: serde_json::Value = serde_json::from_str(json).expect("the JSON report whole");
+    assert_eq!(report["checkpointer_name"], "memory");
+    assert_eq!(report["results"]["put"]["status"], "passed");
+}
+
+/// Issue 40 row 12: `--python /nonexistent`, or `$CHECKPOINT_BRIDGE_PYTHON` naming no
+/// interpreter or one without langgraph-checkpoint, exited 1 (the import's error over many
+/// lines); a bad option is exit 2 and one line naming where the path came from.
+#[test]
+fn a_bad_python_environment_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let memory = ["--backend", "python:memory", "--progress", "quiet"];
+    let with = |extra: &[&str], envs: &[(&str, &str)]| {
+        let args: Vec<&str> = memory.iter().chain(extra).copied().collect();
+        xtask_in(tmp.path(), &args, envs)
+    };
+    assert_usage(&with(&["--python", "/nonexistent"], &[]), "--python /nonexistent: no interpreter at /nonexistent");
+    assert_usage(
+        &with(&[], &[("CHECKPOINT_BRIDGE_PYTHON", "/nonexistent")]),
+        "$CHECKPOINT_BRIDGE_PYTHON /nonexistent: no interpreter",
+    );
+    // A virtualenv directory without an interpreter.
+    let dir = tmp.path().to_str().unwrap();
+    assert_usage(&with(&["--python", dir], &[]), "no interpreter at");
+    // An interpreter that fails the import (exit 1 here): its last line is the reason.
+    let failing = tmp.path().join("python-without-langgraph");
+    std::fs::write(&failing, "#!/bin/sh\necho 'ModuleNotFoundError: no langgraph' >&2\nexit 1\n").unwrap();
+    make_executable(&failing);
+    let out = with(&["--python", failing.to_str().unwrap()], &[]);
+    assert_usage(&out, "cannot import langgraph-checkpoint");
+    assert!(text(&out.stderr).contains("ModuleNotFoundError: no langgraph"), "{}", text(&out.stderr));
+}
+
+/// Issue 40 row 4: `--python` naming an interpreter that never answers waited forever in
+/// "checking for langgraph-checkpoint"; now it is given up on after 20 s: one line, exit 2.
+#[test]
+fn an_interpreter_that_never_answers_is_given_up_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hanging = tmp.path().join("python-that-hangs");
+    std::fs::write(&hanging, "#!/bin/sh\nexec sleep 607.25\n").unwrap();
+    make_executable(&hanging);
+    let start = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "python:memory", "--progress", "quiet", "--python"])
+        .arg(&hanging)
+        .env("NO_COLOR", "1")
+        .env("TMPDIR", tmp.path())
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_or_kill(child, "an interpreter that never answers");
+    assert_usage(&out, "did not answer within 20 s");
+    assert!(start.elapsed() < Duration::from_secs(40), "took {:?}", start.elapsed());
+    // The interpreter was killed, not left behind.
+    let running = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\0607.25\0"));
+    assert!(!running, "the hanging interpreter outlived the run");
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
