@@ -304,6 +304,10 @@ fn prepare(args: &Args) -> Result<(), String> {
     conformance_spec::outputs::check_step_summary()?;
     check_postgres_url(args)?;
     conformance_spec::crash::check_env_settings()?;
+    // Last, so that a usage error above stays one line.
+    for warning in crate::settings::unread_variables()? {
+        eprintln!("{warning}");
+    }
     Ok(())
 }
 

@@ -87,3 +87,22 @@ fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Issue 40 row 11: `CHECKPOINT_CONFORMANCE_REPEAT`, `_REPORT` and `_TIMEOUT` set to `abc`
+/// were ignored without a word by the front end. A bad `_REPEAT` is a usage error naming
+/// it; the variables the front end does not read get a warning naming the flag to use.
+#[test]
+fn variables_the_front_end_does_not_read_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--backend", "memory", "--capabilities", "put", "--progress", "quiet"];
+    let out = xtask_in(tmp.path(), &args, &[("CHECKPOINT_CONFORMANCE_REPEAT", "abc")]);
+    assert_usage(&out, "$CHECKPOINT_CONFORMANCE_REPEAT: expected a whole number of runs from 1 to 1000, got `abc`");
+    let envs = [("CHECKPOINT_CONFORMANCE_REPORT", "abc"), ("CHECKPOINT_CONFORMANCE_TIMEOUT", "abc")];
+    let out = xtask_in(tmp.path(), &args, &envs);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for (name, flag) in [("REPORT", "--json PATH"), ("TIMEOUT", "--timeout SECONDS")] {
+        let line = stderr.lines().find(|l| l.starts_with(&format!("warning: $CHECKPOINT_CONFORMANCE_{name}=")));
+        assert!(line.is_some_and(|l| l.contains("is ignored here") && l.contains(flag)), "{name}: {stderr}");
+    }
+}
