@@ -106,3 +106,35 @@ fn variables_the_front_end_does_not_read_are_named() {
         assert!(line.is_some_and(|l| l.contains("is ignored here") && l.contains(flag)), "{name}: {stderr}");
     }
 }
+
+/// Issue 40 row 8: every `python:sqlite` run left an empty `runs/run-<pid>-XXXXXX` in the
+/// bridge's work directory: the last crash-test child's (killed with SIGKILL; each later
+/// child's start removed the one before). Needs the bridge's Python environment (made on
+/// first use).
+#[test]
+fn a_bridge_run_with_the_crash_test_leaves_no_run_directory() {
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/checkpoint-bridge/runs");
+    let entries = || -> Vec<String> {
+        std::fs::read_dir(&runs)
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default()
+    };
+    let before = entries();
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "python:sqlite", "--capabilities", "durability", "--progress", "quiet"])
+        .env("CHECKPOINT_CONFORMANCE_KILLS", "3")
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    assert!(text(&out.stdout).contains("durability"), "the crash test did not run: {stderr}");
+    // Another test's run may be going on: only the directories of processes that are gone.
+    let gone = |name: &String| {
+        let pid = name.strip_prefix("run-").and_then(|r| r.split('-').next()).unwrap_or_default();
+        !Path::new("/proc").join(pid).exists()
+    };
+    let left: Vec<String> = entries().into_iter().filter(|n| !before.contains(n) && gone(n)).collect();
+    assert!(left.is_empty(), "left in {}: {left:?}", runs.display());
+}
