@@ -138,3 +138,32 @@ fn a_bridge_run_with_the_crash_test_leaves_no_run_directory() {
     let left: Vec<String> = entries().into_iter().filter(|n| !before.contains(n) && gone(n)).collect();
     assert!(left.is_empty(), "left in {}: {left:?}", runs.display());
 }
+
+/// Issue 40 row 14: the throwaway PostgreSQL server's directory was always in `/tmp`, while
+/// the lock files honour `$TMPDIR`: one temporary root now, and nothing left in it. Needs
+/// Debian's PostgreSQL binaries (installed by the server script when missing, as root).
+#[test]
+fn the_throwaway_server_lives_in_tmpdir() {
+    let tmp = tempfile::tempdir().unwrap();
+    // As root the cluster belongs to the `postgres` OS user, which must get through.
+    std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let args = ["--backend", "postgres", "--capabilities", "put", "--progress", "quiet"];
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .arg("conformance")
+        .args(args)
+        .env_remove("CHECKPOINT_POSTGRES_URL")
+        .env("TMPDIR", tmp.path())
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let dir = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("throwaway PostgreSQL server in "))
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_else(|| panic!("no server named: {stderr}"));
+    assert!(Path::new(dir).starts_with(tmp.path()), "{dir} is not in $TMPDIR {}", tmp.path().display());
+    assert!(names(tmp.path()).is_empty(), "left in $TMPDIR: {:?}", names(tmp.path()));
+}
