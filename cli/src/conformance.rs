@@ -96,7 +96,8 @@ pub struct Args {
     python: Option<PathBuf>,
 
     /// Run the sqlite cases on this filesystem: each case uses its own database file next
-    /// to FILE (FILE.case-<pid>-<n>, removed after the case); FILE itself is never written.
+    /// to FILE (FILE.case-<pid>-<n>, removed after the case, with the run's marker
+    /// FILE.case-<pid>.kit while it runs); FILE itself is never written.
     /// Its directory must exist, and FILE, if it exists, must be a regular file: empty or an
     /// SQLite database that no other process holds locked. No report may be written over it.
     /// Default: a fresh temporary file per case.
@@ -220,10 +221,17 @@ fn check_sqlite_path(path: &Path) -> Result<(), String> {
     if !parent.is_dir() {
         return Err(format!("--sqlite-path {}: directory {} does not exist", path.display(), parent.display()));
     }
-    // The case databases go beside the path: the directory must be writable.
-    let probe = parent.join(format!(".conformance-write-probe-{}", std::process::id()));
-    match std::fs::File::create(&probe) {
-        Ok(_) => {
+    // The case databases go beside the path: the directory must be writable. The probe is
+    // a new file (a name already there is not ours: neither truncated nor removed).
+    let made = (0..100).find_map(|n| {
+        let probe = parent.join(format!(".conformance-write-probe-{}-{n}", std::process::id()));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+            other => Some(other.map(|_| probe)),
+        }
+    });
+    match made.unwrap_or_else(|| Err(std::io::ErrorKind::AlreadyExists.into())) {
+        Ok(probe) => {
             let _ = std::fs::remove_file(&probe);
             Ok(())
         }

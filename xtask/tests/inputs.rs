@@ -252,6 +252,11 @@ fn the_next_run_removes_what_a_killed_run_left() {
     {
         std::fs::write(d.join(n), b"x").unwrap();
     }
+    // The killed run's marker, the proof that those case files are the kit's (issue 40 row 6).
+    let marker = format!(
+        "checkpoint-conformance: the case files db.sqlite.case-{dead}-<n> beside db.sqlite are process {dead}'s\n"
+    );
+    std::fs::write(d.join(format!("db.sqlite.case-{dead}.kit")), marker).unwrap();
     std::fs::create_dir(tmp.join(format!("checkpoint-sqlite-{dead}-0"))).unwrap();
     std::fs::write(tmp.join(format!("checkpoint-sqlite-{dead}-0/checkpoints.sqlite")), b"x").unwrap();
     std::fs::create_dir(tmp.join(format!("checkpoint-sqlite-{me}-0"))).unwrap();

@@ -167,3 +167,39 @@ fn the_throwaway_server_lives_in_tmpdir() {
     assert!(Path::new(dir).starts_with(tmp.path()), "{dir} is not in $TMPDIR {}", tmp.path().display());
     assert!(names(tmp.path()).is_empty(), "left in $TMPDIR: {:?}", names(tmp.path()));
 }
+
+/// Issue 40 row 6: `--sqlite-path user.db` removed a file of the user's named
+/// `user.db.case-99999-3` at the start (the sweep trusted the name and a dead pid). Only
+/// case files whose process's marker (`user.db.case-<pid>.kit`, the kit's text) is there
+/// are removed now: look-alike names survive a run, and the run leaves nothing of its own.
+#[test]
+fn look_alike_names_beside_the_sqlite_path_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Pids above the kernel's limit (2^22) belong to no process.
+    let (dead, other) = (4_194_401, 4_194_402);
+    let planted = [
+        format!("user.db.case-{dead}-3"),
+        format!("user.db.case-{dead}-3-wal"),
+        format!("user.db.case-{other}-0"),
+        // Named like a marker, but not the kit's text.
+        format!("user.db.case-{other}.kit"),
+        "user.db.case-99999-3".to_owned(),
+    ];
+    for n in &planted {
+        std::fs::write(d.join(n), b"the user's").unwrap();
+    }
+    let db = d.join("user.db");
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--sqlite-path", db.to_str().unwrap(), "--capabilities", "put", "--progress", "quiet"];
+    let out = xtask_in(tmp.path(), &args, &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("left by an earlier run"), "{stderr}");
+    let mut expected = planted.to_vec();
+    expected.sort();
+    assert_eq!(names(d), expected, "{stderr}");
+    for n in &planted {
+        assert_eq!(std::fs::read(d.join(n)).unwrap(), b"the user's", "{n} was changed");
+    }
+}
