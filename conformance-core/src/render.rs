@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use owo_colors::{OwoColorize, Stream};
 
-use crate::report::{CapabilityResult, CapabilityStatus, Level, Outcome, Report};
+use crate::report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Report};
 use crate::Capability;
 
 pub(crate) mod colour;
@@ -58,9 +58,26 @@ pub fn render_terminal(report: &Report) -> String {
             let _ = writeln!(s);
         }
         let _ = writeln!(s, "    FAILURES");
-        for t in failed {
-            let _ = writeln!(s, "      {} {}", "✗".if_supports_color(Stream::Stdout, |x| x.red()), t.id);
-            for line in t.message.as_deref().unwrap_or("").lines() {
+        for (message, cases) in by_message(&failed) {
+            let cross = "✗".if_supports_color(Stream::Stdout, |x| x.red());
+            match cases.as_slice() {
+                [one] => {
+                    let _ = writeln!(s, "      {cross} {}", one.id);
+                }
+                many => {
+                    // One message for many cases (a factory that fails fails them all): said
+                    // once, with the cases counted (issue 40 row 10).
+                    const SHOWN: usize = 3;
+                    let mut ids: Vec<&str> = many.iter().take(SHOWN).map(|t| t.id.as_str()).collect();
+                    let more =
+                        format!("… and {} more (every one in the JSON report)", many.len().saturating_sub(SHOWN));
+                    if many.len() > SHOWN {
+                        ids.push(&more);
+                    }
+                    let _ = writeln!(s, "      {cross} {} cases, one message: {}", many.len(), ids.join(", "));
+                }
+            }
+            for line in message.lines() {
                 let _ = writeln!(s, "          {line}");
             }
         }
@@ -141,6 +158,23 @@ fn selection_line(report: &Report) -> Option<String> {
         "Selection: {verdict} ({ok}/{}); the level needs every base capability, run without --capabilities for it",
         ran.len()
     ))
+}
+
+/// The failed cases grouped by their message, in the order of each message's first case.
+fn by_message<'a>(failed: &[&'a CaseResult]) -> Vec<(&'a str, Vec<&'a CaseResult>)> {
+    let mut groups: Vec<(&str, Vec<&CaseResult>)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for t in failed {
+        let message = t.message.as_deref().unwrap_or("");
+        match index.get(message) {
+            Some(&i) => groups[i].1.push(t),
+            None => {
+                index.insert(message, groups.len());
+                groups.push((message, vec![t]));
+            }
+        }
+    }
+    groups
 }
 
 fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {

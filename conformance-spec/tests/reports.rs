@@ -53,3 +53,20 @@ fn json_reads_back_and_markdown_names_every_case() {
         assert!(md.contains(&format!("| `{}` |", t.name)), "{} missing from the markdown", t.id);
     }
 }
+
+/// Issue 40 row 10: a factory that fails failed every case with one message, and the
+/// terminal report printed it once per case (215 times); it is said once, with the cases
+/// counted.
+#[test]
+fn one_message_of_many_cases_is_said_once() {
+    let reg = Registration::new("broken", || async {
+        Err::<Fixture, conformance_core::BoxError>("no database for you".into())
+    });
+    let report = conformance_spec::validate(&reg, &RunOptions::default());
+    let failed = report.tests.iter().filter(|t| t.outcome == Outcome::Failed).count();
+    assert!(failed > 100, "{failed} failed");
+    let text = conformance_core::render::render_terminal(&report);
+    // (Detection's warning names it once more, as the probe's failure.)
+    assert_eq!(text.matches("the factory failed: no database for you").count(), 1, "{text}");
+    assert!(text.contains(&format!("{failed} cases, one message: ")), "{text}");
+}
