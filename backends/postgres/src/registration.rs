@@ -194,7 +194,9 @@ impl Storage for PostgresStorage {
     }
 
     async fn open(&self, location: &str) -> Result<PostgresSaver, BoxError> {
-        let options = PostgresOptions::new().schema(location).max_connections(FIXTURE_CONNECTIONS);
+        // The schema is `create`'s, with its marker: one dropped meanwhile (an interrupt)
+        // is not made again, unmarked, by the saver's setup.
+        let options = PostgresOptions::new().schema(location).create_schema(false).max_connections(FIXTURE_CONNECTIONS);
         Ok(PostgresSaver::connect_with(&self.url, options).await?)
     }
 
