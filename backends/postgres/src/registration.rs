@@ -9,7 +9,7 @@ use conformance_core::leftovers::InterruptGuard;
 use conformance_core::{BoxError, Capability, Fixture, Registration, Storage};
 use tokio_postgres::NoTls;
 
-use crate::leftovers::{create_marked_schema, sweep_gone_runs, RunLock};
+use crate::leftovers::{create_marked_schema, fence_and_drop_now, sweep_gone_runs, RunLock};
 use crate::schema::valid_schema_name;
 use crate::{PostgresOptions, PostgresSaver, REQUIRED_ENV, URL_ENV};
 
@@ -120,7 +120,7 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
                     let (url, prefix) = (url.clone(), prefix.clone());
                     tokio::task::spawn_blocking(move || RunLock::take(&url, &prefix)).await??
                 };
-                let cleanup = move || drop_schemas_now(&url, &prefix);
+                let cleanup = move || fence_and_drop_now(&url, &prefix);
                 *guard.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some((conformance_core::leftovers::on_interrupt(cleanup), lock));
                 Ok(())
