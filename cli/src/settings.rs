@@ -1,21 +1,24 @@
 //! The `CHECKPOINT_CONFORMANCE_*` environment variables a conformance front end does not
 //! read (issue 40 row 11: they were ignored without a word). The front ends read the crash
 //! test's `_KILLS` and `_SEED` (checked by `conformance_spec::crash::check_env_settings`);
-//! `_REPEAT`, `_REPORT`, `_FUZZ` and `_FUZZ_SEED` are the `checkpointer_test!` harness's,
-//! and any other name is no variable of the kit. Each of those gets one warning line that
-//! names the flag to use instead; a `_REPEAT` the harness itself would refuse is a usage
-//! error.
+//! `_REPEAT`, `_STRICT`, `_REPORT`, `_FUZZ` and `_FUZZ_SEED` are the `checkpointer_test!`
+//! harness's, and any other name is no variable of the kit. Each of those gets one warning
+//! line that names the flag to use instead; a `_REPEAT` or `_STRICT` the harness itself
+//! would refuse is a usage error.
 
 use std::ffi::OsString;
 
 use conformance_spec::crash::{CRASH_CHILD_ENV, KILLS_ENV, SEED_ENV};
-use conformance_spec::harness::{parse_repeat, FUZZ_ENV, FUZZ_SEED_ENV, REPEAT_ENV, REPORT_ENV};
+use conformance_spec::harness::{
+    parse_repeat, strict_env, FUZZ_ENV, FUZZ_SEED_ENV, REPEAT_ENV, REPORT_ENV, STRICT_ENV,
+};
 
 /// The prefix of the kit's environment variables.
 const PREFIX: &str = "CHECKPOINT_CONFORMANCE_";
 
 /// What to say about one variable set to `value` (not empty): `Ok(None)` for one the front
-/// end reads, `Ok(Some(warning))` for one it ignores, `Err` for an invalid `_REPEAT`.
+/// end reads, `Ok(Some(warning))` for one it ignores, `Err` for an invalid `_REPEAT` or
+/// `_STRICT`.
 fn judge(name: &str, value: &OsString) -> Result<Option<String>, String> {
     let shown = value.to_string_lossy();
     let ignored = |instead: &str| Some(format!("warning: ${name}={shown:?} is ignored here; {instead}"));
@@ -27,6 +30,11 @@ fn judge(name: &str, value: &OsString) -> Result<Option<String>, String> {
                 format!("${name}: {e} (it is read by checkpointer_test! binaries; here give --repeat N)")
             })?;
             ignored(&format!("it is read by checkpointer_test! binaries only: give --repeat {count}"))
+        }
+        n if n == STRICT_ENV => {
+            let strict = strict_env()
+                .map_err(|e| format!("${e} (it is read by checkpointer_test! binaries; here give --strict)"))?;
+            strict.then(|| ignored("it is read by checkpointer_test! binaries only: give --strict")).flatten()
         }
         n if n == REPORT_ENV => ignored("it is read by checkpointer_test! binaries only: give --json PATH"),
         n if n == FUZZ_ENV || n == FUZZ_SEED_ENV => {
@@ -42,7 +50,7 @@ fn judge(name: &str, value: &OsString) -> Result<Option<String>, String> {
 /// crash-test child (its parent said them).
 ///
 /// # Errors
-/// One line naming an invalid `CHECKPOINT_CONFORMANCE_REPEAT`.
+/// One line naming an invalid `CHECKPOINT_CONFORMANCE_REPEAT` or `_STRICT`.
 pub(crate) fn unread_variables() -> Result<Vec<String>, String> {
     if std::env::var_os(CRASH_CHILD_ENV).is_some() {
         return Ok(Vec::new());

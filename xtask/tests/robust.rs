@@ -97,11 +97,17 @@ fn variables_the_front_end_does_not_read_are_named() {
     let args = ["--backend", "memory", "--capabilities", "put", "--progress", "quiet"];
     let out = xtask_in(tmp.path(), &args, &[("CHECKPOINT_CONFORMANCE_REPEAT", "abc")]);
     assert_usage(&out, "$CHECKPOINT_CONFORMANCE_REPEAT: expected a whole number of runs from 1 to 1000, got `abc`");
-    let envs = [("CHECKPOINT_CONFORMANCE_REPORT", "abc"), ("CHECKPOINT_CONFORMANCE_TIMEOUT", "abc")];
+    let out = xtask_in(tmp.path(), &args, &[("CHECKPOINT_CONFORMANCE_STRICT", "maybe")]);
+    assert_usage(&out, "$CHECKPOINT_CONFORMANCE_STRICT: expected 1, true, 0, false or nothing, got `maybe`");
+    let envs = [
+        ("CHECKPOINT_CONFORMANCE_REPORT", "abc"),
+        ("CHECKPOINT_CONFORMANCE_TIMEOUT", "abc"),
+        ("CHECKPOINT_CONFORMANCE_STRICT", "1"),
+    ];
     let out = xtask_in(tmp.path(), &args, &envs);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    for (name, flag) in [("REPORT", "--json PATH"), ("TIMEOUT", "--timeout SECONDS")] {
+    for (name, flag) in [("REPORT", "--json PATH"), ("TIMEOUT", "--timeout SECONDS"), ("STRICT", "--strict")] {
         let line = stderr.lines().find(|l| l.starts_with(&format!("warning: $CHECKPOINT_CONFORMANCE_{name}=")));
         assert!(line.is_some_and(|l| l.contains("is ignored here") && l.contains(flag)), "{name}: {stderr}");
     }
