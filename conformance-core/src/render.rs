@@ -58,29 +58,7 @@ pub fn render_terminal(report: &Report) -> String {
             let _ = writeln!(s);
         }
         let _ = writeln!(s, "    FAILURES");
-        for (message, cases) in by_message(&failed) {
-            let cross = "✗".if_supports_color(Stream::Stdout, |x| x.red());
-            match cases.as_slice() {
-                [one] => {
-                    let _ = writeln!(s, "      {cross} {}", one.id);
-                }
-                many => {
-                    // One message for many cases (a factory that fails fails them all): said
-                    // once, with the cases counted (issue 40 row 10).
-                    const SHOWN: usize = 3;
-                    let mut ids: Vec<&str> = many.iter().take(SHOWN).map(|t| t.id.as_str()).collect();
-                    let more =
-                        format!("… and {} more (every one in the JSON report)", many.len().saturating_sub(SHOWN));
-                    if many.len() > SHOWN {
-                        ids.push(&more);
-                    }
-                    let _ = writeln!(s, "      {cross} {} cases, one message: {}", many.len(), ids.join(", "));
-                }
-            }
-            for line in message.lines() {
-                let _ = writeln!(s, "          {line}");
-            }
-        }
+        write_by_message(&mut s, &failed, "✗".if_supports_color(Stream::Stdout, |x| x.red()).to_string());
         let _ = writeln!(s);
     }
     let not_strict: Vec<_> = report.tests.iter().filter(|t| t.outcome == Outcome::NotStrict).collect();
@@ -90,12 +68,7 @@ pub fn render_terminal(report: &Report) -> String {
             "    PASSED, NOT STRICT (SHOULD rules: recommended by the contract, stricter than LangGraph's own savers; {})",
             if report.strict { "--strict counts them" } else { "they cost no level, --strict counts them" }
         );
-        for t in not_strict {
-            let _ = writeln!(s, "      {} {}", "~".if_supports_color(Stream::Stdout, |x| x.yellow()), t.id);
-            for line in t.message.as_deref().unwrap_or("").lines() {
-                let _ = writeln!(s, "          {line}");
-            }
-        }
+        write_by_message(&mut s, &not_strict, "~".if_supports_color(Stream::Stdout, |x| x.yellow()).to_string());
         let _ = writeln!(s);
     }
     for w in &report.warnings {
@@ -160,7 +133,32 @@ fn selection_line(report: &Report) -> Option<String> {
     ))
 }
 
-/// The failed cases grouped by their message, in the order of each message's first case.
+/// Writes `cases` (each marked with `mark`) with their messages; cases that share one
+/// message (a factory that fails fails them all) are one entry, said once with the cases
+/// counted and three of their ids (issue 40 row 10: one message was printed 215 times).
+fn write_by_message(s: &mut String, cases: &[&CaseResult], mark: String) {
+    const SHOWN: usize = 3;
+    for (message, group) in by_message(cases) {
+        match group.as_slice() {
+            [one] => {
+                let _ = writeln!(s, "      {mark} {}", one.id);
+            }
+            many => {
+                let mut ids: Vec<&str> = many.iter().take(SHOWN).map(|t| t.id.as_str()).collect();
+                let more = format!("… and {} more (every one in the JSON report)", many.len().saturating_sub(SHOWN));
+                if many.len() > SHOWN {
+                    ids.push(&more);
+                }
+                let _ = writeln!(s, "      {mark} {} cases, one message: {}", many.len(), ids.join(", "));
+            }
+        }
+        for line in message.lines() {
+            let _ = writeln!(s, "          {line}");
+        }
+    }
+}
+
+/// The cases grouped by their message, in the order of each message's first case.
 fn by_message<'a>(failed: &[&'a CaseResult]) -> Vec<(&'a str, Vec<&'a CaseResult>)> {
     let mut groups: Vec<(&str, Vec<&CaseResult>)> = Vec::new();
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
