@@ -98,6 +98,9 @@ cmd_start() {
         id postgres >/dev/null 2>&1 || die "the 'postgres' OS user does not exist (install the postgresql package)"
         chown -R postgres: "$dir"
         chmod 0700 "$dir"
+        # The cluster belongs to `postgres`, which must reach DIR through its parents.
+        runuser -u postgres -- test -w "$dir" ||
+            die "the 'postgres' OS user cannot reach $dir (as root the cluster belongs to it): let it through the directories above (chmod o+x), or use another TMPDIR"
     fi
 
     log "creating a cluster in $dir/data with $bin/initdb"

@@ -36,6 +36,8 @@ pub fn postgres_url(given: Option<String>, server: &mut Option<TestServer>) -> R
     eprintln!("no --postgres-url and no {}: starting a throwaway PostgreSQL server", checkpoint_postgres::URL_ENV);
     match TestServer::start() {
         Ok(s) => {
+            // A signal during the start: the handler stops this server; nothing more runs.
+            crate::interrupt::stop_if_interrupted();
             std::env::set_var(checkpoint_postgres::URL_ENV, s.url());
             eprintln!("throwaway PostgreSQL server in {} ({})", s.dir().display(), s.url());
             let url = s.url().to_owned();

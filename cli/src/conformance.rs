@@ -90,12 +90,14 @@ pub struct Args {
     /// With --backend python:*: a Python environment of yours (a virtualenv directory or an
     /// interpreter) instead of the managed one in the bridge's work directory
     /// (target/checkpoint-bridge under cargo xtask, $XDG_CACHE_HOME/checkpoint-conformance
-    /// for the installed binary) (default: $CHECKPOINT_BRIDGE_PYTHON).
+    /// for the installed binary) (default: $CHECKPOINT_BRIDGE_PYTHON). It must import
+    /// langgraph-checkpoint within 20 s; one that does not is a usage error.
     #[arg(long, value_name = "PATH")]
     python: Option<PathBuf>,
 
     /// Run the sqlite cases on this filesystem: each case uses its own database file next
-    /// to FILE (FILE.case-<pid>-<n>, removed after the case); FILE itself is never written.
+    /// to FILE (FILE.case-<pid>-<n>, removed after the case, with the run's marker
+    /// FILE.case-<pid>.kit while it runs); FILE itself is never written.
     /// Its directory must exist, and FILE, if it exists, must be a regular file: empty or an
     /// SQLite database that no other process holds locked. No report may be written over it.
     /// Default: a fresh temporary file per case.
@@ -219,10 +221,17 @@ fn check_sqlite_path(path: &Path) -> Result<(), String> {
     if !parent.is_dir() {
         return Err(format!("--sqlite-path {}: directory {} does not exist", path.display(), parent.display()));
     }
-    // The case databases go beside the path: the directory must be writable.
-    let probe = parent.join(format!(".conformance-write-probe-{}", std::process::id()));
-    match std::fs::File::create(&probe) {
-        Ok(_) => {
+    // The case databases go beside the path: the directory must be writable. The probe is
+    // a new file (a name already there is not ours: neither truncated nor removed).
+    let made = (0..100).find_map(|n| {
+        let probe = parent.join(format!(".conformance-write-probe-{}-{n}", std::process::id()));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+            other => Some(other.map(|_| probe)),
+        }
+    });
+    match made.unwrap_or_else(|| Err(std::io::ErrorKind::AlreadyExists.into())) {
+        Ok(probe) => {
             let _ = std::fs::remove_file(&probe);
             Ok(())
         }
@@ -303,6 +312,10 @@ fn prepare(args: &Args) -> Result<(), String> {
     conformance_spec::outputs::check_step_summary()?;
     check_postgres_url(args)?;
     conformance_spec::crash::check_env_settings()?;
+    // Last, so that a usage error above stays one line.
+    for warning in crate::settings::unread_variables()? {
+        eprintln!("{warning}");
+    }
     Ok(())
 }
 
@@ -425,6 +438,8 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
         options.repeat = n;
     }
 
+    // A signal during the setup above: no case, no lifespan, no report.
+    crate::interrupt::stop_if_interrupted();
     let mut report = conformance_spec::validate(&registration, &options).with_strict(args.strict);
     crate::interrupt::stop_if_interrupted();
     if let Some(b) = &bridged {

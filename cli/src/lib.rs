@@ -20,6 +20,7 @@ pub mod backend;
 mod conformance;
 mod guard;
 pub mod interrupt;
+mod settings;
 
 pub use conformance::{run, Args, Choice};
 

@@ -74,6 +74,14 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
+/// This process's open file descriptor that `path` stands for (`/dev/stdout`,
+/// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`, or a link to one of them), if it stands
+/// for one: [`write_replacing`] writes there through the descriptor itself, whatever it is
+/// (a pipe included), never opening the path.
+pub fn own_descriptor_of(path: &Path) -> Option<i32> {
+    resolve_links(path).ok()?.descriptor
+}
+
 /// Where a report path leads.
 struct Resolved {
     /// The file the last link of the chain names (existing or not).

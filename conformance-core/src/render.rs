@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use owo_colors::{OwoColorize, Stream};
 
-use crate::report::{CapabilityResult, CapabilityStatus, Level, Outcome, Report};
+use crate::report::{CapabilityResult, CapabilityStatus, CaseResult, Level, Outcome, Report};
 use crate::Capability;
 
 pub(crate) mod colour;
@@ -58,12 +58,7 @@ pub fn render_terminal(report: &Report) -> String {
             let _ = writeln!(s);
         }
         let _ = writeln!(s, "    FAILURES");
-        for t in failed {
-            let _ = writeln!(s, "      {} {}", "✗".if_supports_color(Stream::Stdout, |x| x.red()), t.id);
-            for line in t.message.as_deref().unwrap_or("").lines() {
-                let _ = writeln!(s, "          {line}");
-            }
-        }
+        write_by_message(&mut s, &failed, "✗".if_supports_color(Stream::Stdout, |x| x.red()).to_string());
         let _ = writeln!(s);
     }
     let not_strict: Vec<_> = report.tests.iter().filter(|t| t.outcome == Outcome::NotStrict).collect();
@@ -73,12 +68,7 @@ pub fn render_terminal(report: &Report) -> String {
             "    PASSED, NOT STRICT (SHOULD rules: recommended by the contract, stricter than LangGraph's own savers; {})",
             if report.strict { "--strict counts them" } else { "they cost no level, --strict counts them" }
         );
-        for t in not_strict {
-            let _ = writeln!(s, "      {} {}", "~".if_supports_color(Stream::Stdout, |x| x.yellow()), t.id);
-            for line in t.message.as_deref().unwrap_or("").lines() {
-                let _ = writeln!(s, "          {line}");
-            }
-        }
+        write_by_message(&mut s, &not_strict, "~".if_supports_color(Stream::Stdout, |x| x.yellow()).to_string());
         let _ = writeln!(s);
     }
     for w in &report.warnings {
@@ -141,6 +131,48 @@ fn selection_line(report: &Report) -> Option<String> {
         "Selection: {verdict} ({ok}/{}); the level needs every base capability, run without --capabilities for it",
         ran.len()
     ))
+}
+
+/// Writes `cases` (each marked with `mark`) with their messages; cases that share one
+/// message (a factory that fails fails them all) are one entry, said once with the cases
+/// counted and three of their ids (issue 40 row 10: one message was printed 215 times).
+fn write_by_message(s: &mut String, cases: &[&CaseResult], mark: String) {
+    const SHOWN: usize = 3;
+    for (message, group) in by_message(cases) {
+        match group.as_slice() {
+            [one] => {
+                let _ = writeln!(s, "      {mark} {}", one.id);
+            }
+            many => {
+                let mut ids: Vec<&str> = many.iter().take(SHOWN).map(|t| t.id.as_str()).collect();
+                let more = format!("… and {} more (every one in the JSON report)", many.len().saturating_sub(SHOWN));
+                if many.len() > SHOWN {
+                    ids.push(&more);
+                }
+                let _ = writeln!(s, "      {mark} {} cases, one message: {}", many.len(), ids.join(", "));
+            }
+        }
+        for line in message.lines() {
+            let _ = writeln!(s, "          {line}");
+        }
+    }
+}
+
+/// The cases grouped by their message, in the order of each message's first case.
+fn by_message<'a>(failed: &[&'a CaseResult]) -> Vec<(&'a str, Vec<&'a CaseResult>)> {
+    let mut groups: Vec<(&str, Vec<&CaseResult>)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for t in failed {
+        let message = t.message.as_deref().unwrap_or("");
+        match index.get(message) {
+            Some(&i) => groups[i].1.push(t),
+            None => {
+                index.insert(message, groups.len());
+                groups.push((message, vec![t]));
+            }
+        }
+    }
+    groups
 }
 
 fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {

@@ -53,3 +53,23 @@ fn json_reads_back_and_markdown_names_every_case() {
         assert!(md.contains(&format!("| `{}` |", t.name)), "{} missing from the markdown", t.id);
     }
 }
+
+/// Issue 40 row 10: a factory that fails failed every case with one message, and the
+/// terminal report printed it once per case (215 times); it is said once, with the cases
+/// counted.
+#[test]
+fn one_message_of_many_cases_is_said_once() {
+    let reg = Registration::new("broken", || async {
+        Err::<Fixture, conformance_core::BoxError>("no database for you".into())
+    });
+    let report = conformance_spec::validate(&reg, &RunOptions::default());
+    let count = |outcome: Outcome| report.tests.iter().filter(|t| t.outcome == outcome).count();
+    let (failed, not_strict) = (count(Outcome::Failed), count(Outcome::NotStrict));
+    assert!(failed > 100, "{failed} failed");
+    let text = conformance_core::render::render_terminal(&report);
+    // Once among the failures, once among the SHOULD cases "passed, not strict" (Detection's
+    // warning names it once more, as the probe's failure).
+    let said = usize::from(failed > 0) + usize::from(not_strict > 0);
+    assert_eq!(text.matches("the factory failed: no database for you").count(), said, "{text}");
+    assert!(text.contains(&format!("{failed} cases, one message: ")), "{text}");
+}

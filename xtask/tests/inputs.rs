@@ -2,59 +2,11 @@
 //! input, and what it leaves behind. Each test failed before its fix (see the issue note).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn xtask_in(tmp: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_xtask"));
-    c.arg("conformance").args(args).env("NO_COLOR", "1").env("TMPDIR", tmp).env_remove("GITHUB_STEP_SUMMARY");
-    for (k, v) in envs {
-        c.env(k, v);
-    }
-    c.output().expect("the xtask binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Exit 2 and exactly one line on stderr containing `needle`.
-#[track_caller]
-fn assert_usage(out: &Output, needle: &str) {
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}\nstdout: {}", text(&out.stdout));
-    assert_eq!(stderr.trim_end().lines().count(), 1, "one line expected: {stderr}");
-    assert!(stderr.starts_with("error: ") && stderr.contains(needle), "expected {needle:?} in: {stderr}");
-}
-
-/// A real SQLite database with a table and a row, in rollback-journal mode.
-fn database(path: &Path) {
-    let c = rusqlite::Connection::open(path).unwrap();
-    c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
-}
-
-/// The output of `child`, which must end within 60 s (else it is killed and the test fails,
-/// saying it blocked on `what`).
-#[track_caller]
-fn wait_or_kill(mut child: std::process::Child, what: &str) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the run blocked on {what}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
-}
+mod support;
+use support::*;
 
 /// Item 1 (attack): `--sqlite-path` a dangling symbolic link: the file it points at is the
 /// database SQLite would create, so a report there is refused and nothing is created.
@@ -300,6 +252,11 @@ fn the_next_run_removes_what_a_killed_run_left() {
     {
         std::fs::write(d.join(n), b"x").unwrap();
     }
+    // The killed run's marker, the proof that those case files are the kit's (issue 40 row 6).
+    let marker = format!(
+        "checkpoint-conformance: the case files db.sqlite.case-{dead}-<n> beside db.sqlite are process {dead}'s\n"
+    );
+    std::fs::write(d.join(format!("db.sqlite.case-{dead}.kit")), marker).unwrap();
     std::fs::create_dir(tmp.join(format!("checkpoint-sqlite-{dead}-0"))).unwrap();
     std::fs::write(tmp.join(format!("checkpoint-sqlite-{dead}-0/checkpoints.sqlite")), b"x").unwrap();
     std::fs::create_dir(tmp.join(format!("checkpoint-sqlite-{me}-0"))).unwrap();

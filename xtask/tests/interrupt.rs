@@ -178,12 +178,50 @@ fn a_run_of_another_backend_stops_a_killed_runs_server() {
 fn an_interrupt_while_the_server_starts_leaves_no_server() {
     let _one = serial();
     for (file, delay) in [("", 0), ("", 300), ("data", 0), ("server.log", 0), ("server.log", 20), ("server.log", 80)] {
-        interrupt_during_start(file, Duration::from_millis(delay));
+        interrupt_during_start("-INT", file, Duration::from_millis(delay));
     }
 }
 
-/// Sends SIGINT `delay` after the server's directory holds `file` ("" for the directory).
-fn interrupt_during_start(file: &str, delay: Duration) {
+/// Issue 40 row 1: a Ctrl-C or SIGTERM in the first second of `--backend postgres` (the
+/// server still starting, or the lifespan setup about to run) panicked with "Cannot start a
+/// runtime from within a runtime" (the setup registered its schema cleanup after the
+/// interruption began, which ran it at once inside the setup's runtime), and the run went on
+/// after "interrupted" was printed (it named its new server, ran the setup). Now: no panic,
+/// no new work after the signal, exit 128 + n.
+#[test]
+fn a_signal_in_the_first_second_stops_all_work_without_a_panic() {
+    let _one = serial();
+    for (file, delay) in [("", 300), ("data", 0), ("server.log", 200), ("server.log", 600)] {
+        interrupt_during_start("-TERM", file, Duration::from_millis(delay));
+    }
+    // Just after the server is up: the lifespan setup and detection.
+    for delay in [0, 100, 400] {
+        let (mut run, dir, reader) = start_run();
+        std::thread::sleep(Duration::from_millis(delay));
+        signal(&run, "-TERM");
+        let status = run.wait().unwrap();
+        let stderr = reader.join().unwrap();
+        assert_eq!(status.code(), Some(128 + 15), "SIGTERM {delay} ms after the start: {stderr}");
+        assert_no_work_after_the_signal(&stderr, &format!("SIGTERM {delay} ms after the start"));
+        let start = Instant::now();
+        while dir.exists() && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(!dir.exists(), "SIGTERM {delay} ms after the start left {}: {stderr}", dir.display());
+    }
+}
+
+/// What an interrupted run printed on stderr: no panic, and after "interrupted" nothing
+/// that says the run went on (a server named, a case run).
+#[track_caller]
+fn assert_no_work_after_the_signal(stderr: &str, what: &str) {
+    assert!(!stderr.contains("panicked"), "{what}: a panic: {stderr}");
+    let after = stderr.split_once("interrupted (signal").map_or("", |(_, rest)| rest);
+    assert!(!after.contains("throwaway PostgreSQL server in"), "{what}: the run went on after the signal: {stderr}");
+}
+
+/// Sends `sig` `delay` after the server's directory holds `file` ("" for the directory).
+fn interrupt_during_start(sig: &str, file: &str, delay: Duration) {
     let run = spawn_postgres_run();
     let prefix = format!("checkpoint-pg-{}-", run.id());
     // `data` appears with initdb, pg_ctl's `server.log` when pg_ctl starts the postmaster.
@@ -200,10 +238,12 @@ fn interrupt_during_start(file: &str, delay: Duration) {
         std::thread::sleep(Duration::from_millis(1));
     };
     std::thread::sleep(delay);
-    signal(&run, "-INT");
+    signal(&run, sig);
     let out = run.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(128 + 2), "SIGINT {delay:?} after {file:?}: {stderr}");
+    let number = if sig == "-TERM" { 15 } else { 2 };
+    assert_eq!(out.status.code(), Some(128 + number), "{sig} {delay:?} after {file:?}: {stderr}");
+    assert_no_work_after_the_signal(&stderr, &format!("{sig} {delay:?} after {file:?}"));
     // A process whose command line names the directory (the postmaster's `-D DIR/data`).
     let needle = dir.to_string_lossy().into_owned();
     let running = || {
@@ -215,8 +255,23 @@ fn interrupt_during_start(file: &str, delay: Duration) {
     while (running() || dir.exists()) && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(!running(), "SIGINT {delay:?} after {file:?}: a postmaster of {} survived: {stderr}", dir.display());
-    assert!(!dir.exists(), "SIGINT {delay:?} after {file:?}: {} survived: {stderr}", dir.display());
+    assert!(!running(), "{sig} {delay:?} after {file:?}: a postmaster of {} survived: {stderr}", dir.display());
+    assert!(!dir.exists(), "{sig} {delay:?} after {file:?}: {} survived: {stderr}", dir.display());
+}
+
+/// `conformance ARGS` in a process group of its own (as a terminal's foreground job),
+/// its output dropped.
+fn silent_run(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .arg("conformance")
+        .args(args)
+        .process_group(0)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("xtask runs")
 }
 
 /// The schemas named like `pattern` (SQL LIKE) on the server at `url`, by `psql`; `None`
@@ -238,15 +293,7 @@ fn interrupted_run_leaves_no_schema(backend: &str, pattern: &str, settle: Durati
         eprintln!("skipped: psql cannot list the schemas of {url}");
         return;
     };
-    let mut run = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["conformance", "--backend", backend, "--progress", "quiet", "--jobs", "1"])
-        .process_group(0)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("xtask runs");
+    let mut run = silent_run(&["--backend", backend, "--progress", "quiet", "--jobs", "1"]);
     let start = Instant::now();
     std::thread::sleep(settle);
     // A bridged backend's first run also installs its packages: up to 10 minutes.
@@ -272,4 +319,106 @@ fn an_interrupted_run_on_a_given_server_drops_its_schemas() {
 #[test]
 fn an_interrupted_bridge_run_on_a_given_server_drops_its_schemas() {
     interrupted_run_leaves_no_schema("python:postgres", "cp\\_bridge\\_%", Duration::ZERO);
+}
+
+/// Runs `sql` on the server at `url` with psql; its output, `None` without psql or on an
+/// error.
+fn psql(url: &str, sql: &str) -> Option<String> {
+    let out = Command::new("psql").args([url, "-v", "ON_ERROR_STOP=1", "-Atc", sql]).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `conformance --backend postgres --postgres-url URL --capabilities put`, waited for.
+fn put_run_on(url: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "postgres", "--postgres-url", url, "--capabilities", "put"])
+        .args(["--progress", "quiet"])
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("xtask runs")
+}
+
+/// Issue 40 row 2: a run on a given server that died before dropping its schemas (1 in
+/// about 16 Ctrl-C, and every SIGKILL) left `checkpoint_test_…` schemas no later run
+/// removed. Each schema now carries the kit's marker and each live run holds a lock on the
+/// server: the next run drops a gone run's marked schemas and names them.
+#[test]
+fn a_later_run_drops_the_schemas_a_killed_run_left_on_a_given_server() {
+    let _one = serial();
+    let Some(url) = std::env::var("CHECKPOINT_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else { return };
+    let Some(before) = schemas(&url, "checkpoint\\_test\\_%") else { return };
+    let mut run = silent_run(&["--backend", "postgres", "--postgres-url", &url, "--progress", "quiet"]);
+    let new = || -> Vec<String> {
+        schemas(&url, "checkpoint\\_test\\_%").unwrap_or_default().into_iter().filter(|s| !before.contains(s)).collect()
+    };
+    let start = Instant::now();
+    while new().len() < 2 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let left = new();
+    assert!(!left.is_empty(), "the killed run left no schema to find");
+    let out = put_run_on(&url);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(new().is_empty(), "still there after the next run: {:?}\n{stderr}", new());
+    let named = left.iter().filter(|s| stderr.contains(&format!("dropped schema {s}, left on the server"))).count();
+    assert!(named > 0, "the next run named none of {left:?}: {stderr}");
+}
+
+/// Issue 40 row 2: a later run drops only what carries the kit's marker, and only of a run
+/// that is gone: schemas named like ours without the marker (or with another comment), and
+/// a marked schema of a run that still holds its lock, survive.
+#[test]
+fn schemas_named_like_ours_without_the_marker_survive() {
+    let _one = serial();
+    let Some(url) = std::env::var("CHECKPOINT_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else { return };
+    if psql(&url, "SELECT 1").is_none() {
+        eprintln!("skipped: psql cannot reach {url}");
+        return;
+    }
+    let (plain, commented, live) = (
+        "checkpoint_test_deadbeef_0123456789ab",
+        "checkpoint_test_cafe0000_00000000000a",
+        "checkpoint_test_a1b2c3d4_000000000001",
+    );
+    let marker = "checkpoint-conformance: a test schema of run checkpoint_test_a1b2c3d4_";
+    let plant = format!(
+        "DROP SCHEMA IF EXISTS {plain}, {commented}, {live} CASCADE; CREATE SCHEMA {plain}; \
+         CREATE TABLE {plain}.mine (x int); CREATE SCHEMA {commented}; COMMENT ON SCHEMA {commented} IS 'my notes'; \
+         CREATE SCHEMA {live}; COMMENT ON SCHEMA {live} IS '{marker}'"
+    );
+    psql(&url, &plant).expect("planted");
+    // A live run of that prefix: a session holding its lock (sleeping a recognisable time).
+    let lock = "SELECT pg_advisory_lock(hashtextextended('checkpoint-conformance run checkpoint_test_a1b2c3d4_', 0))";
+    let mut holder = Command::new("psql")
+        .args([&url, "-c", lock, "-c", "SELECT pg_sleep(117)"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let holding = "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(117)'";
+    let start = Instant::now();
+    while psql(&url, holding).is_none_or(|n| n.trim() == "0") && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = put_run_on(&url);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let present = |s: &str| schemas(&url, s).is_some_and(|v| v.len() == 1);
+    let survived = [plain, commented, live].map(present);
+    // The server keeps a killed client's session while it sleeps: ended there.
+    let _ = psql(&url, &holding.replace("count(*)", "pg_terminate_backend(pid)"));
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(survived, [true; 3], "[unmarked, other comment, live run's]: {stderr}");
+    // The holder gone, its run is gone: the next run drops its marked schema, only that.
+    let out = put_run_on(&url);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let survived = [plain, commented, live].map(present);
+    psql(&url, &format!("DROP SCHEMA IF EXISTS {plain}, {commented}, {live} CASCADE")).expect("cleaned");
+    assert_eq!(survived, [true, true, false], "[unmarked, other comment, gone run's]: {stderr}");
+    assert!(stderr.contains(&format!("dropped schema {live}, left on the server")), "{stderr}");
 }

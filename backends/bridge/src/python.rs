@@ -4,7 +4,10 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use conformance_core::leftovers;
 
 use crate::managed::{parse_saver, postgres_url, run, Package, SpecError};
 use crate::process::ChildCommand;
@@ -105,21 +108,79 @@ pub fn managed_python(base: &Path) -> Result<PathBuf, String> {
     Ok(python)
 }
 
+/// How long the check that a user's interpreter imports langgraph-checkpoint may take
+/// ([`user_python`]); an interpreter that has not answered by then is given up on.
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// The interpreter of a user's environment: `path` is a virtualenv directory or an
-/// interpreter. Checks that it has langgraph-checkpoint.
+/// interpreter. Checks, within [`CHECK_TIMEOUT`], that it runs and imports
+/// langgraph-checkpoint.
 ///
 /// # Errors
-/// A message saying what is missing.
+/// One line saying what is wrong (no interpreter, cannot run it, no answer in time, the
+/// import's error), without the path given (the caller names it and where it came from).
 pub fn user_python(path: &Path) -> Result<PathBuf, String> {
     let python = if path.is_dir() { venv_python(path) } else { path.to_path_buf() };
-    if !python.exists() {
-        return Err(format!("Python environment {}: no interpreter at {}", path.display(), python.display()));
+    if !python.is_file() {
+        return Err(format!(
+            "no interpreter at {} (give a virtualenv directory or a Python interpreter)",
+            python.display()
+        ));
     }
-    run(Command::new(&python).args(["-c", "import langgraph.checkpoint.base"]), "checking for langgraph-checkpoint")
-        .map_err(|e| {
-            format!("{} cannot import langgraph-checkpoint (pip install langgraph-checkpoint): {e}", python.display())
-        })?;
+    check_import(&python)?;
     Ok(python)
+}
+
+/// Runs `python -c 'import langgraph.checkpoint.base'`, killed after [`CHECK_TIMEOUT`]
+/// (and when the run is interrupted meanwhile).
+fn check_import(python: &Path) -> Result<(), String> {
+    let mut child = Command::new(python)
+        .args(["-c", "import langgraph.checkpoint.base"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    let pid = child.id();
+    let _on_interrupt = leftovers::on_interrupt(move || leftovers::kill_child(pid));
+    // Read on a thread of its own: a full pipe must not block the child, nor a child
+    // that never ends this thread.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut e) = stderr {
+            let _ = std::io::Read::read_to_string(&mut e, &mut text);
+        }
+        let _ = tx.send(text);
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() < CHECK_TIMEOUT => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{} did not answer within {} s (checking that it imports langgraph-checkpoint); \
+                     give a working Python interpreter",
+                    python.display(),
+                    CHECK_TIMEOUT.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("cannot wait for {}: {e}", python.display())),
+        }
+    };
+    if status.success() {
+        return Ok(());
+    }
+    let text = rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
+    let last = text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("no output");
+    Err(format!(
+        "{} cannot import langgraph-checkpoint ({status}: {last}); pip install langgraph-checkpoint there",
+        python.display()
+    ))
 }
 
 /// The command that starts the bridge child with `python`. With a user's environment the
@@ -169,7 +230,9 @@ pub fn needs_postgres(spec: &str) -> bool {
 /// and the package versions to the report.
 ///
 /// # Errors
-/// [`SpecError::Usage`] for a bad spec; [`SpecError::Environment`] when Python, pip or
+/// [`SpecError::Usage`] for a bad spec, and for a user's environment that does not work
+/// ([`user_python`]: named with `--python` or `$CHECKPOINT_BRIDGE_PYTHON`, one line);
+/// [`SpecError::Environment`] when Python, pip or
 /// the PostgreSQL URL is missing.
 pub fn python_registration(
     backend: &str,
@@ -179,9 +242,17 @@ pub fn python_registration(
     let spec = parse_python_saver(backend, saver)?;
     let name = format!("python:{spec}");
     let mut command = {
-        let user = options.python_env.clone().or_else(|| std::env::var_os(PYTHON_ENV_VAR).map(PathBuf::from));
+        let user = match &options.python_env {
+            Some(p) => Some(("--python".to_owned(), p.clone())),
+            None => std::env::var_os(PYTHON_ENV_VAR)
+                .filter(|p| !p.is_empty())
+                .map(|p| (format!("${PYTHON_ENV_VAR}"), PathBuf::from(p))),
+        };
         let (python, managed) = match user {
-            Some(p) => (user_python(&p).map_err(SpecError::Environment)?, false),
+            // A user's environment that does not work is a bad option (exit 2), one line.
+            Some((source, p)) => {
+                (user_python(&p).map_err(|e| SpecError::Usage(format!("{source} {}: {e}", p.display())))?, false)
+            }
             None => (managed_python(&options.base_dir).map_err(SpecError::Environment)?, true),
         };
         child_command(&python, &options.base_dir, managed, &name).map_err(SpecError::Environment)?

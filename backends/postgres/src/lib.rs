@@ -147,6 +147,8 @@
 
 mod encode;
 #[cfg(feature = "kit")]
+mod leftovers;
+#[cfg(feature = "kit")]
 mod registration;
 mod saver;
 mod schema;

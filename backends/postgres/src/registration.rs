@@ -9,6 +9,7 @@ use conformance_core::leftovers::InterruptGuard;
 use conformance_core::{BoxError, Capability, Fixture, Registration, Storage};
 use tokio_postgres::NoTls;
 
+use crate::leftovers::{create_marked_schema, fence_and_drop_now, sweep_gone_runs, RunLock};
 use crate::schema::valid_schema_name;
 use crate::{PostgresOptions, PostgresSaver, REQUIRED_ENV, URL_ENV};
 
@@ -25,7 +26,7 @@ fn short_token(len: usize) -> String {
 }
 
 /// Opens one plain connection to `url` (its task runs on the current runtime).
-async fn connect_plain(url: &str) -> Result<tokio_postgres::Client, BoxError> {
+pub(crate) async fn connect_plain(url: &str) -> Result<tokio_postgres::Client, BoxError> {
     let mut config: tokio_postgres::Config = url.parse()?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(10));
@@ -99,8 +100,9 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
     let teardown_url = url.to_owned();
     let run_prefix = run_prefix.to_owned();
     let setup_prefix = run_prefix.clone();
-    // While the run lives, a SIGINT/SIGTERM drops its schemas too (the teardown will not run).
-    let on_interrupt: Arc<Mutex<Option<InterruptGuard>>> = Arc::default();
+    // While the run lives, a SIGINT/SIGTERM drops its schemas too (the teardown will not run),
+    // and a lock on the server says it lives (what a killed run left, a later run drops).
+    let on_interrupt: Arc<Mutex<Option<(InterruptGuard, RunLock)>>> = Arc::default();
     let teardown_guard = on_interrupt.clone();
     Registration::persistent("postgres", PostgresStorage::new(url, &run_prefix)).lifespan(
         move || {
@@ -111,9 +113,16 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
                     .await
                     .map_err(|e| format!("cannot connect to the PostgreSQL server named by the URL: {e}"))?;
                 client.simple_query("SELECT 1").await?;
-                let cleanup = move || drop_schemas_now(&url, &prefix);
+                for note in sweep_gone_runs(&url).await? {
+                    eprintln!("{note}");
+                }
+                let lock = {
+                    let (url, prefix) = (url.clone(), prefix.clone());
+                    tokio::task::spawn_blocking(move || RunLock::take(&url, &prefix)).await??
+                };
+                let cleanup = move || fence_and_drop_now(&url, &prefix);
                 *guard.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some(conformance_core::leftovers::on_interrupt(cleanup));
+                    Some((conformance_core::leftovers::on_interrupt(cleanup), lock));
                 Ok(())
             }
         },
@@ -131,12 +140,25 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
 }
 
 /// [`drop_schemas_with_prefix`] from a signal handler's thread (an interrupt cleanup): on a
-/// runtime of its own, within 10 s, errors ignored (the process is exiting).
+/// runtime of its own, within 10 s, errors ignored (the process is exiting). Called from
+/// inside a runtime (a cleanup registered after the interruption began runs at once, on the
+/// registering thread: a lifespan setup's), it runs on a thread of its own and waits for it,
+/// since a runtime cannot be started within another (issue 40 row 1).
 pub fn drop_schemas_now(url: &str, prefix: &str) {
-    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
-    // The timer is made inside the runtime (it needs its reactor).
-    let _ = rt
-        .block_on(async { tokio::time::timeout(Duration::from_secs(10), drop_schemas_with_prefix(url, prefix)).await });
+    let drop_all = || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+        // The timer is made inside the runtime (it needs its reactor).
+        let _ = rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), drop_schemas_with_prefix(url, prefix)).await
+        });
+    };
+    if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|s| {
+            let _ = s.spawn(drop_all).join();
+        });
+    } else {
+        drop_all();
+    }
 }
 
 /// The PostgreSQL saver's storage for the kit ([`Storage`]): a schema per case on one
@@ -160,12 +182,21 @@ impl Storage for PostgresStorage {
     type Saver = PostgresSaver;
 
     async fn create(&self) -> Result<String, BoxError> {
-        // The saver's setup (on open) creates the schema.
-        Ok(format!("{}{}", self.run_prefix, short_token(12)))
+        if conformance_core::leftovers::interrupted() {
+            // The run's schemas are being dropped: none is made after.
+            return Err("the run is being interrupted".into());
+        }
+        // With the kit's marker, so that a run killed before it drops the schema leaves one
+        // a later run can tell from a user's (the saver's setup, on open, makes its tables).
+        let schema = format!("{}{}", self.run_prefix, short_token(12));
+        create_marked_schema(&self.url, &schema, &self.run_prefix).await?;
+        Ok(schema)
     }
 
     async fn open(&self, location: &str) -> Result<PostgresSaver, BoxError> {
-        let options = PostgresOptions::new().schema(location).max_connections(FIXTURE_CONNECTIONS);
+        // The schema is `create`'s, with its marker: one dropped meanwhile (an interrupt)
+        // is not made again, unmarked, by the saver's setup.
+        let options = PostgresOptions::new().schema(location).create_schema(false).max_connections(FIXTURE_CONNECTIONS);
         Ok(PostgresSaver::connect_with(&self.url, options).await?)
     }
 

@@ -35,13 +35,19 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 10;
 #[derive(Clone, Debug)]
 pub struct PostgresOptions {
     schema: Option<String>,
+    create_schema: bool,
     max_connections: usize,
     connect_timeout: Duration,
 }
 
 impl Default for PostgresOptions {
     fn default() -> Self {
-        Self { schema: None, max_connections: DEFAULT_MAX_CONNECTIONS, connect_timeout: Duration::from_secs(10) }
+        Self {
+            schema: None,
+            create_schema: true,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            connect_timeout: Duration::from_secs(10),
+        }
     }
 }
 
@@ -58,6 +64,15 @@ impl PostgresOptions {
     /// `InvalidConfig` otherwise).
     pub fn schema(mut self, schema: impl Into<String>) -> Self {
         self.schema = Some(schema.into());
+        self
+    }
+
+    /// Whether setup creates the [`schema`](Self::schema) when it is missing (the default),
+    /// or fails on a missing one (`false`: the schema is made elsewhere, as the kit makes
+    /// its test schemas, each with its marker, and a schema dropped meanwhile must not come
+    /// back).
+    pub fn create_schema(mut self, create: bool) -> Self {
+        self.create_schema = create;
         self
     }
 
@@ -80,6 +95,8 @@ impl PostgresOptions {
 pub struct PostgresSaver {
     pool: Pool,
     schema: Option<Arc<str>>,
+    /// Whether setup creates the schema ([`PostgresOptions::create_schema`]).
+    create_schema: bool,
 }
 
 impl std::fmt::Debug for PostgresSaver {
@@ -215,7 +232,7 @@ impl PostgresSaver {
             .create_timeout(Some(options.connect_timeout))
             .build()
             .map_err(|e| CheckpointError::storage("building the connection pool", e))?;
-        Ok(Self::from_pool_in(pool, options.schema.clone()))
+        Ok(Self { create_schema: options.create_schema, ..Self::from_pool_in(pool, options.schema.clone()) })
     }
 
     /// A saver over an existing pool whose connections already point at the right schema;
@@ -226,7 +243,7 @@ impl PostgresSaver {
     }
 
     fn from_pool_in(pool: Pool, schema: Option<String>) -> Self {
-        Self { pool, schema: schema.map(Arc::from) }
+        Self { pool, schema: schema.map(Arc::from), create_schema: true }
     }
 
     /// Creates the schema (when one was configured) and the tables, applying each migration
@@ -238,7 +255,7 @@ impl PostgresSaver {
     pub async fn setup(&self) -> Result<(), CheckpointError> {
         retrying("running the migrations", || async {
             let mut client = self.client().await?;
-            schema::setup(&mut client, self.schema.as_deref()).await?;
+            schema::setup(&mut client, self.schema.as_deref(), self.create_schema).await?;
             Ok(())
         })
         .await

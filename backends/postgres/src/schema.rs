@@ -209,11 +209,16 @@ DROP TABLE checkpoint_channels;
 "#,
 ];
 
-/// Creates `schema` (when given) and applies every migration not yet recorded, inside one
-/// transaction holding `pg_advisory_xact_lock` on the schema's name.
+/// Creates `schema` (when given and `create`; else it must exist) and applies every
+/// migration not yet recorded, inside one transaction holding `pg_advisory_xact_lock` on the
+/// schema's name.
 ///
 /// Safe to run any number of times and from several instances at once.
-pub(crate) async fn setup(client: &mut Client, schema: Option<&str>) -> Result<(), tokio_postgres::Error> {
+pub(crate) async fn setup(
+    client: &mut Client,
+    schema: Option<&str>,
+    create: bool,
+) -> Result<(), tokio_postgres::Error> {
     let tx = client.transaction().await?;
     // The lock key is derived from the schema name, so instances on different schemas do not
     // wait for each other.
@@ -223,7 +228,7 @@ pub(crate) async fn setup(client: &mut Client, schema: Option<&str>) -> Result<(
         &[&schema],
     )
     .await?;
-    if let Some(schema) = schema {
+    if let Some(schema) = schema.filter(|_| create) {
         // `schema` is validated as a plain lowercase identifier (see `valid_schema_name`).
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")).await?;
     }

@@ -2,12 +2,13 @@
 //! (feature `test-server`).
 //!
 //! [`TestServer::start`] runs the repository's `scripts/pg-test-server.sh` (embedded in this
-//! crate at build time) to create a cluster in a fresh directory under `/tmp` with Debian's
+//! crate at build time) to create a cluster in a fresh directory of the temporary directory
+//! (`$TMPDIR`, else `/tmp`: [`server_root`], the root of the lock files too) with Debian's
 //! binaries (`/usr/lib/postgresql/*/bin`, installing the `postgresql` package first when
 //! they are missing and we are root), listening on 127.0.0.1 only on a free port; dropping
 //! the server (or [`TestServer::stop`]) stops it and removes the directory.
 //!
-//! Nothing outlives the process: the directory is `/tmp/checkpoint-pg-<pid>-<n>`, named after
+//! Nothing outlives the process: the directory is `<root>/checkpoint-pg-<pid>-<n>`, named after
 //! the process that owns it (`conformance_core::leftovers`: a pid file and a lock in
 //! `<temp dir>/checkpoint-conformance/`), and [`TestServer::start`] first stops and removes the
 //! servers of processes that are gone (a run killed with SIGKILL), naming each on stderr.
@@ -70,7 +71,7 @@ impl Drop for Running<'_> {
 /// The longest an interrupt waits for a start script to end before stopping anyway.
 const START_WAIT: Duration = Duration::from_secs(120);
 
-/// The prefix of the servers' directories in `/tmp`.
+/// The prefix of the servers' directories in [`server_root`].
 const DIR_PREFIX: &str = "checkpoint-pg-";
 
 /// Stops the server in `dir` (if any) and removes the directory.
@@ -83,13 +84,37 @@ fn stop_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Stops and removes the throwaway servers (`/tmp/checkpoint-pg-<pid>-<rest>`) whose owning
-/// process is gone (a run killed with SIGKILL), naming each on stderr. [`TestServer::start`]
-/// calls it; a front end calls it at the start of every run, whatever the backend, so an
-/// orphan does not wait for the next run that needs a server.
+/// The longest unix socket path the server can listen on (`sun_path`, 108 bytes with its
+/// NUL), which the server's directory must leave room for.
+const MAX_SOCKET_PATH: usize = 107;
+
+/// Where the servers' directories go: the temporary directory (`$TMPDIR`, else `/tmp`), as
+/// the lock files (issue 40 row 14: the servers ignored `$TMPDIR`). A temporary directory
+/// too long for the server's unix socket (`<dir>/sock/.s.PGSQL.<port>`) gives `/tmp`.
+pub fn server_root() -> PathBuf {
+    let tmp = std::env::temp_dir();
+    let longest = format!("/{DIR_PREFIX}{}-xxxxxxxx/sock/.s.PGSQL.65535", u32::MAX);
+    if tmp.as_os_str().len() + longest.len() <= MAX_SOCKET_PATH {
+        tmp
+    } else {
+        PathBuf::from("/tmp")
+    }
+}
+
+/// Stops and removes the throwaway servers (`<root>/checkpoint-pg-<pid>-<rest>`, in
+/// [`server_root`] and in `/tmp`, where older kits made them) whose owning process is gone
+/// (a run killed with SIGKILL), naming each on stderr. [`TestServer::start`] calls it; a
+/// front end calls it at the start of every run, whatever the backend, so an orphan does
+/// not wait for the next run that needs a server.
 pub fn sweep_orphans() {
-    for s in leftovers::sweep(Path::new("/tmp"), DIR_PREFIX, leftovers::Tail::Random(8), stop_dir) {
-        eprintln!("note: {} (a throwaway PostgreSQL server, stopped)", s.describe());
+    let mut roots = vec![server_root()];
+    if roots[0] != Path::new("/tmp") {
+        roots.push(PathBuf::from("/tmp"));
+    }
+    for root in roots {
+        for s in leftovers::sweep(&root, DIR_PREFIX, leftovers::Tail::Random(8), stop_dir) {
+            eprintln!("note: {} (a throwaway PostgreSQL server, stopped)", s.describe());
+        }
     }
 }
 
@@ -118,8 +143,12 @@ impl TestServer {
     /// An `io::Error` whose message carries the script's own explanation (no binaries, initdb
     /// failed, not ready in time, ...).
     pub fn start() -> io::Result<Self> {
+        if leftovers::interrupted() {
+            // The process is exiting: no server is started that its cleanup would miss.
+            return Err(io::Error::other("the run is being interrupted"));
+        }
         sweep_orphans();
-        let dir = Path::new("/tmp").join(format!(
+        let dir = server_root().join(format!(
             "{DIR_PREFIX}{}-{}",
             std::process::id(),
             &uuid::Uuid::new_v4().simple().to_string()[..8]

@@ -534,3 +534,27 @@ async fn putting_an_id_again_removes_the_values_only_it_read() {
     assert_eq!(stored_values(&s.saver, &s.schema).await, 0, "delete_thread leaves no value");
     s.finish().await;
 }
+
+/// Issue 40 row 2: with `create_schema(false)` setup does not make a missing schema (the
+/// kit makes its schemas itself, each with its marker, and one dropped by an interrupt must
+/// not come back unmarked from a setup still on its way): it fails, and no schema appears.
+#[tokio::test]
+async fn setup_without_create_schema_fails_on_a_missing_schema_and_makes_none() {
+    let Some(url) = url() else { return };
+    let schema = format!("checkpoint_nocreate_{}", std::process::id());
+    let options = PostgresOptions::new().schema(schema.clone()).create_schema(false).max_connections(1);
+    assert!(PostgresSaver::connect_with(&url, options).await.is_err(), "setup made or found {schema}");
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.expect("connects");
+    tokio::spawn(connection);
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM pg_namespace WHERE nspname = $1", &[&schema])
+        .await
+        .expect("counted")
+        .get(0);
+    assert_eq!(n, 0, "{schema} was made");
+    let made = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone()).max_connections(1))
+        .await
+        .expect("with create_schema (the default) setup makes it");
+    made.pool().close();
+    drop_schema(&url, &schema).await.expect("dropped");
+}

@@ -23,19 +23,125 @@ pub(crate) fn temp_case_dir() -> std::io::Result<ScratchDir> {
     leftovers::temp_scratch_dir(TEMP_PREFIX)
 }
 
-/// Removes the case files (`<base>.case-<pid>-<n>` and their `-wal`, `-shm`, `-journal`)
-/// that runs whose process is gone left beside `base`, naming each on stderr.
-pub(crate) fn sweep_case_files(base: &Path) {
-    let Some(name) = base.file_name().and_then(|n| n.to_str()) else { return };
-    let dir = match base.parent() {
+/// The directory of `base` (`.` for a bare name).
+fn dir_of(base: &Path) -> PathBuf {
+    match base.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
-    };
-    for s in
-        leftovers::sweep(&dir, &format!("{name}.case-"), leftovers::Tail::CounterWithSqliteSide, leftovers::remove_file)
-    {
+    }
+}
+
+/// The marker of process `pid`'s case files beside `base`: `<base>.case-<pid>.kit`.
+fn marker_path(base: &Path, pid: u32) -> PathBuf {
+    let mut name = OsString::from(base.as_os_str());
+    name.push(format!(".case-{pid}.kit"));
+    PathBuf::from(name)
+}
+
+/// What a marker holds: only the kit writes this text, naming the process and the base.
+fn marker_text(base: &Path, pid: u32) -> String {
+    let name = base.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    format!("checkpoint-conformance: the case files {name}.case-{pid}-<n> beside {name} are process {pid}'s\n")
+}
+
+/// Whether the file at `path` is the kit's marker of `pid`'s case files beside `base`.
+fn is_marker(path: &Path, base: &Path, pid: u32) -> bool {
+    std::fs::read(path).is_ok_and(|b| b == marker_text(base, pid).as_bytes())
+}
+
+/// This process's marker beside a `--sqlite-path` base, written before its first case file
+/// there: the proof that the case files `<base>.case-<pid>-<n>` are the kit's, which
+/// [`sweep_case_files`] requires before it removes any (issue 40 row 6: a user's file named
+/// like one was removed for its name and a dead pid). Removed on drop, after the case files
+/// (the storage removes those first), and on an interrupt.
+#[derive(Debug)]
+pub(crate) struct CaseMarker {
+    path: PathBuf,
+    _on_interrupt: leftovers::InterruptGuard,
+}
+
+impl CaseMarker {
+    /// Writes the marker of this process beside `base`; one already there with the kit's
+    /// text (a killed process's with this pid) is taken over.
+    ///
+    /// # Errors
+    /// What the file system answered, or a file of another content at the marker's name.
+    pub(crate) fn write(base: &Path) -> std::io::Result<Self> {
+        leftovers::claim();
+        let pid = std::process::id();
+        let path = marker_path(base, pid);
+        let on_interrupt = {
+            let path = path.clone();
+            leftovers::on_interrupt(move || {
+                let _ = leftovers::remove_file(&path);
+            })
+        };
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(mut f) => std::io::Write::write_all(&mut f, marker_text(base, pid).as_bytes())?,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_marker(&path, base, pid) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(std::io::Error::other(format!(
+                    "{} is not the kit's: rename it, or give another --sqlite-path",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(Self { path, _on_interrupt: on_interrupt })
+    }
+}
+
+impl Drop for CaseMarker {
+    fn drop(&mut self) {
+        let _ = leftovers::remove_file(&self.path);
+    }
+}
+
+/// Removes the case files (`<base>.case-<pid>-<n>` and their `-wal`, `-shm`, `-journal`)
+/// that runs whose process is gone left beside `base`, naming each on stderr, then their
+/// marker: only those of a process whose marker (`<base>.case-<pid>.kit`, the kit's text)
+/// is there. A file merely named like one, without its marker, is the user's and stays.
+pub(crate) fn sweep_case_files(base: &Path) {
+    let Some(name) = base.file_name().and_then(|n| n.to_str()) else { return };
+    let dir = dir_of(base);
+    let prefix = format!("{name}.case-");
+    leftovers::claim();
+    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    let names: Vec<String> = entries.flatten().filter_map(|e| e.file_name().into_string().ok()).collect();
+    let mut swept = Vec::new();
+    for marker in &names {
+        let Some(pid) = leftovers::pid_in_name(marker, &prefix) else { continue };
+        let marker_path = dir.join(marker);
+        if *marker != format!("{prefix}{pid}.kit")
+            || !leftovers::process_gone(pid)
+            || !is_marker(&marker_path, base, pid)
+        {
+            continue;
+        }
+        let own = format!("{prefix}{pid}");
+        for file in &names {
+            if file.strip_prefix(&own).is_some_and(|tail| leftovers::Tail::CounterWithSqliteSide.matches(tail)) {
+                let path = dir.join(file);
+                let result = leftovers::remove_file(&path);
+                swept.push(leftovers::Swept { path, pid, result });
+            }
+        }
+        let _ = leftovers::remove_file(&marker_path);
+    }
+    swept.sort_by(|a, b| a.path.cmp(&b.path));
+    for s in swept {
         eprintln!("note: {}", s.describe());
     }
+}
+
+/// Whether `path` or one of its side files (`-wal`, `-shm`, `-journal`) exists: a name the
+/// kit must not use for a case file (it would open, then remove, a file it did not make).
+pub(crate) fn taken(path: &Path) -> bool {
+    ["", "-wal", "-shm", "-journal"].iter().any(|side| {
+        let mut name = OsString::from(path.as_os_str());
+        name.push(side);
+        std::fs::symlink_metadata(Path::new(&name)).is_ok()
+    })
 }
 
 /// Fails when a case file's name (`longest`, with `-journal`) is too long for the
@@ -66,6 +172,10 @@ const SQLITE_MAX_PATH: usize = 511;
 /// files: a path SQLite refuses (too long for it, however the filesystem takes it) fails
 /// here, before any case runs, rather than in every case.
 fn probe_case_file(base: &Path, probe: &Path) -> Result<(), CheckpointError> {
+    if taken(probe) {
+        // A file of that name is not the kit's: it is neither opened nor removed.
+        return Ok(());
+    }
     let opened = Connection::open(probe).and_then(|c| c.execute_batch("BEGIN; CREATE TABLE probe(x); ROLLBACK;"));
     for side in ["", "-journal", "-wal", "-shm"] {
         let mut name = OsString::from(probe.as_os_str());

@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use conformance_core::leftovers::{InterruptGuard, ScratchDir};
 use conformance_core::{BoxError, CheckpointError, Registration, Storage};
 
+use crate::leftovers::CaseMarker;
 use crate::{SqliteOptions, SqliteSaver};
 
 /// The options the kit's registrations use: the defaults with `synchronous = NORMAL`.
@@ -60,8 +61,8 @@ pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, Checkpoin
 enum Place {
     /// `checkpoints.sqlite` in a fresh temporary directory per case.
     TempDirs,
-    /// `<base>.case-<pid>-<n>` for the n-th case of the process.
-    Beside { base: PathBuf, counter: AtomicU64 },
+    /// `<base>.case-<pid>-<n>` for the n-th case of the process, after its marker.
+    Beside { base: PathBuf, counter: AtomicU64, marker: Mutex<Option<CaseMarker>> },
 }
 
 /// The SQLite saver's storage for the kit ([`Storage`]): a database file per case, opened
@@ -95,12 +96,15 @@ impl SqliteStorage {
     }
 
     /// Each case's file is beside `base`: the n-th case of this process uses
-    /// `<base>.case-<pid>-<n>` (plus SQLite's `-wal` and `-shm` files next to it). A leftover
-    /// file of that name is removed before the case and the case's files are removed after
-    /// it. `base` itself is never created, written or removed.
+    /// `<base>.case-<pid>-<n>` (plus SQLite's `-wal` and `-shm` files next to it); a name
+    /// where a file already is (not the kit's) is passed over, and the case's files are
+    /// removed after it. Before the first, the process writes its marker
+    /// `<base>.case-<pid>.kit`, removed at the end. `base` itself is never created, written
+    /// or removed.
     ///
     /// Case files that runs whose process is gone left beside `base` are removed (and named
-    /// on stderr).
+    /// on stderr), only those of a process whose marker is there: a user's file merely
+    /// named like one stays.
     ///
     /// # Errors
     /// As [`registration_at`].
@@ -112,7 +116,8 @@ impl SqliteStorage {
         }
         crate::leftovers::check_case_names(&base, &case_path(&base, u64::MAX))?;
         crate::leftovers::sweep_case_files(&base);
-        Ok(Self { options, place: Place::Beside { base, counter: AtomicU64::new(0) }, live: Mutex::default() })
+        let place = Place::Beside { base, counter: AtomicU64::new(0), marker: Mutex::default() };
+        Ok(Self { options, place, live: Mutex::default() })
     }
 
     /// Keeps `held` for `location` until [`Storage::destroy`].
@@ -148,9 +153,19 @@ impl Storage for SqliteStorage {
                 self.hold(&location, Held::Dir(dir));
                 Ok(location)
             }
-            Place::Beside { base, counter } => {
-                let path = case_path(base, counter.fetch_add(1, Ordering::Relaxed));
-                remove_database(&path)?;
+            Place::Beside { base, counter, marker } => {
+                {
+                    let mut marker = marker.lock().unwrap_or_else(|e| e.into_inner());
+                    if marker.is_none() {
+                        *marker = Some(CaseMarker::write(base)?);
+                    }
+                }
+                let path = loop {
+                    let path = case_path(base, counter.fetch_add(1, Ordering::Relaxed));
+                    if !crate::leftovers::taken(&path) {
+                        break path;
+                    }
+                };
                 let location = utf8(&path)?;
                 let guard = conformance_core::leftovers::on_interrupt(move || {
                     let _ = remove_database(&path);

@@ -309,7 +309,7 @@ fn the_writer_checkpoints_the_wal_after_answering() {
 }
 
 /// `registration_at` never creates its base path and removes every case's files (the
-/// database, `-wal`, `-shm`) after the case: the cases that open one and two instances
+/// database, `-wal`, `-shm`) after the case, and its marker with the registration: the cases that open one and two instances
 /// (put, concurrency, durability without the crash test, which needs a binary that
 /// re-executes itself: `tests/conformance.rs` runs it, registration `sqlite-beside`).
 #[test]
@@ -328,6 +328,10 @@ fn a_registration_beside_a_path_creates_nothing_there_and_leaves_nothing_behind(
     assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
     assert!(report.case_counts().0 > 20, "too few cases ran: {:?}", report.case_counts());
     assert!(!base.exists(), "the base path itself must not be created");
+    // The process's marker of its case files goes with the registration (issue 40 row 6).
+    let marker = dir.path().join(format!("kit.sqlite.case-{}.kit", std::process::id()));
+    assert!(marker.exists(), "no marker while the registration lives");
+    drop(registration);
     let left: Vec<_> =
         std::fs::read_dir(dir.path()).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
     assert!(left.is_empty(), "case files left behind: {left:?}");

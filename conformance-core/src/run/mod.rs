@@ -370,6 +370,10 @@ pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
 /// # Errors
 /// The hook's error, panic or timeout, as a message.
 pub fn lifespan_setup(registration: &Registration) -> Result<(), String> {
+    if crate::leftovers::interrupted() {
+        // The process is exiting: no new work (issue 40 row 1).
+        return Err("the lifespan setup did not run: the run is being interrupted".into());
+    }
     run_hook(registration, "setup", registration.setup.clone())
 }
 

@@ -1,0 +1,211 @@
+//! Issue 40: misbehaving savers and interpreters, interrupts and bad settings of the front
+//! end: nothing hangs, nothing panics, nothing of the user's is touched. Each test failed
+//! before its fix.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod support;
+use support::*;
+
+/// Issue 40 row 7: `--json /dev/stdout` with stdout a pipe (`| jq`, a CI log) was refused
+/// ("is a FIFO", exit 2); the report now goes down the pipe, after the terminal report.
+#[test]
+fn json_to_dev_stdout_goes_down_a_pipe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--backend", "memory", "--capabilities", "put", "--progress", "quiet", "--json", "/dev/stdout"];
+    // `output()` gives the child a pipe for stdout.
+    let out = xtask_in(tmp.path(), &args, &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}\nstdout: {stdout}");
+    let json = &stdout[stdout.find("\n{").expect("a JSON report on stdout") + 1..];
+    let report: serde_json::Value = serde_json::from_str(json).expect("the JSON report whole");
+    assert_eq!(report["checkpointer_name"], "memory");
+    assert_eq!(report["results"]["put"]["status"], "passed");
+}
+
+/// Issue 40 row 12: `--python /nonexistent`, or `$CHECKPOINT_BRIDGE_PYTHON` naming no
+/// interpreter or one without langgraph-checkpoint, exited 1 (the import's error over many
+/// lines); a bad option is exit 2 and one line naming where the path came from.
+#[test]
+fn a_bad_python_environment_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let memory = ["--backend", "python:memory", "--progress", "quiet"];
+    let with = |extra: &[&str], envs: &[(&str, &str)]| {
+        let args: Vec<&str> = memory.iter().chain(extra).copied().collect();
+        xtask_in(tmp.path(), &args, envs)
+    };
+    assert_usage(&with(&["--python", "/nonexistent"], &[]), "--python /nonexistent: no interpreter at /nonexistent");
+    assert_usage(
+        &with(&[], &[("CHECKPOINT_BRIDGE_PYTHON", "/nonexistent")]),
+        "$CHECKPOINT_BRIDGE_PYTHON /nonexistent: no interpreter",
+    );
+    // A virtualenv directory without an interpreter.
+    let dir = tmp.path().to_str().unwrap();
+    assert_usage(&with(&["--python", dir], &[]), "no interpreter at");
+    // An interpreter that fails the import (exit 1 here): its last line is the reason.
+    let failing = tmp.path().join("python-without-langgraph");
+    std::fs::write(&failing, "#!/bin/sh\necho 'ModuleNotFoundError: no langgraph' >&2\nexit 1\n").unwrap();
+    make_executable(&failing);
+    let out = with(&["--python", failing.to_str().unwrap()], &[]);
+    assert_usage(&out, "cannot import langgraph-checkpoint");
+    assert!(text(&out.stderr).contains("ModuleNotFoundError: no langgraph"), "{}", text(&out.stderr));
+}
+
+/// Issue 40 row 4: `--python` naming an interpreter that never answers waited forever in
+/// "checking for langgraph-checkpoint"; now it is given up on after 20 s: one line, exit 2.
+#[test]
+fn an_interpreter_that_never_answers_is_given_up_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hanging = tmp.path().join("python-that-hangs");
+    std::fs::write(&hanging, "#!/bin/sh\nexec sleep 607.25\n").unwrap();
+    make_executable(&hanging);
+    let start = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "python:memory", "--progress", "quiet", "--python"])
+        .arg(&hanging)
+        .env("NO_COLOR", "1")
+        .env("TMPDIR", tmp.path())
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_or_kill(child, "an interpreter that never answers");
+    assert_usage(&out, "did not answer within 20 s");
+    assert!(start.elapsed() < Duration::from_secs(40), "took {:?}", start.elapsed());
+    // The interpreter was killed, not left behind.
+    let running = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\0607.25\0"));
+    assert!(!running, "the hanging interpreter outlived the run");
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Issue 40 row 11: `CHECKPOINT_CONFORMANCE_REPEAT`, `_REPORT` and `_TIMEOUT` set to `abc`
+/// were ignored without a word by the front end. A bad `_REPEAT` is a usage error naming
+/// it; the variables the front end does not read get a warning naming the flag to use.
+#[test]
+fn variables_the_front_end_does_not_read_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--backend", "memory", "--capabilities", "put", "--progress", "quiet"];
+    let out = xtask_in(tmp.path(), &args, &[("CHECKPOINT_CONFORMANCE_REPEAT", "abc")]);
+    assert_usage(&out, "$CHECKPOINT_CONFORMANCE_REPEAT: expected a whole number of runs from 1 to 1000, got `abc`");
+    let out = xtask_in(tmp.path(), &args, &[("CHECKPOINT_CONFORMANCE_STRICT", "maybe")]);
+    assert_usage(&out, "$CHECKPOINT_CONFORMANCE_STRICT: expected 1, true, 0, false or nothing, got `maybe`");
+    let envs = [
+        ("CHECKPOINT_CONFORMANCE_REPORT", "abc"),
+        ("CHECKPOINT_CONFORMANCE_TIMEOUT", "abc"),
+        ("CHECKPOINT_CONFORMANCE_STRICT", "1"),
+    ];
+    let out = xtask_in(tmp.path(), &args, &envs);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for (name, flag) in [("REPORT", "--json PATH"), ("TIMEOUT", "--timeout SECONDS"), ("STRICT", "--strict")] {
+        let line = stderr.lines().find(|l| l.starts_with(&format!("warning: $CHECKPOINT_CONFORMANCE_{name}=")));
+        assert!(line.is_some_and(|l| l.contains("is ignored here") && l.contains(flag)), "{name}: {stderr}");
+    }
+}
+
+/// Issue 40 row 8: every `python:sqlite` run left an empty `runs/run-<pid>-XXXXXX` in the
+/// bridge's work directory: the last crash-test child's (killed with SIGKILL; each later
+/// child's start removed the one before). Needs the bridge's Python environment (made on
+/// first use).
+#[test]
+fn a_bridge_run_with_the_crash_test_leaves_no_run_directory() {
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/checkpoint-bridge/runs");
+    let entries = || -> Vec<String> {
+        std::fs::read_dir(&runs)
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default()
+    };
+    let before = entries();
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--backend", "python:sqlite", "--capabilities", "durability", "--progress", "quiet"])
+        .env("CHECKPOINT_CONFORMANCE_KILLS", "3")
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    assert!(text(&out.stdout).contains("durability"), "the crash test did not run: {stderr}");
+    // Another test's run may be going on: only the directories of processes that are gone.
+    let gone = |name: &String| {
+        let pid = name.strip_prefix("run-").and_then(|r| r.split('-').next()).unwrap_or_default();
+        !Path::new("/proc").join(pid).exists()
+    };
+    let left: Vec<String> = entries().into_iter().filter(|n| !before.contains(n) && gone(n)).collect();
+    assert!(left.is_empty(), "left in {}: {left:?}", runs.display());
+}
+
+/// Issue 40 row 14: the throwaway PostgreSQL server's directory was always in `/tmp`, while
+/// the lock files honour `$TMPDIR`: one temporary root now, and nothing left in it. Needs
+/// Debian's PostgreSQL binaries (installed by the server script when missing, as root).
+#[test]
+fn the_throwaway_server_lives_in_tmpdir() {
+    let tmp = tempfile::tempdir().unwrap();
+    // As root the cluster belongs to the `postgres` OS user, which must get through.
+    std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let args = ["--backend", "postgres", "--capabilities", "put", "--progress", "quiet"];
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .arg("conformance")
+        .args(args)
+        .env_remove("CHECKPOINT_POSTGRES_URL")
+        .env("TMPDIR", tmp.path())
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let dir = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("throwaway PostgreSQL server in "))
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_else(|| panic!("no server named: {stderr}"));
+    assert!(Path::new(dir).starts_with(tmp.path()), "{dir} is not in $TMPDIR {}", tmp.path().display());
+    assert!(names(tmp.path()).is_empty(), "left in $TMPDIR: {:?}", names(tmp.path()));
+}
+
+/// Issue 40 row 6: `--sqlite-path user.db` removed a file of the user's named
+/// `user.db.case-99999-3` at the start (the sweep trusted the name and a dead pid). Only
+/// case files whose process's marker (`user.db.case-<pid>.kit`, the kit's text) is there
+/// are removed now: look-alike names survive a run, and the run leaves nothing of its own.
+#[test]
+fn look_alike_names_beside_the_sqlite_path_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Pids above the kernel's limit (2^22) belong to no process.
+    let (dead, other) = (4_194_401, 4_194_402);
+    let planted = [
+        format!("user.db.case-{dead}-3"),
+        format!("user.db.case-{dead}-3-wal"),
+        format!("user.db.case-{other}-0"),
+        // Named like a marker, but not the kit's text.
+        format!("user.db.case-{other}.kit"),
+        "user.db.case-99999-3".to_owned(),
+    ];
+    for n in &planted {
+        std::fs::write(d.join(n), b"the user's").unwrap();
+    }
+    let db = d.join("user.db");
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--sqlite-path", db.to_str().unwrap(), "--capabilities", "put", "--progress", "quiet"];
+    let out = xtask_in(tmp.path(), &args, &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("left by an earlier run"), "{stderr}");
+    let mut expected = planted.to_vec();
+    expected.sort();
+    assert_eq!(names(d), expected, "{stderr}");
+    for n in &planted {
+        assert_eq!(std::fs::read(d.join(n)).unwrap(), b"the user's", "{n} was changed");
+    }
+}
