@@ -153,14 +153,15 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let outcome = run_isolated(case.multi_thread || registration.multi_thread, limit, move || async move {
         let fixture = match catch_within(limit, reg.make_fixture()).await {
             Ok(Ok(f)) => f,
-            Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None)),
+            Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None, false)),
             Err(a @ Abort::TimedOut { .. }) => {
                 return Err((
                     format!("the factory did not finish within {}", crate::isolation::limit_text(limit)),
                     Some(a),
+                    false,
                 ))
             }
-            Err(a) => return Err((format!("the factory {a}"), Some(a))),
+            Err(a) => return Err((format!("the factory {a}"), Some(a), false)),
         };
         let traced: Arc<dyn CheckpointSaver> =
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
@@ -181,13 +182,15 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             // Ok(Some(reason)): the case could not check its rule (Failure::not_run).
             Ok(Ok(())) => Ok(None),
             Ok(Err(f)) if f.is_not_run() => Ok(Some(f.message)),
-            Ok(Err(f)) => Err((f.message, None)),
+            // The case's own verdict on its rule: the one failure a SHOULD case turns into
+            // "passed, not strict" (a factory, cleanup, panic or timeout never is).
+            Ok(Err(f)) => Err((f.message, None, true)),
             // The case's limit, not what was left of it after the factory.
             Err(Abort::TimedOut { abandoned, .. }) => {
                 let a = Abort::TimedOut { limit, in_flight: case_calls.describe(), abandoned };
-                Err((a.to_string(), Some(a)))
+                Err((a.to_string(), Some(a), false))
             }
-            Err(a) => Err((format!("the saver {a}{}", case_calls.describe()), Some(a))),
+            Err(a) => Err((format!("the saver {a}{}", case_calls.describe()), Some(a), false)),
         };
         drop(fixture.saver);
         let cleanup = match fixture.cleanup {
@@ -204,17 +207,17 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         match (result, cleanup) {
             (Ok(not_run), Ok(())) => Ok(not_run),
             (Err(m), Ok(())) => Err(m),
-            (Ok(_), Err(c)) => Err((c, None)),
-            (Err((m, a)), Err(c)) => Err((format!("{m}; and {c}"), a)),
+            (Ok(_), Err(c)) => Err((c, None, false)),
+            (Err((m, a, _)), Err(c)) => Err((format!("{m}; and {c}"), a, false)),
         }
     });
     let (outcome, message, abort) = match outcome {
         Ok(Ok(None)) => (Outcome::Passed, None, None),
         Ok(Ok(Some(reason))) => (Outcome::NotRun, Some(reason), None),
         // The case's own verdict on a SHOULD rule: passed, not strict (CONTRACT §5). A
-        // panic or a timeout (`a` is set) fails whatever the strength.
-        Ok(Err((m, None))) if case.strength == Strength::Should => (Outcome::NotStrict, Some(m), None),
-        Ok(Err((m, a))) => (Outcome::Failed, Some(m), a),
+        // failed factory or cleanup, a panic or a timeout fails whatever the strength.
+        Ok(Err((m, None, true))) if case.strength == Strength::Should => (Outcome::NotStrict, Some(m), None),
+        Ok(Err((m, a, _))) => (Outcome::Failed, Some(m), a),
         Err(a @ Abort::TimedOut { .. }) => {
             let a = a.with_in_flight(calls.describe());
             (Outcome::Failed, Some(format!("the case {a}")), Some(a))
@@ -557,6 +560,30 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert_eq!(json["facts"]["durability.kills"], 20);
         assert_eq!(json["tests"][0]["facts"]["durability.kills"], 20);
+    }
+
+    fn fails_its_rule(_: CaseEnv) -> CaseFuture {
+        Box::pin(async { Err(crate::Failure::new("get_tuple(...): metadata: expected a, got b")) })
+    }
+
+    #[test]
+    fn only_a_should_cases_own_verdict_is_not_strict() {
+        let should = SpecCase {
+            capability: Capability::List,
+            name: "should_rule",
+            strength: Strength::Should,
+            run: fails_its_rule,
+            ..durability_case()
+        };
+        let fine = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
+        let r = execute_case(&fine, &should);
+        assert_eq!(r.outcome, Outcome::NotStrict, "{:?}", r.message);
+        assert_eq!(r.strength, Strength::Should);
+        let broken = Registration::new("broken", || async { Err::<Fixture, _>("no server".into()) });
+        let r = execute_case(&broken, &should);
+        assert_eq!(r.outcome, Outcome::Failed, "a failed factory is no verdict on the rule: {:?}", r.message);
+        let must = SpecCase { strength: Strength::Must, ..should };
+        assert_eq!(execute_case(&fine, &must).outcome, Outcome::Failed);
     }
 
     #[test]
