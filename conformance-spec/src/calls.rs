@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use conformance_core::{
     Call, Capability, CaseEnv, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple,
-    DeltaChannelHistory, Failure, ListOptions, PendingWrite, PruneStrategy, TypedValue,
+    DeltaChannelHistory, Failure, Feature, ListOptions, PendingWrite, PruneStrategy, TypedValue,
 };
 use serde_json::json;
 
@@ -87,15 +87,21 @@ impl Cx {
     }
 
     /// Runs the case `f` of `capability` on `ctx` (what [`crate::spec_cases!`] does for
-    /// each case, through [`Cx::for_case`]), judging pending writes as the saver reads them
-    /// ([`crate::compare::judging_task_path`]).
+    /// each case, through [`Cx::for_case`]), judging reads as the saver returns them: without
+    /// the fields it declared it lacks ([`crate::compare::judging`]).
     pub async fn run<F, Fut>(ctx: CaseEnv, capability: Capability, f: F) -> Checked
     where
         F: FnOnce(Self) -> Fut,
         Fut: std::future::Future<Output = Checked>,
     {
-        let on_reads = ctx.task_path_on_reads();
-        crate::compare::judging_task_path(on_reads, f(Self::for_case(ctx, capability))).await
+        let lacks = ctx.lacks().clone();
+        crate::compare::judging(lacks, f(Self::for_case(ctx, capability))).await
+    }
+
+    /// True unless the saver declared that it lacks `feature` ([`CaseEnv::has`]): for a case
+    /// that checks its rule with other data on such a saver.
+    pub fn has(&self, feature: Feature) -> bool {
+        self.ctx.has(feature)
     }
 
     /// False when the saver declared that its reads carry no `task_path`

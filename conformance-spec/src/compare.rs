@@ -18,11 +18,11 @@
 //! );
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Debug, Display};
 
 use conformance_core::{
-    Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, Failure, PendingWrite,
+    Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, Failure, Feature, PendingWrite,
     TypedValue,
 };
 
@@ -46,39 +46,56 @@ pub fn ensure(cond: bool, message: impl FnOnce() -> String) -> Checked {
 }
 
 tokio::task_local! {
-    /// False while a case runs on a saver whose reads carry no `task_path`
-    /// ([`conformance_core::Fixture::without_task_path_on_reads`]).
-    static TASK_PATH_ON_READS: bool;
+    /// What the saver under the running case declared it lacks ([`conformance_core::Fixture::lacking`]):
+    /// the comparisons leave out the fields it cannot hold ([`judging`]).
+    static LACKS: BTreeSet<Feature>;
 }
 
-/// Runs `f` judging pending writes as a saver with `on_reads` reads them: when false, a
-/// write's `task_path` is left out of every comparison of pending writes ([`same_writes`],
-/// [`Diffs::writes`], [`Diffs::tuple`]) and their order still counts (CONTRACT §2
-/// put_writes, "A saver whose reads carry no task_path"). Outside it, the field is compared.
+/// Runs `f` judging reads as a saver that lacks `lacks` returns them: without
+/// [`Feature::TaskPathOnReads`], a write's `task_path` is left out of every comparison of
+/// pending writes ([`same_writes`], [`Diffs::writes`], [`Diffs::tuple`]) and their order
+/// still counts (CONTRACT §2 put_writes, "A saver whose reads carry no task_path");
+/// without [`Feature::UpdatedChannels`], a checkpoint's `updated_channels` is left out of
+/// [`Diffs::checkpoint`] (CONTRACT §5 "Declared limits"). Outside it, every field is
+/// compared.
+pub async fn judging<F: std::future::Future>(lacks: BTreeSet<Feature>, f: F) -> F::Output {
+    LACKS.scope(lacks, f).await
+}
+
+/// [`judging`] a saver that lacks only [`Feature::TaskPathOnReads`] (when `on_reads` is
+/// false) or nothing.
 pub async fn judging_task_path<F: std::future::Future>(on_reads: bool, f: F) -> F::Output {
-    TASK_PATH_ON_READS.scope(on_reads, f).await
+    let lacks = if on_reads { BTreeSet::new() } else { BTreeSet::from([Feature::TaskPathOnReads]) };
+    judging(lacks, f).await
 }
 
-/// `tokio::spawn` for a task of a case: the spawned task judges pending writes as the
-/// case does. A task-local is not inherited by `tokio::spawn`, so a bare spawn inside a
-/// case on a saver whose reads carry no `task_path` would compare the field after all.
-/// Every spawn in the spec goes through here (xtask's tidy test checks it).
+/// `tokio::spawn` for a task of a case: the spawned task judges reads as the case does. A
+/// task-local is not inherited by `tokio::spawn`, so a bare spawn inside a case on a saver
+/// whose reads carry no `task_path` would compare the field after all. Every spawn in the
+/// spec goes through here (xtask's tidy test checks it).
 pub fn spawn<F>(f: F) -> tokio::task::JoinHandle<F::Output>
 where
     F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    tokio::spawn(judging_task_path(task_path_compared(), f))
+    let lacks = LACKS.try_with(Clone::clone).unwrap_or_default();
+    tokio::spawn(judging(lacks, f))
 }
 
-/// Whether the case being run compares a pending write's `task_path` (see
-/// [`judging_task_path`]); true outside one.
+/// Whether the case being run compares the field that `feature` stands for (see
+/// [`judging`]); true outside one.
+fn compared(feature: Feature) -> bool {
+    LACKS.try_with(|lacks| !lacks.contains(&feature)).unwrap_or(true)
+}
+
+/// Whether the case being run compares a pending write's `task_path` (see [`judging`]);
+/// true outside one.
 pub fn task_path_compared() -> bool {
-    TASK_PATH_ON_READS.try_with(|on| *on).unwrap_or(true)
+    compared(Feature::TaskPathOnReads)
 }
 
 /// `writes` as they are compared: unchanged, or without their `task_path` when the case's
-/// saver reads none ([`judging_task_path`]).
+/// saver reads none ([`judging`]).
 fn as_compared(writes: &[PendingWrite]) -> std::borrow::Cow<'_, [PendingWrite]> {
     if task_path_compared() {
         std::borrow::Cow::Borrowed(writes)
@@ -88,7 +105,7 @@ fn as_compared(writes: &[PendingWrite]) -> std::borrow::Cow<'_, [PendingWrite]> 
 }
 
 /// Whether two lists of pending writes are the same, order included, under the case's
-/// rule for `task_path` ([`judging_task_path`]).
+/// rule for `task_path` ([`judging`]).
 pub fn same_writes(expected: &[PendingWrite], got: &[PendingWrite]) -> bool {
     as_compared(expected) == as_compared(got)
 }
@@ -330,7 +347,7 @@ impl Diffs {
     /// Compares two lists of pending writes as a whole (order included): one difference
     /// showing both lists, its field saying "same N elements, wrong order" when only the
     /// order differs ([`order_field`]). Without `task_path` on a saver whose reads carry
-    /// none ([`judging_task_path`]).
+    /// none ([`judging`]).
     pub fn writes(&mut self, field: impl Display, expected: &[PendingWrite], got: &[PendingWrite]) -> &mut Self {
         let (expected, got) = (as_compared(expected), as_compared(got));
         if got != expected {
@@ -341,7 +358,8 @@ impl Diffs {
     }
 
     /// Compares every field of a checkpoint (`checkpoint.v`, `.id`, `.ts`, `.channel_values`,
-    /// `.channel_versions`, `.versions_seen` key by key, `.updated_channels`).
+    /// `.channel_versions`, `.versions_seen` key by key, `.updated_channels`; not the last on a
+    /// saver that declared it lacks [`Feature::UpdatedChannels`], see [`judging`]).
     pub fn checkpoint(&mut self, expected: &Checkpoint, got: &Checkpoint) -> &mut Self {
         // Destructured, so that a field added to `Checkpoint` does not compile until it is
         // compared here.
@@ -353,6 +371,7 @@ impl Diffs {
             .map("checkpoint.channel_versions", channel_versions, &got.channel_versions)
             .map("checkpoint.versions_seen", versions_seen, &got.versions_seen);
         match (updated_channels, &got.updated_channels) {
+            _ if !compared(Feature::UpdatedChannels) => self,
             (Some(want), None) => {
                 let absent = self.absent();
                 self.push("checkpoint.updated_channels", format_args!("{want:?}"), absent)

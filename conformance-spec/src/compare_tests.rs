@@ -174,3 +174,27 @@ fn a_listed_config_naming_another_checkpoint_is_named_so() {
     let found: Vec<String> = d.differences().iter().map(|x| format!("{}: {}", x.field, x.got)).collect();
     assert_eq!(found, ["tuples[0].config: config names c1, checkpoint is c2"]);
 }
+
+/// CONTRACT §5 "Declared limits": on a saver that lacks `updated_channels` the field is
+/// left out of checkpoint comparisons (in spawned tasks too); every other field still counts.
+#[test]
+fn updated_channels_are_left_out_only_for_a_saver_lacking_them() {
+    let want = Step::new("c1").value("a", json!(1), 1).with(|c| c.updated_channels = Some(vec!["a".into()]));
+    let got = Step::new("c1").value("a", json!(2), 1);
+    let fields = |d: &Diffs| d.differences().iter().map(|x| x.field.clone()).collect::<Vec<_>>();
+    let mut d = Diffs::new();
+    d.checkpoint(&want.checkpoint, &got.checkpoint);
+    assert_eq!(fields(&d), ["checkpoint.channel_values[\"a\"]", "checkpoint.updated_channels"]);
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let lacking = BTreeSet::from([Feature::UpdatedChannels]);
+    let (here, spawned, writes_path) = rt.block_on(judging(lacking, async {
+        let mut d = Diffs::new();
+        d.checkpoint(&want.checkpoint, &got.checkpoint);
+        let (w, g) = (want.checkpoint.clone(), got.checkpoint.clone());
+        let spawned = spawn(async move { fields(Diffs::new().checkpoint(&w, &g)) }).await.unwrap();
+        (fields(&d), spawned, task_path_compared())
+    }));
+    assert_eq!(here, ["checkpoint.channel_values[\"a\"]"]);
+    assert_eq!(spawned, here, "a spawned task compares as its case does");
+    assert!(writes_path, "lacking updated_channels leaves task_path compared");
+}

@@ -111,15 +111,15 @@ struct Run {
     failure: Option<String>,
 }
 
-/// Runs one sequence against a fresh fixture, judging pending writes as the saver reads
-/// them (a `task_path` left out when its reads carry none, as in a replay).
+/// Runs one sequence against a fresh fixture, judging reads as the saver returns them
+/// (without the fields it declared it lacks, [`crate::compare::judging`], as in a replay).
 async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8], raws: &[Raw]) -> Run {
     let fixture = match reg.fixture().await {
         Ok(f) => f,
         Err(e) => return Run { steps: Vec::new(), failure: Some(format!("the factory failed: {e}")) },
     };
-    let on_reads = fixture.task_path_on_reads();
-    crate::compare::judging_task_path(on_reads, run_on(fixture, reg.case_timeout(), can, world_raw, raws)).await
+    let lacks = fixture.lacks().clone();
+    crate::compare::judging(lacks, run_on(fixture, reg.case_timeout(), can, world_raw, raws)).await
 }
 
 async fn run_on(
@@ -441,11 +441,12 @@ pub fn replay(registration: &Registration, trace: &Trace) -> Result<(), String> 
 /// Replays `trace` on a fresh fixture of `registration`, inside its lifespan.
 async fn replay_on_fixture(registration: &Registration, trace: &Trace) -> Result<(), String> {
     let fixture = registration.fixture().await.map_err(|e| format!("the factory failed: {e}"))?;
-    // Pending writes judged as the saver reads them (CONTRACT §2 put_writes).
-    let on_reads = fixture.task_path_on_reads();
+    // Reads judged as the saver returns them, without the fields it declared it lacks
+    // (CONTRACT §5 "Declared limits").
+    let lacks = fixture.lacks().clone();
     let (saver, cleanup, reopen, _) = fixture.into_parts();
     let steps = replay_steps(Instances::new(saver, reopen, registration.case_timeout()), trace);
-    let result = crate::compare::judging_task_path(on_reads, steps).await;
+    let result = crate::compare::judging(lacks, steps).await;
     // A differing step is the verdict; a cleanup that failed after it is said with it.
     let cleaned = match cleanup {
         Some(c) => c().await.map_err(|e| format!("the cleanup failed: {e}")),

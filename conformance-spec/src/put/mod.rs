@@ -33,7 +33,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         large_channel_value_roundtrips,
         channel_versions_roundtrip_with_their_kind ["test_put_preserves_channel_versions"],
         versions_seen_roundtrips_exactly ["test_put_preserves_versions_seen", "test_put_preserves_versions_seen_values"],
-        updated_channels_none_and_empty_stay_distinct,
+        #[uses(UpdatedChannels)] updated_channels_none_and_empty_stay_distinct,
         metadata_well_known_keys_roundtrip ["test_put_preserves_metadata", "test_put_preserves_run_id"],
         metadata_any_json_value_roundtrips,
         metadata_floats_roundtrip_exactly,
