@@ -4,12 +4,16 @@
 
 use std::collections::BTreeMap;
 
-use conformance_core::{ChannelVersion, CheckpointError, Failure, TypedValue};
+use conformance_core::{ChannelVersion, CheckpointError, Failure, Feature, TypedValue};
 use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::{ensure, Checked};
 use crate::data::{fidelity_values, jv, large_value, metadata, new_id, values, Step, LARGE_VALUE_LEN};
+
+/// 2^53 - 1, the largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`):
+/// the widest integer the cases put on a saver lacking [`Feature::WideNumbers`].
+pub(crate) const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// CONTRACT §1 "Checkpoint" (every field round-trips): the format version `v` reads back
 /// as put, the current 1 as well as another (4), never a value of the saver's own.
@@ -77,14 +81,16 @@ pub(super) async fn large_channel_value_roundtrips(cx: Cx) -> Checked {
 }
 
 /// CONTRACT §1 "Channel version": versions round-trip with their kind (an integer 1 never
-/// becomes `"1"`, a string `"1"` never becomes 1), including integers beyond 2^53 and the
-/// upstream zero-padded string format.
+/// becomes `"1"`, a string `"1"` never becomes 1), including integers beyond 2^53 (2^53 - 1,
+/// the largest a JavaScript number holds exactly, on a saver lacking
+/// [`Feature::WideNumbers`]) and the upstream zero-padded string format.
 pub(super) async fn channel_versions_roundtrip_with_their_kind(cx: Cx) -> Checked {
     let cfg = cx.config("main");
+    let big = if cx.has(Feature::WideNumbers) { 9_007_199_254_740_993 } else { MAX_SAFE_INTEGER };
     let versions: Vec<(&str, ChannelVersion)> = vec![
         ("a", ChannelVersion::Int(1)),
         ("b", ChannelVersion::Int(2)),
-        ("big", ChannelVersion::Int(9_007_199_254_740_993)),
+        ("big", ChannelVersion::Int(big)),
         ("padded", ChannelVersion::from("00000000000000000000000000000002.0.6312886770924534")),
         ("str_one", ChannelVersion::from("1")),
     ];
@@ -154,10 +160,11 @@ pub(super) async fn metadata_well_known_keys_roundtrip(cx: Cx) -> Checked {
 
 /// CONTRACT §1 "Metadata": any JSON value round-trips exactly: null, booleans, floats,
 /// integers beyond 2^53 and at the i64/u64 limits, nested objects and arrays (empty ones
-/// too), escapes, and Unicode in keys and values.
+/// too), escapes, and Unicode in keys and values. On a saver lacking
+/// [`Feature::WideNumbers`], the integers at ±(2^53 - 1) instead, and no integral float.
 pub(super) async fn metadata_any_json_value_roundtrips(cx: Cx) -> Checked {
     let cfg = cx.config("main");
-    let md = metadata(json!({
+    let mut md = metadata(json!({
         "source": "input",
         "step": -1,
         "null": null,
@@ -175,6 +182,13 @@ pub(super) async fn metadata_any_json_value_roundtrips(cx: Cx) -> Checked {
         "ключ": "значение \u{1f30d} 日本語",
         "emoji \u{1f389}": "\u{645}\u{631}\u{62d}\u{628}\u{627}",
     }));
+    if !cx.has(Feature::WideNumbers) {
+        for wide in ["whole_float", "above_2_53", "i64_min", "u64_max"] {
+            md.remove(wide);
+        }
+        md.insert("max_safe".into(), json!(MAX_SAFE_INTEGER));
+        md.insert("min_safe".into(), json!(-MAX_SAFE_INTEGER));
+    }
     let stored = cx.put(&cfg, Step::fresh().metadata(md.clone())).await?;
     let t = cx.get_some(&stored).await?;
     t.diffs().metadata(&md, &t.metadata).finish()

@@ -14,7 +14,7 @@
 mod fidelity;
 mod rebuild;
 
-use conformance_core::{Capability, ChannelVersion, CheckpointConfig};
+use conformance_core::{Capability, ChannelVersion, CheckpointConfig, Feature};
 use serde_json::json;
 
 use crate::calls::Cx;
@@ -214,19 +214,18 @@ async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
 /// numerically, strings by bytes, every integer below every string), and 1 when there is
 /// none (`Int(1)`, or a string whose integer part before the first `.` is 1, the upstream
 /// padded format), for the versions the saver itself produces and integers. LangGraph's
-/// runtime only ever hands a saver the versions it produced.
+/// runtime only ever hands a saver the versions it produced. The widest integer is
+/// `i64::MAX - 1`, or 2^53 - 2 on a saver lacking [`Feature::WideNumbers`] (its next,
+/// 2^53 - 1, is the largest a JavaScript number holds exactly).
 async fn next_version_is_strictly_greater(cx: Cx) -> Checked {
     let mut d = Diffs::new();
     let first = cx.next_version(None);
     if !crate::model::is_next_version(None, &first) {
         d.of(&first).push("", "1", format_args!("{:?}", *first));
     }
-    let mut currents: Vec<ChannelVersion> = vec![
-        ChannelVersion::Int(0),
-        ChannelVersion::Int(1),
-        ChannelVersion::Int(41),
-        ChannelVersion::Int(i64::MAX - 1),
-    ];
+    let widest = if cx.has(Feature::WideNumbers) { i64::MAX - 1 } else { fidelity::MAX_SAFE_INTEGER - 1 };
+    let mut currents: Vec<ChannelVersion> =
+        vec![ChannelVersion::Int(0), ChannelVersion::Int(1), ChannelVersion::Int(41), ChannelVersion::Int(widest)];
     let mut cur = first.into_value();
     for _ in 0..5 {
         let next = cx.next_version(Some(&cur)).into_value();
