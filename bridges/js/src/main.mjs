@@ -190,8 +190,11 @@ async function hello(args) {
     packages: packageVersions(),
     saver: args.saver,
     reopen: Boolean(state.storage.reopenable),
-    // LangGraph's PendingWrite is [taskId, channel, value]: no read returns a path.
-    task_path: false,
+    // What every LangGraph JS saver lacks (docs/bridge-protocol.md, "Declared limits"):
+    // its PendingWrite is [taskId, channel, value] (no read returns a path), it holds
+    // numbers as JS numbers (no integer beyond 2^53, no 1.0 apart from 1), and its
+    // Checkpoint type has no updated_channels.
+    lacks: ["task_path_on_reads", "wide_numbers", "updated_channels"],
   };
 }
 

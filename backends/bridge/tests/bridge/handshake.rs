@@ -75,3 +75,14 @@ pub fn a_rust_fixtures_declared_limits_cross_the_bridge() {
     let lacks = rt.block_on(reg.registration().fixture()).map(|f| f.lacks().clone()).map_err(|e| e.to_string());
     assert_eq!(lacks, Ok([Feature::Namespaces].into()));
 }
+
+/// The JS child declares what every LangGraph JS saver lacks (docs/bridge-protocol.md,
+/// "Declared limits"): no `task_path` on reads, numbers as JS numbers, no
+/// `updated_channels` in its checkpoint format.
+pub fn the_js_child_declares_its_savers_limits() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let reg = crate::js("js:memory", None);
+    let lacks = rt.block_on(reg.registration().fixture()).map(|f| f.lacks().clone()).map_err(|e| e.to_string());
+    let want = [Feature::TaskPathOnReads, Feature::WideNumbers, Feature::UpdatedChannels];
+    assert_eq!(lacks, Ok(want.into()));
+}

@@ -151,9 +151,12 @@ fn main() -> ExitCode {
         }
     }
     if js_tests() {
-        trials.extend([trial("values_cross_the_bridge_exactly_js", || {
-            values::roundtrip(&js_exact(), values::Fidelity::JavaScript)
-        })]);
+        trials.extend([
+            trial("values_cross_the_bridge_exactly_js", || {
+                values::roundtrip(&js_exact(), values::Fidelity::JavaScript)
+            }),
+            trial("the_js_child_declares_its_savers_limits", handshake::the_js_child_declares_its_savers_limits),
+        ]);
         // The whole catalog on LangGraph JS's MemorySaver. About a minute on a quiet machine,
         // but its 16 MiB values keep node busy in MemorySaver's own serializer
         // (docs/langgraph-savers.md, J-B2): a loaded 2-core CI run of 2026-12-02 sat in it for
