@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use checkpoint_bridge::{BridgeRegistration, BridgeSpec, ChildCommand};
-use conformance_core::{Feature, Fixture, Registration};
+use conformance_core::{Capability, Feature, Fixture, Outcome, Registration, RunOptions};
 
 /// A Rust saver that declares a limit (`memory-lacking`, served by this binary): the
 /// reference memory saver declaring it lacks namespaces.
@@ -85,4 +85,22 @@ pub fn the_js_child_declares_its_savers_limits() {
     let lacks = rt.block_on(reg.registration().fixture()).map(|f| f.lacks().clone()).map_err(|e| e.to_string());
     let want = [Feature::TaskPathOnReads, Feature::WideNumbers, Feature::UpdatedChannels];
     assert_eq!(lacks, Ok(want.into()));
+}
+
+/// What the JS child's declarations do to the cases (a saver keeping exactly what it is
+/// given, tests/bridge/exact_saver.mjs): the put cases about wide numbers check their rule
+/// with numbers a JS number holds (they failed with `Inexact` before), and the case about
+/// `updated_channels` is not run, with the declaration as its reason.
+pub fn the_js_childs_declarations_shape_the_cases() {
+    let options = RunOptions { capabilities: Some([Capability::Put].into()), ..RunOptions::default() };
+    let report = conformance_spec::validate(crate::js_exact().registration(), &options);
+    let outcome = |id: &str| {
+        let t = report.tests.iter().find(|t| t.id == id).unwrap_or_else(|| panic!("no case {id}"));
+        (t.outcome, t.message.clone().unwrap_or_default())
+    };
+    for id in ["put::channel_versions_roundtrip_with_their_kind", "put::metadata_any_json_value_roundtrips"] {
+        assert_eq!(outcome(id).0, Outcome::Passed, "{id}: {}", outcome(id).1);
+    }
+    let (o, m) = outcome("put::updated_channels_none_and_empty_stay_distinct");
+    assert!(o == Outcome::NotRun && m.contains("updated_channels"), "{o:?}: {m}");
 }
