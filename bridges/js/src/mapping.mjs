@@ -50,15 +50,15 @@ function obj(v, what) {
   return v;
 }
 
-/** A kit config as a RunnableConfig: everything under `configurable`, `checkpoint_id`
- * only when set. */
+/** A kit config as a RunnableConfig: everything under `configurable`, each field only when
+ * the request has it (a missing `thread_id` or `checkpoint_ns` stays missing, as LangGraph
+ * JS's runtime would pass it: the saver decides what that means, not the child). */
 export function runnableConfig(wire) {
   obj(wire, "config");
-  const configurable = {
-    thread_id: str(wire.thread_id, "config.thread_id"),
-    checkpoint_ns: str(wire.checkpoint_ns ?? "", "config.checkpoint_ns"),
-  };
-  if (wire.checkpoint_id != null) configurable.checkpoint_id = str(wire.checkpoint_id, "config.checkpoint_id");
+  const configurable = {};
+  for (const key of ["thread_id", "checkpoint_ns", "checkpoint_id"]) {
+    if (wire[key] != null) configurable[key] = str(wire[key], `config.${key}`);
+  }
   return { configurable };
 }
 

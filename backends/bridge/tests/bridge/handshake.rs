@@ -104,3 +104,26 @@ pub fn the_js_childs_declarations_shape_the_cases() {
     let (o, m) = outcome("put::updated_channels_none_and_empty_stay_distinct");
     assert!(o == Outcome::NotRun && m.contains("updated_channels"), "{o:?}: {m}");
 }
+
+/// The JS child's mapping of a config (bridges/js/src/mapping.mjs `runnableConfig`) passes
+/// each field only when the request has it: a missing `thread_id` or `checkpoint_ns` stays
+/// missing for the saver to judge (it was filled with `""` or refused by the child).
+pub fn the_js_child_keeps_a_missing_config_field_missing() {
+    let mapping = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bridges/js/src/mapping.mjs");
+    let script = format!(
+        "const m = await import({mapping:?}); for (const c of [{{thread_id: 't'}}, {{checkpoint_ns: 'x', \
+         checkpoint_id: 'c'}}, {{thread_id: 't', checkpoint_ns: '', checkpoint_id: null}}]) \
+         console.log(JSON.stringify(m.runnableConfig(c).configurable));"
+    );
+    let node = std::env::var_os("CHECKPOINT_BRIDGE_NODE").unwrap_or_else(|| "node".into());
+    let out =
+        std::process::Command::new(node).args(["--input-type=module", "-e", &script]).output().expect("node runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect::<Vec<_>>();
+    let want = [
+        r#"{"thread_id":"t"}"#,
+        r#"{"checkpoint_ns":"x","checkpoint_id":"c"}"#,
+        r#"{"thread_id":"t","checkpoint_ns":""}"#,
+    ];
+    assert_eq!(lines, want);
+}

@@ -157,6 +157,10 @@ fn main() -> ExitCode {
             }),
             trial("the_js_child_declares_its_savers_limits", handshake::the_js_child_declares_its_savers_limits),
             trial("the_js_childs_declarations_shape_the_cases", handshake::the_js_childs_declarations_shape_the_cases),
+            trial(
+                "the_js_child_keeps_a_missing_config_field_missing",
+                handshake::the_js_child_keeps_a_missing_config_field_missing,
+            ),
         ]);
         // The whole catalog on LangGraph JS's MemorySaver. About a minute on a quiet machine,
         // but its 16 MiB values keep node busy in MemorySaver's own serializer
