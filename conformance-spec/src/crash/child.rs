@@ -81,10 +81,13 @@ fn blob(i: usize, len: usize) -> Vec<u8> {
     (0..len).map(|k| ((i * 31 + k * 7) % 251) as u8).collect()
 }
 
-/// Step `i` of the crash workload as `put` stores it (with checkpoint id `id`); the first
-/// step of a namespace stores channel `kept`, later ones only keep its version, so a read
-/// must find the value stored earlier.
-fn crash_step(i: usize, id: &str) -> Step {
+/// Step `i` of the crash workload (with checkpoint id `id`), as `put` gets it and as every
+/// read must return it. The first step of a namespace changes channel `kept`; later ones
+/// keep its version (not in `new_versions`) and carry its value, as LangGraph's runtime
+/// does: every put carries the value of every channel in its `channel_versions`, so the
+/// crash test judges durability alone. Reading a value a put did not carry is CONTRACT §2
+/// put's rule, checked by the `put` cases.
+pub(super) fn crash_step(i: usize, id: &str) -> Step {
     let kept = format!("kept-{}", ns_of(i));
     let step = Step::new(id)
         .value("counter", json!({"i": i}), i as i64 + 1)
@@ -99,16 +102,8 @@ fn crash_step(i: usize, id: &str) -> Step {
     if previous_in_ns(i).is_none() {
         step.value("kept", json!(kept), 1)
     } else {
-        step.keep("kept", 1)
+        step.carry("kept", json!(kept), 1)
     }
-}
-
-/// What a read of step `i` returns: the put step with the kept value filled in.
-pub(super) fn crash_read(i: usize, id: &str) -> Step {
-    let kept = format!("kept-{}", ns_of(i));
-    let mut step = crash_step(i, id);
-    step.checkpoint.channel_values.insert("kept".into(), jv(json!(kept)));
-    step
 }
 
 /// The two `put_writes` calls of step `i`: (task id, writes).
