@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::registration::ReopenFn;
 use crate::{BoxError, Capability, CheckpointSaver, Feature, Strength};
@@ -31,6 +32,9 @@ pub struct SpecCase {
     /// Run on a multi-thread runtime (for cases that need real parallelism) instead of
     /// the default current-thread runtime.
     pub multi_thread: bool,
+    /// How long the case may take: the registration's case timeout, or a budget of its
+    /// own ([`Budget`]).
+    pub budget: Budget,
     /// The capabilities the case's setup (or its check) calls besides its own, e.g.
     /// `[PutWrites, List]` for a `delete_thread` case that puts writes and lists. When one
     /// of them is not implemented the case is not run ([`crate::Outcome::NotRun`], "needs
@@ -49,7 +53,47 @@ pub struct SpecCase {
     pub run: CaseFn,
 }
 
+/// How long a case may take, factory and cleanup included ([`SpecCase::budget`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Budget {
+    /// The registration's case timeout ([`crate::Registration::timeout`], `--timeout`,
+    /// default [`crate::DEFAULT_TIMEOUT`]).
+    CaseTimeout,
+    /// A budget of the case's own, computed by this function when the case starts, for a
+    /// case whose work is counted (the durability crash test: an allowance per kill), so
+    /// that its verdict depends neither on a timeout chosen for single calls nor on the
+    /// machine's load. The registration's case timeout still applies when it is longer
+    /// (`--timeout` can only give such a case more time).
+    Own(fn() -> Duration),
+}
+
 impl SpecCase {
+    /// A case of `capability` named `name` running `run`, with the defaults: no upstream
+    /// names, a current-thread runtime, the registration's case timeout, no needs, a MUST
+    /// rule, no features used.
+    pub const fn new(capability: Capability, name: &'static str, run: CaseFn) -> Self {
+        Self {
+            capability,
+            name,
+            upstream: &[],
+            multi_thread: false,
+            budget: Budget::CaseTimeout,
+            needs: &[],
+            strength: Strength::Must,
+            uses: &[],
+            run,
+        }
+    }
+
+    /// The time limit of this case under a registration whose case timeout is
+    /// `case_timeout` ([`SpecCase::budget`]).
+    pub fn time_limit(&self, case_timeout: Duration) -> Duration {
+        match self.budget {
+            Budget::CaseTimeout => case_timeout,
+            Budget::Own(budget) => budget().max(case_timeout),
+        }
+    }
+
     /// `capability::name`, the id used in reports.
     pub fn id(&self) -> String {
         format!("{}::{}", self.capability, self.name)

@@ -138,13 +138,14 @@ pub(crate) fn plan_needs(
     }
 }
 
-/// Runs one case: a fresh fixture from the factory, the case with the registration's
-/// timeout, panics caught, the cleanup always run (CONTRACT-independent harness rules).
+/// Runs one case: a fresh fixture from the factory, the case within its time limit (the
+/// registration's timeout, or the case's own [`crate::Budget`] when longer), panics caught,
+/// the cleanup always run (CONTRACT-independent harness rules).
 pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult {
     let start = Instant::now();
     let reg = registration.clone();
     let run = case.run;
-    let limit = registration.timeout;
+    let limit = case.time_limit(registration.timeout);
     let facts = crate::case::Facts::default();
     let case_facts = facts.clone();
     let calls = Arc::new(CallLog::default());

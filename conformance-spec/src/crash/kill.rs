@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{ACK_TIMEOUT, CRASH_CHILD_ENV, PREFIX, READY_TIMEOUT};
+use super::{CRASH_CHILD_ENV, PREFIX, READY_TIMEOUT, STALL_TIMEOUT};
 
 /// One acknowledged call of the child.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,14 +114,23 @@ pub(super) async fn run_and_kill(exe: &std::path::Path, request: &str, plan: Kil
     if let Ok(Ok(ready_at)) = tokio::time::timeout(READY_TIMEOUT, ready_rx).await {
         // Wait for the planned acknowledgements (or the child's end), then a fraction of
         // the average call.
-        let timed_out =
-            tokio::time::timeout(ACK_TIMEOUT, acks_rx.wait_for(|(n, _)| *n >= plan.after_acks)).await.is_err();
+        let timed_out = loop {
+            if acks_rx.borrow_and_update().0 >= plan.after_acks {
+                break false;
+            }
+            match tokio::time::timeout(STALL_TIMEOUT, acks_rx.changed()).await {
+                Ok(Ok(())) => {}
+                // The child's stdout ended: it exited (its status says how).
+                Ok(Err(_)) => break false,
+                Err(_) => break true,
+            }
+        };
         let (n, last) = *acks_rx.borrow();
         if timed_out {
             stalled = Some(format!(
-                "the child acknowledged {n} calls in {} s after it was ready while the parent waited for {}: its \
-                 writes stall (another instance has the storage open)",
-                ACK_TIMEOUT.as_secs(),
+                "the child acknowledged {n} calls, then none for {} s while the parent waited for {}: its writes \
+                 stall (another instance has the storage open)",
+                STALL_TIMEOUT.as_secs(),
                 plan.after_acks
             ));
         }

@@ -20,8 +20,8 @@
 //! - `CHECKPOINT_CONFORMANCE_KILLS=N`: the number of kills, 1 to [`MAX_KILLS`] (default
 //!   [`DEFAULT_KILLS`]; empty or unset gives the default; any other value is a usage error
 //!   before the run); a run in which the child acknowledged nothing fails the case.
-//!   Each takes a few tens of milliseconds plus the child's start-up; raise the
-//!   registration's timeout for large N.
+//!   Each takes a few tens of milliseconds plus the child's start-up. The case's time
+//!   budget grows with N ([`budget`]), whatever the registration's case timeout.
 //! - `CHECKPOINT_CONFORMANCE_SEED=S`: the seed of the random kill moments, 0 to 2^64 - 1
 //!   (default, also when empty: random, printed in every failure message and recorded as the `durability.seed` fact).
 //!
@@ -85,8 +85,15 @@ const READY_TIMEOUT: Duration = Duration::from_secs(20);
 const MAX_STEPS: usize = 100_000;
 /// The most acknowledgements the parent waits for before it kills the child.
 pub const MAX_ACKS_BEFORE_KILL: usize = 12;
-/// How long the parent waits for the acknowledgements it wants before it kills anyway.
-const ACK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the parent waits for the child's next acknowledgement before it calls the
+/// child's writes stalled and kills it anyway: a limit on no progress, not on the whole
+/// wait, so a slow saver is not cut short by how many calls the plan waits for.
+const STALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// The time each kill adds to the crash case's budget ([`budget`]). A kill costs about
+/// 0.05 s against the SQLite saver and 0.5 s against a bridged one (a child's start-up, its
+/// calls, the check after it); the allowance leaves a saver a hundred times slower, or a
+/// loaded machine, room, while a saver that hangs still ends the case.
+pub const PER_KILL_BUDGET: Duration = Duration::from_secs(60);
 
 /// Set once a front end called [`child_main_if_requested`]: only then is re-executing the
 /// binary known to reach the child mode instead of running the tests again.
@@ -169,6 +176,16 @@ pub fn env_settings() -> Result<(Option<u64>, usize), String> {
         None => DEFAULT_KILLS,
     };
     Ok((seed, kills))
+}
+
+/// The crash case's time budget ([`conformance_core::Budget::Own`]): [`PER_KILL_BUDGET`]
+/// for each kill ([`KILLS_ENV`], [`DEFAULT_KILLS`] when it is unusable: the case then
+/// fails on it at once). The runner applies it instead of the registration's case timeout
+/// (`--timeout`, default 30 s) unless that is longer, so the verdict does not depend on a
+/// timeout chosen for single calls, nor on the machine's load.
+pub fn budget() -> Duration {
+    let kills = env_settings().map_or(DEFAULT_KILLS, |(_, kills)| kills);
+    PER_KILL_BUDGET * u32::try_from(kills).unwrap_or(u32::MAX)
 }
 
 /// Checks [`KILLS_ENV`] and [`SEED_ENV`] before a run (a usage error, not a verdict).
