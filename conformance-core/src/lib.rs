@@ -63,7 +63,7 @@ pub use checkpoint_contract::{
 };
 
 pub use call::Call;
-pub use case::{Budget, CaseEnv, CaseFn, CaseFuture, Failure, SpecCase};
+pub use case::{Budget, CaseEnv, CaseFn, CaseFuture, CaseInstance, Failure, SpecCase};
 pub use invocation::{Invocation, Put, PutWrites};
 pub use isolation::{panic_message, Abort};
 pub use progress::Progress;

@@ -22,7 +22,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         reopened_instance_sees_a_replaced_checkpoint -[List],
         reopened_instance_keeps_the_first_regular_write -[List],
         reopened_instance_reads_checkpoints -[PutWrites, List],
-        #[budget(crate::crash::budget)] acknowledged_writes_survive_kill,
+        #[closed_instance] #[budget(crate::crash::budget)] acknowledged_writes_survive_kill,
     ])
 }
 

@@ -50,7 +50,7 @@ pub mod traces;
 pub use calls::{Cx, Reply};
 pub use compare::Checked;
 pub use conformance_core::{
-    Budget, Capability, Failure, Feature, Fixture, Registration, Report, RunOptions, SpecCase, Strength,
+    Budget, Capability, CaseInstance, Failure, Feature, Fixture, Registration, Report, RunOptions, SpecCase, Strength,
 };
 pub use crash::{child_main_if_requested, child_main_if_requested_among};
 
@@ -66,7 +66,9 @@ pub use crash::{child_main_if_requested, child_main_if_requested_among};
 ///   its capabilities ([`SpecCase::uses`], [`conformance_core::Feature`]): on a saver that
 ///   declares it lacks one, the case is not run, with the declaration as the reason.
 /// - `#[budget(f)]` gives it a time budget of its own, `f()` ([`conformance_core::Budget::Own`]),
-///   used instead of the registration's case timeout when longer.
+///   used instead of the registration's case timeout when longer;
+/// - `#[closed_instance]` starts it without an open instance
+///   ([`conformance_core::CaseInstance::Closed`]).
 ///
 /// The capabilities a case calls besides its own ([`SpecCase::needs`]) are declared once:
 /// a module default after the capability (`Capability::List, needs [GetTuple] => [...]`)
@@ -110,11 +112,14 @@ macro_rules! __spec_case_mark {
     ($case:ident, budget($f:path)) => {
         $case.budget = $crate::Budget::Own($f);
     };
+    ($case:ident, closed_instance) => {
+        $case.instance = $crate::CaseInstance::Closed;
+    };
     ($case:ident, $other:ident $($rest:tt)*) => {
         compile_error!(concat!(
             "unknown spec_cases! attribute #[",
             stringify!($other),
-            "]; valid: #[multi_thread], #[should], #[uses(Feature, ...)], #[budget(f)]"
+            "]; valid: #[multi_thread], #[should], #[uses(Feature, ...)], #[budget(f)], #[closed_instance]"
         ))
     };
 }

@@ -43,6 +43,14 @@
 //! Other output is ignored.
 
 //!
+//! # Instances
+//!
+//! No instance of the parent holds the storage while a child runs: the case starts
+//! without one ([`conformance_core::CaseInstance::Closed`]: the runner closes the
+//! factory's instance first), and the instance that checks the storage after a kill is
+//! opened once the child is dead and dropped (closed) before the next child starts. A
+//! saver that allows one process per file (DuckDB) is judged like any other.
+//!
 //! # Files
 //!
 //! This file holds the settings, the wiring and the case; `child.rs` the child's side (its
@@ -255,6 +263,8 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
         let reader = cx.reopened("a new instance opened after the kill").await.map_err(|f| context(f.message))?;
         settle(&reader, &thread).await.map_err(|f| context(f.message))?;
         acknowledged += verify_thread(&reader, &thread, &log.acks).await.map_err(|f| context(f.message))?;
+        // Closed before the next child opens the storage.
+        drop(reader);
         checked.push((thread, log.acks));
     }
     let last = cx.reopened("a last new instance").await?;

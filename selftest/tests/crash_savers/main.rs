@@ -5,6 +5,9 @@
 //!   value that a put does not carry is absent on read, as in LangGraph's SqliteSaver) but
 //!   is otherwise durable passes the whole `durability` capability: the crash workload
 //!   carries every channel's value, as LangGraph's runtime does.
+//! - `exclusive`: a saver that holds an exclusive lock on its storage while an instance is
+//!   open (a second open fails, as DuckDB's) passes the crash test: the case starts without
+//!   an open instance, and its checking instance is closed before each child starts.
 //! - `slow`: a saver whose every call sleeps a few milliseconds, registered with a case
 //!   timeout far below what the crash test takes on it, still gets the crash test to its
 //!   verdict (passed): the case's budget grows with its kills, not with the case timeout.
@@ -25,6 +28,10 @@ const SLOW_TIMEOUT: Duration = Duration::from_millis(500);
 
 fn carried_only() -> Registration {
     Registration::persistent("carried-only", FileStorage::default())
+}
+
+fn exclusive() -> Registration {
+    Registration::persistent("exclusive", FileStorage { exclusive: true, ..FileStorage::default() })
 }
 
 fn slow() -> Registration {
@@ -59,7 +66,7 @@ fn failures(report: &Report) -> String {
 }
 
 fn main() -> ExitCode {
-    let registrations = [carried_only(), slow()];
+    let registrations = [carried_only(), exclusive(), slow()];
     if let Some(code) = conformance_spec::child_main_if_requested_among(&registrations) {
         return code;
     }
@@ -70,6 +77,10 @@ fn main() -> ExitCode {
         problems.push(format!("carried-only: durability {status:?}, expected passed:\n{}", failures(&report)));
     }
     let r = crash_case(&registrations[1]);
+    if r.outcome != Outcome::Passed {
+        problems.push(format!("exclusive: the crash case {:?}: {}", r.outcome, r.message.unwrap_or_default()));
+    }
+    let r = crash_case(&registrations[2]);
     println!("slow: the crash case {:?} in {:.0} ms (case timeout {SLOW_TIMEOUT:?})", r.outcome, r.duration_ms);
     if r.outcome != Outcome::Passed {
         problems.push(format!("slow: the crash case {:?}: {}", r.outcome, r.message.unwrap_or_default()));
