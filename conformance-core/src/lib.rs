@@ -46,6 +46,7 @@ mod invocation;
 mod isolation;
 pub mod leftovers;
 pub mod output_file;
+pub mod process_group;
 pub mod progress;
 mod registration;
 pub mod render;

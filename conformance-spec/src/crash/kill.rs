@@ -8,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::{CRASH_CHILD_ENV, PREFIX, READY_TIMEOUT, STALL_TIMEOUT};
 
+/// How long the processes the child started may take to die after the kill.
+const GROUP_GONE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// One acknowledged call of the child.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Ack {
@@ -50,18 +53,24 @@ pub(super) struct KillPlan {
 /// Starts the child, waits for `ready` and the acknowledgements of the plan, then for the
 /// plan's fraction of a call, kills it with SIGKILL and returns what it acknowledged.
 pub(super) async fn run_and_kill(exe: &std::path::Path, request: &str, plan: KillPlan) -> Result<ChildLog, String> {
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .args(std::env::args_os().skip(1))
         .env(CRASH_CHILD_ENV, request)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("could not start the child {}: {e}", exe.display()))?;
+        .stderr(Stdio::piped());
+    // The child leads a process group of its own, with whatever it starts (a bridged
+    // saver's child process): the kill ends them all, and the storage is opened again only
+    // once none is alive.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().map_err(|e| format!("could not start the child {}: {e}", exe.display()))?;
     // An interrupted front end kills the child before it exits (it would go on writing),
     // and removes the child's lock file.
     let child_pid = child.id();
     let _killed_on_interrupt = conformance_core::leftovers::on_interrupt(move || {
+        conformance_core::process_group::kill(child_pid);
         conformance_core::leftovers::kill_and_release_child(child_pid);
     });
     let log = Arc::new(Mutex::new(ChildLog::default()));
@@ -152,17 +161,26 @@ pub(super) async fn run_and_kill(exe: &std::path::Path, request: &str, plan: Kil
     // A child that ended before the kill ended by itself: fine after the whole workload
     // (exit 0), a failure otherwise (its error line or its panic on stderr says why).
     let ended_early = child.try_wait().ok().flatten();
+    conformance_core::process_group::kill(child_pid);
     let _ = child.kill();
-    let (status, stderr_tail) = tokio::task::spawn_blocking(move || {
+    let (status, stderr_tail, group_gone) = tokio::task::spawn_blocking(move || {
         let status = child.wait();
         // Reaped: its lock file is this process's to remove (the child could not).
         conformance_core::leftovers::release_child(child.id());
+        let group_gone = conformance_core::process_group::wait_gone(child_pid, GROUP_GONE_TIMEOUT);
         let _ = out_reader.join();
         let tail = err_reader.join().unwrap_or_default();
-        (status, tail)
+        (status, tail, group_gone)
     })
     .await
     .map_err(|e| format!("waiting for the child failed: {e}"))?;
+    if !group_gone {
+        return Err(format!(
+            "a process the child started (process group {child_pid}) was still alive {} s after the kill, so the \
+             storage cannot be checked as the kill left it",
+            GROUP_GONE_TIMEOUT.as_secs()
+        ));
+    }
     let mut log = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
     log.moment = moment;
     if !log.ready {

@@ -48,8 +48,11 @@
 //! No instance of the parent holds the storage while a child runs: the case starts
 //! without one ([`conformance_core::CaseInstance::Closed`]: the runner closes the
 //! factory's instance first), and the instance that checks the storage after a kill is
-//! opened once the child is dead and dropped (closed) before the next child starts. A
-//! saver that allows one process per file (DuckDB) is judged like any other.
+//! opened once the child is dead and dropped (closed) before the next child starts. The
+//! child leads a process group of its own; the kill goes to the whole group, and the
+//! child counts as dead once no process of the group is alive
+//! ([`conformance_core::process_group`]: a bridged saver lives in a grandchild). A saver
+//! that allows one process per file (DuckDB) is judged like any other.
 //!
 //! # Files
 //!
