@@ -27,12 +27,19 @@
 //!
 //! # When the kill comes
 //!
-//! For each kill the parent draws a number of acknowledgements to wait for (0 to
-//! [`MAX_ACKS_BEFORE_KILL`]; at least 1 for the first kill, so a run always has something
-//! to verify) and a fraction of one call: once the child has acknowledged
-//! that many calls, the parent waits that fraction of the child's average time per call
-//! and kills it. The kills so land at random points inside a call, whatever the saver's
-//! speed, from before the first write to a few steps in.
+//! Seeded ([`SEED_ENV`]) and spread over the workload's phases (`plan.rs`): the child's
+//! calls come in steps of three (`put`, then `put_writes` of task a and of task b), and
+//! each run of six kills lands once in each of the three calls at each of two moments:
+//! between calls (the child holds after the acknowledgement before the call, its request
+//! says which, and is killed there) and inside the call (a random fraction, 0.2 to 1, of
+//! the child's average time for that call, measured in the same child life, after the
+//! acknowledgement before it; the thread reading the child's lines fires the kill, so it
+//! lands where planned even when calls take a fraction of a millisecond). Most kills come
+//! after 17 to 22 steps, so that each child, whose start-up is most of a kill's cost,
+//! acknowledges 51 to 68 calls; every third kill (never the first, so a run always has
+//! something to verify) comes in its thread's first four steps, where the first `put` of
+//! a thread and of a namespace happen. The default six kills check more than 200
+//! acknowledged calls.
 //!
 //! # The child's protocol
 //!
@@ -40,7 +47,8 @@
 //! `ready` once the storage is open, `ack put <i> <checkpoint id>` after `put` of step `i`
 //! returned `Ok`, `ack writes <i> <checkpoint id> <task id>` after a `put_writes` of step
 //! `i` returned `Ok`, and `error <message>` before exiting with code 3 when a call failed.
-//! Other output is ignored.
+//! Other output is ignored. A request with `hold_after: n` makes the child stop after its
+//! `n`-th acknowledgement (`ready` for 0) and wait to be killed.
 
 //!
 //! # Instances
@@ -57,11 +65,12 @@
 //! # Files
 //!
 //! This file holds the settings, the wiring and the case; `child.rs` the child's side (its
-//! request and its workload), `kill.rs` the parent's start-and-kill of one child and
-//! `verify.rs` the check of the storage after a kill.
+//! request and its workload), `plan.rs` where the kills land, `kill.rs` the parent's
+//! start-and-kill of one child and `verify.rs` the check of the storage after a kill.
 
 mod child;
 mod kill;
+mod plan;
 mod verify;
 
 use std::process::ExitCode;
@@ -73,18 +82,21 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::Checked;
-use kill::{run_and_kill, Ack, KillPlan};
+use kill::{run_and_kill, Ack};
 use verify::{settle, verify_thread};
 
 /// The environment variable that makes a process a crash child; its value is a JSON
-/// object `{"registration": name, "location": locator, "thread": thread id}`.
+/// object `{"registration": name, "location": locator, "thread": thread id, "hold_after":
+/// n}` (`hold_after` optional: the child stops after its `n`-th acknowledgement, 0 for
+/// `ready`, and waits to be killed).
 pub const CRASH_CHILD_ENV: &str = "CHECKPOINT_CONFORMANCE_CRASH_CHILD";
 /// The environment variable with the number of kills.
 pub const KILLS_ENV: &str = "CHECKPOINT_CONFORMANCE_KILLS";
 /// The environment variable with the seed of the kill delays.
 pub const SEED_ENV: &str = "CHECKPOINT_CONFORMANCE_SEED";
-/// Kills per crash test unless [`KILLS_ENV`] says otherwise.
-pub const DEFAULT_KILLS: usize = 20;
+/// Kills per crash test unless [`KILLS_ENV`] says otherwise: one run of the six kinds of
+/// kill (see the module docs), more than 200 acknowledged calls checked.
+pub const DEFAULT_KILLS: usize = 6;
 /// The most kills [`KILLS_ENV`] may ask for (each takes a child's start-up and a kill).
 pub const MAX_KILLS: usize = 10_000;
 
@@ -94,8 +106,6 @@ const PREFIX: &str = "checkpoint-conformance-crash:";
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
 /// The child's workload stops after this many steps if nobody killed it.
 const MAX_STEPS: usize = 100_000;
-/// The most acknowledgements the parent waits for before it kills the child.
-pub const MAX_ACKS_BEFORE_KILL: usize = 12;
 /// How long the parent waits for the child's next acknowledgement before it calls the
 /// child's writes stalled and kills it anyway: a limit on no progress, not on the whole
 /// wait, so a slow saver is not cut short by how many calls the plan waits for.
@@ -243,13 +253,14 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
     let exe = std::env::current_exe().map_err(|e| Failure::new(format!("cannot find this test binary: {e}")))?;
     let mut checked: Vec<(String, Vec<Ack>)> = Vec::new();
     let mut acknowledged = 0usize;
-    for k in 1..=kills {
+    for (plan, k) in plan::plans(&mut rng, kills).into_iter().zip(1..) {
         let thread = cx.thread(&format!("crash{k}"));
-        // The first kill waits for at least one acknowledgement, so a run always has
-        // something to verify.
-        let least = usize::from(k == 1);
-        let plan = KillPlan { after_acks: rng.usize(least..=MAX_ACKS_BEFORE_KILL), fraction: rng.f64() };
-        let request = json!({"registration": cx.registration_name(), "location": location, "thread": thread});
+        let request = json!({
+            "registration": cx.registration_name(),
+            "location": location,
+            "thread": thread,
+            "hold_after": plan.hold_after(),
+        });
         let log = run_and_kill(&exe, &request.to_string(), plan).await.map_err(|m| {
             Failure::new(format!("kill {k} of {kills} (seed {seed}, rerun with {SEED_ENV}={seed}): {m}"))
         })?;
