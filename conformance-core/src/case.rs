@@ -7,9 +7,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::registration::ReopenFn;
-use crate::{BoxError, Capability, CheckpointSaver, Feature, Strength};
+use crate::{
+    BoxError, Capability, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointSaver, CheckpointTuple, Feature, ListOptions, Strength, TypedValue,
+};
 
 /// The future a case returns.
 pub type CaseFuture = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'static>>;
@@ -31,6 +35,11 @@ pub struct SpecCase {
     /// Run on a multi-thread runtime (for cases that need real parallelism) instead of
     /// the default current-thread runtime.
     pub multi_thread: bool,
+    /// How long the case may take: the registration's case timeout, or a budget of its
+    /// own ([`Budget`]).
+    pub budget: Budget,
+    /// Whether the case starts with the factory's instance open ([`CaseInstance`]).
+    pub instance: CaseInstance,
     /// The capabilities the case's setup (or its check) calls besides its own, e.g.
     /// `[PutWrites, List]` for a `delete_thread` case that puts writes and lists. When one
     /// of them is not implemented the case is not run ([`crate::Outcome::NotRun`], "needs
@@ -49,7 +58,63 @@ pub struct SpecCase {
     pub run: CaseFn,
 }
 
+/// How long a case may take, factory and cleanup included ([`SpecCase::budget`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Budget {
+    /// The registration's case timeout ([`crate::Registration::timeout`], `--timeout`,
+    /// default [`crate::DEFAULT_TIMEOUT`]).
+    CaseTimeout,
+    /// A budget of the case's own, computed by this function when the case starts, for a
+    /// case whose work is counted (the durability crash test: an allowance per kill), so
+    /// that its verdict depends neither on a timeout chosen for single calls nor on the
+    /// machine's load. The registration's case timeout still applies when it is longer
+    /// (`--timeout` can only give such a case more time).
+    Own(fn() -> Duration),
+}
+
+/// The saver instance a case starts with ([`SpecCase::instance`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseInstance {
+    /// The factory's instance, open: [`CaseEnv::saver`].
+    Open,
+    /// None open: the runner closes the factory's instance before the case starts (drops
+    /// its handle and awaits the fixture's [`crate::Fixture::with_close`]), keeping its
+    /// storage, and the case opens the instances it needs with [`CaseEnv::reopen`], each
+    /// closed when dropped. For a case whose other process opens the storage (the
+    /// durability crash test's child), which a saver that allows one process per file
+    /// refuses while an instance is open (DuckDB: "Conflicting lock is held").
+    /// [`CaseEnv::saver`] is then a stand-in whose every base call fails saying so.
+    Closed,
+}
+
 impl SpecCase {
+    /// A case of `capability` named `name` running `run`, with the defaults: no upstream
+    /// names, a current-thread runtime, the factory's instance open, the registration's
+    /// case timeout, no needs, a MUST rule, no features used.
+    pub const fn new(capability: Capability, name: &'static str, run: CaseFn) -> Self {
+        Self {
+            capability,
+            name,
+            upstream: &[],
+            multi_thread: false,
+            budget: Budget::CaseTimeout,
+            instance: CaseInstance::Open,
+            needs: &[],
+            strength: Strength::Must,
+            uses: &[],
+            run,
+        }
+    }
+
+    /// The time limit of this case under a registration whose case timeout is
+    /// `case_timeout` ([`SpecCase::budget`]).
+    pub fn time_limit(&self, case_timeout: Duration) -> Duration {
+        match self.budget {
+            Budget::CaseTimeout => case_timeout,
+            Budget::Own(budget) => budget().max(case_timeout),
+        }
+    }
+
     /// `capability::name`, the id used in reports.
     pub fn id(&self) -> String {
         format!("{}::{}", self.capability, self.name)
@@ -256,5 +321,53 @@ impl CaseEnv {
             return Err(Failure::new("this registration cannot open a second instance on the same storage"));
         };
         reopen().await.map_err(|e: BoxError| Failure::new(format!("opening a second instance failed: {e}")))
+    }
+}
+
+/// The stand-in for the instance of a case that starts without one
+/// ([`CaseInstance::Closed`]): every base call fails with a storage error saying so.
+pub(crate) struct ClosedInstance;
+
+impl ClosedInstance {
+    fn error<T>() -> Result<T, CheckpointError> {
+        Err(CheckpointError::storage_msg(
+            "this case starts without an open instance (CaseInstance::Closed): the runner closed the factory's \
+             instance; open one with CaseEnv::reopen",
+        ))
+    }
+}
+
+#[async_trait::async_trait]
+impl CheckpointSaver for ClosedInstance {
+    async fn put(
+        &self,
+        _: &CheckpointConfig,
+        _: Checkpoint,
+        _: CheckpointMetadata,
+        _: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        Self::error()
+    }
+
+    async fn put_writes(
+        &self,
+        _: &CheckpointConfig,
+        _: Vec<(String, TypedValue)>,
+        _: &str,
+        _: &str,
+    ) -> Result<(), CheckpointError> {
+        Self::error()
+    }
+
+    async fn get_tuple(&self, _: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        Self::error()
+    }
+
+    async fn list(&self, _: &str, _: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        Self::error()
+    }
+
+    async fn delete_thread(&self, _: &str) -> Result<(), CheckpointError> {
+        Self::error()
     }
 }

@@ -46,6 +46,7 @@ mod invocation;
 mod isolation;
 pub mod leftovers;
 pub mod output_file;
+pub mod process_group;
 pub mod progress;
 mod registration;
 pub mod render;
@@ -63,7 +64,7 @@ pub use checkpoint_contract::{
 };
 
 pub use call::Call;
-pub use case::{CaseEnv, CaseFn, CaseFuture, Failure, SpecCase};
+pub use case::{Budget, CaseEnv, CaseFn, CaseFuture, CaseInstance, Failure, SpecCase};
 pub use invocation::{Invocation, Put, PutWrites};
 pub use isolation::{panic_message, Abort};
 pub use progress::Progress;

@@ -25,6 +25,7 @@ pub(crate) type HookFn = Arc<dyn Fn() -> BoxFuture<'static, Result<(), BoxError>
 /// open a second instance on the same storage.
 pub struct Fixture {
     pub(crate) saver: Arc<dyn CheckpointSaver>,
+    pub(crate) close: Option<CleanupFn>,
     pub(crate) cleanup: Option<CleanupFn>,
     pub(crate) reopen: Option<ReopenFn>,
     pub(crate) location: Option<String>,
@@ -39,7 +40,7 @@ impl Fixture {
 
     /// A fixture around a shared saver.
     pub fn from_arc(saver: Arc<dyn CheckpointSaver>) -> Self {
-        Self { saver, cleanup: None, reopen: None, location: None, lacks: BTreeSet::new() }
+        Self { saver, close: None, cleanup: None, reopen: None, location: None, lacks: BTreeSet::new() }
     }
 
     /// Runs `cleanup` after the case, whether it passed, failed, panicked or timed out
@@ -52,6 +53,41 @@ impl Fixture {
     {
         self.cleanup = Some(Box::new(move || Box::pin(cleanup())));
         self
+    }
+
+    /// How to close the fixture's instance while keeping its storage, for a saver that
+    /// dropping does not close (one served by another process: the bridge's). The runner
+    /// drops its handle on the saver and awaits `close` before a case that starts without
+    /// an open instance ([`crate::CaseInstance::Closed`]: the durability crash test, whose
+    /// child process opens the storage). A saver that dropping closes (every Rust saver of
+    /// a [`crate::Storage`]) needs none. The cleanup still runs after the case.
+    pub fn with_close<F, Fut>(mut self, close: F) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+    {
+        self.close = Some(Box::new(move || Box::pin(close())));
+        self
+    }
+
+    /// Takes the close given with [`Fixture::with_close`], for a front end that serves
+    /// the fixture elsewhere than in a case (the bridge's Rust server).
+    pub fn take_close(&mut self) -> Option<CleanupFn> {
+        self.close.take()
+    }
+
+    /// Closes the fixture's instance and keeps its storage, reopen, location and cleanup:
+    /// drops the saver (a stand-in whose every base call fails saying the instance is
+    /// closed takes its place) and awaits the [`Fixture::with_close`] close, if any.
+    ///
+    /// # Errors
+    /// The close's error.
+    pub(crate) async fn close_instance(&mut self) -> Result<(), BoxError> {
+        self.saver = Arc::new(crate::case::ClosedInstance);
+        match self.close.take() {
+            Some(close) => close().await,
+            None => Ok(()),
+        }
     }
 
     /// Declares that another instance can be opened on the same storage, which enables

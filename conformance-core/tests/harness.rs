@@ -56,16 +56,7 @@ impl CheckpointSaver for Misbehaving {
 }
 
 fn case(capability: Capability, name: &'static str, run: conformance_core::CaseFn) -> SpecCase {
-    SpecCase {
-        capability,
-        name,
-        upstream: &[],
-        multi_thread: false,
-        needs: &[],
-        strength: conformance_core::Strength::Must,
-        uses: &[],
-        run,
-    }
+    SpecCase::new(capability, name, run)
 }
 
 fn put_case(ctx: CaseEnv) -> conformance_core::CaseFuture {
@@ -330,4 +321,79 @@ fn a_timeout_gets_a_hint_naming_both_timeouts() {
         quick(Registration::new("errors", || async { Ok(Fixture::new(Misbehaving(Mode::StorageErrorEverywhere))) }));
     let report = run(&reg, &[case(Capability::Put, "put_works", put_case)], &RunOptions::default());
     assert_eq!(conformance_core::run::timeout_hint(&report.tests[0]), None);
+}
+
+fn sleeps_800_ms(_ctx: CaseEnv) -> conformance_core::CaseFuture {
+    Box::pin(async move {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        Ok(())
+    })
+}
+
+/// A case with a budget of its own ([`conformance_core::Budget::Own`]) runs past the
+/// registration's case timeout; the same case without one times out.
+#[test]
+fn a_case_with_its_own_budget_outlives_the_case_timeout() {
+    let reg = Registration::new("fine", || async { Ok(Fixture::new(Misbehaving(Mode::Fine))) })
+        .timeout(Duration::from_millis(200));
+    let plain = case(Capability::Durability, "plain", sleeps_800_ms);
+    let budgeted = SpecCase { budget: conformance_core::Budget::Own(|| Duration::from_secs(5)), ..plain };
+    let r = conformance_core::run::execute_case(&reg, &budgeted);
+    assert_eq!(r.outcome, Outcome::Passed, "{:?}", r.message);
+    let r = conformance_core::run::execute_case(&reg, &plain);
+    assert!(r.outcome == Outcome::Failed && r.message.as_deref().unwrap_or("").contains("timed out"), "{r:?}");
+}
+
+/// What happened to the instance of [`a_case_without_an_open_instance_gets_it_closed_first`].
+static DROPPED: AtomicUsize = AtomicUsize::new(0);
+static CLOSED: AtomicUsize = AtomicUsize::new(0);
+static CLEANED: AtomicUsize = AtomicUsize::new(0);
+
+/// A saver that counts its drops.
+struct Counted;
+impl CheckpointSaver for Counted {}
+impl Drop for Counted {
+    fn drop(&mut self) {
+        DROPPED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn finds_the_instance_closed(ctx: CaseEnv) -> conformance_core::CaseFuture {
+    Box::pin(async move {
+        let (dropped, closed) = (DROPPED.load(Ordering::SeqCst), CLOSED.load(Ordering::SeqCst));
+        if (dropped, closed) != (1, 1) {
+            return Err(Failure::new(format!("before the case: {dropped} drops, {closed} closes, expected 1 and 1")));
+        }
+        let err = ctx.saver.get_tuple(&CheckpointConfig::new("t")).await.err().map(|e| e.to_string());
+        if !err.as_deref().is_some_and(|e| e.contains("CaseInstance::Closed")) {
+            return Err(Failure::new(format!("the stand-in answered {err:?}")));
+        }
+        ctx.reopen().await.map(drop)
+    })
+}
+
+/// A case marked [`conformance_core::CaseInstance::Closed`] starts after the factory's
+/// instance was dropped and the fixture's close awaited; reopen still works, and the
+/// cleanup runs after the case.
+#[test]
+fn a_case_without_an_open_instance_gets_it_closed_first() {
+    let reg = Registration::new("counted", || async {
+        Ok(Fixture::new(Counted)
+            .with_close(|| async {
+                CLOSED.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .with_reopen(|| async { Ok(Misbehaving(Mode::Fine)) })
+            .with_cleanup(|| async {
+                CLEANED.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }))
+    });
+    let closed = SpecCase {
+        instance: conformance_core::CaseInstance::Closed,
+        ..case(Capability::Durability, "closed", finds_the_instance_closed)
+    };
+    let r = conformance_core::run::execute_case(&reg, &closed);
+    assert_eq!(r.outcome, Outcome::Passed, "{:?}", r.message);
+    assert_eq!(CLEANED.load(Ordering::SeqCst), 1);
 }

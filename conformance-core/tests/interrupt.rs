@@ -37,26 +37,8 @@ fn no_case_starts_after_an_interrupt() {
     let names = ["a", "b", "c", "d", "e", "f"];
     let cases: Vec<SpecCase> = names
         .iter()
-        .map(|n| SpecCase {
-            capability: Capability::GetTuple,
-            name: n,
-            upstream: &[],
-            multi_thread: false,
-            needs: &[],
-            strength: conformance_core::Strength::Must,
-            uses: &[],
-            run: counted,
-        })
-        .chain(std::iter::once(SpecCase {
-            capability: Capability::List,
-            name: "later",
-            upstream: &[],
-            multi_thread: false,
-            needs: &[],
-            strength: conformance_core::Strength::Must,
-            uses: &[],
-            run: counted,
-        }))
+        .map(|n| SpecCase::new(Capability::GetTuple, n, counted))
+        .chain(std::iter::once(SpecCase::new(Capability::List, "later", counted)))
         .collect();
     let reg = Registration::new("fine", || async { Ok(Fixture::new(Fine)) });
     let report = run(&reg, &cases, &RunOptions { jobs: 1, ..RunOptions::default() });

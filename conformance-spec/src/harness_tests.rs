@@ -27,16 +27,7 @@ impl CheckpointSaver for PutOnly {
 }
 
 fn case(capability: Capability, name: &'static str, run: conformance_core::CaseFn) -> SpecCase {
-    SpecCase {
-        capability,
-        name,
-        upstream: &[],
-        multi_thread: false,
-        needs: &[],
-        strength: conformance_core::Strength::Must,
-        uses: &[],
-        run,
-    }
+    SpecCase::new(capability, name, run)
 }
 
 fn cases() -> Vec<SpecCase> {

@@ -50,7 +50,7 @@ pub mod traces;
 pub use calls::{Cx, Reply};
 pub use compare::Checked;
 pub use conformance_core::{
-    Capability, Failure, Feature, Fixture, Registration, Report, RunOptions, SpecCase, Strength,
+    Budget, Capability, CaseInstance, Failure, Feature, Fixture, Registration, Report, RunOptions, SpecCase, Strength,
 };
 pub use crash::{child_main_if_requested, child_main_if_requested_among};
 
@@ -65,6 +65,10 @@ pub use crash::{child_main_if_requested, child_main_if_requested_among};
 /// - `#[uses(Namespaces, WideNumbers)]` names what the case assumes of the saver beyond
 ///   its capabilities ([`SpecCase::uses`], [`conformance_core::Feature`]): on a saver that
 ///   declares it lacks one, the case is not run, with the declaration as the reason.
+/// - `#[budget(f)]` gives it a time budget of its own, `f()` ([`conformance_core::Budget::Own`]),
+///   used instead of the registration's case timeout when longer;
+/// - `#[closed_instance]` starts it without an open instance
+///   ([`conformance_core::CaseInstance::Closed`]).
 ///
 /// The capabilities a case calls besides its own ([`SpecCase::needs`]) are declared once:
 /// a module default after the capability (`Capability::List, needs [GetTuple] => [...]`)
@@ -77,51 +81,45 @@ macro_rules! spec_cases {
     ($cap:expr => [ $($rest:tt)* ]) => {
         $crate::spec_cases!($cap, needs [] => [ $($rest)* ])
     };
-    ($cap:expr, needs $dn:tt => [ $( $( #[$a:ident $( ( $($ap:ident),* $(,)? ) )? ] )* $f:ident $( +[ $($n:ident),* $(,)? ] )? $( -[ $($m:ident),* $(,)? ] )? $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
-        vec![ $( $crate::SpecCase {
-            capability: $cap,
-            name: stringify!($f),
-            upstream: &[$($($u),*)?],
-            multi_thread: { $( $crate::__spec_case_attr_check!($a); )* false $( || $crate::__spec_case_attr_is!(multi_thread $a) )* },
-            needs: $crate::__spec_case_needs!($dn [$($($n),*)?] [$($($m),*)?]),
-            strength: if false $( || $crate::__spec_case_attr_is!(should $a) )* {
-                $crate::Strength::Should
-            } else {
-                $crate::Strength::Must
-            },
-            uses: &[ $( $( $( $crate::Feature::$ap, )* )? )* ],
-            run: |ctx| Box::pin($crate::Cx::run(ctx, $cap, $f)),
+    ($cap:expr, needs $dn:tt => [ $( $(#[$mark:ident $(($($arg:tt)*))?])* $f:ident $( +[ $($n:ident),* $(,)? ] )? $( -[ $($m:ident),* $(,)? ] )? $( [ $($u:literal),* $(,)? ] )? ),* $(,)? ]) => {
+        vec![ $( {
+            #[allow(unused_mut)]
+            let mut case = $crate::SpecCase {
+                upstream: &[$($($u),*)?],
+                needs: $crate::__spec_case_needs!($dn [$($($n),*)?] [$($($m),*)?]),
+                ..$crate::SpecCase::new($cap, stringify!($f), |ctx| Box::pin($crate::Cx::run(ctx, $cap, $f)))
+            };
+            $( $crate::__spec_case_mark!(case, $mark $(($($arg)*))?); )*
+            case
         } ),* ]
     };
 }
 
-/// Whether the attribute `$got` of a [`spec_cases!`] entry is `$want`.
+/// Applies one attribute of a [`spec_cases!`] entry to its case, or refuses one it does
+/// not know.
 #[macro_export]
 #[doc(hidden)]
-macro_rules! __spec_case_attr_is {
-    (multi_thread multi_thread) => {
-        true
+macro_rules! __spec_case_mark {
+    ($case:ident, multi_thread) => {
+        $case.multi_thread = true;
     };
-    (should should) => {
-        true
+    ($case:ident, should) => {
+        $case.strength = $crate::Strength::Should;
     };
-    ($want:ident $got:ident) => {
-        false
+    ($case:ident, uses($($feature:ident),* $(,)?)) => {
+        $case.uses = &[$($crate::Feature::$feature),*];
     };
-}
-
-/// Refuses an attribute a [`spec_cases!`] entry does not know.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! __spec_case_attr_check {
-    (multi_thread) => {};
-    (should) => {};
-    (uses) => {};
-    ($other:ident) => {
+    ($case:ident, budget($f:path)) => {
+        $case.budget = $crate::Budget::Own($f);
+    };
+    ($case:ident, closed_instance) => {
+        $case.instance = $crate::CaseInstance::Closed;
+    };
+    ($case:ident, $other:ident $($rest:tt)*) => {
         compile_error!(concat!(
             "unknown spec_cases! attribute #[",
             stringify!($other),
-            "]; valid: #[multi_thread], #[should], #[uses(Feature, ...)]"
+            "]; valid: #[multi_thread], #[should], #[uses(Feature, ...)], #[budget(f)], #[closed_instance]"
         ))
     };
 }

@@ -356,7 +356,7 @@ impl Connection {
     }
 
     /// Calls `op` and waits for it on this thread, at most `timeout` (for the trait's one
-    /// sync method, `get_next_version`).
+    /// sync method, `get_next_version`, and for closing an instance on drop).
     pub(crate) fn call_blocking<A: Serialize, T: DeserializeOwned>(
         &self,
         op: &str,
@@ -378,11 +378,6 @@ impl Connection {
             CallError::Timeout(timeout)
         })??;
         decode(op, &raw)
-    }
-
-    /// Sends `op` and forgets its answer (closing an instance on drop).
-    pub(crate) fn send_forget<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A) {
-        let _ = self.start(op, handle, args, Box::new(|_| {}));
     }
 
     /// Closes the child's stdin and waits up to `grace` for it to exit; kills it after

@@ -144,19 +144,17 @@ impl Supervisor {
         let lacks = match self.lacks(&opened) {
             Ok(l) => l,
             Err(e) => {
-                conn.send_forget("close", Some(handle), &NoArgs {});
+                // The declaration's error is the one to report.
+                let _ = handle_op(conn, "close", handle, "closing").await;
                 return Err(e.into());
             }
         };
         let saver = BridgeSaver::new(conn.clone(), handle, false);
-        let close_conn = conn.clone();
-        let mut fixture = Fixture::new(saver).with_cleanup(move || async move {
-            close_conn
-                .call::<_, serde_json::Value>("close", Some(handle), &NoArgs {})
-                .await
-                .map(|_| ())
-                .map_err(|e| BoxError::from(format!("closing the saver (handle {handle}) failed: {e}")))
-        });
+        let (close_conn, release_conn) = (conn.clone(), conn.clone());
+        let mut fixture = Fixture::new(saver)
+            .with_cleanup(move || handle_op(close_conn, "close", handle, "closing"))
+            // The instance lives in the child: dropping the host's handle does not close it.
+            .with_close(move || handle_op(release_conn, "release", handle, "releasing"));
         for feature in lacks {
             fixture = fixture.lacking(feature);
         }
@@ -191,6 +189,15 @@ impl Supervisor {
             conn.call("open_at", None, &At { location: &location }).await.map_err(|e| to_error("open_at", e, false))?;
         Ok(Fixture::new(BridgeSaver::new(conn, r.handle, true)).with_location(location))
     }
+}
+
+/// Sends `op` (`close`, `release`) for the instance `handle` and waits for its answer; an
+/// error says what the host was `doing` ("closing the saver (handle 3) failed: ...").
+async fn handle_op(conn: Arc<Connection>, op: &'static str, handle: u64, doing: &str) -> Result<(), BoxError> {
+    conn.call::<_, serde_json::Value>(op, Some(handle), &NoArgs {})
+        .await
+        .map(|_| ())
+        .map_err(|e| BoxError::from(format!("{doing} the saver (handle {handle}) failed: {e}")))
 }
 
 /// Removes the run directories (`run-<pid>-*`) of processes that are gone: a host killed

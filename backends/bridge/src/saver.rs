@@ -19,6 +19,9 @@ use crate::protocol::NoArgs;
 /// How long `get_next_version`, the trait's one sync method, waits for its answer.
 pub const NEXT_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long dropping a reopened instance waits for the child to close it.
+const CLOSE_ON_DROP_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// A saver instance in a bridge child, named by its handle.
 ///
 /// Calls are answered by the child; many may be in flight at once. Errors come back as
@@ -27,8 +30,11 @@ pub const NEXT_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct BridgeSaver {
     conn: Arc<Connection>,
     handle: u64,
-    /// Reopened instances close themselves when dropped; a case's own instance is closed
-    /// by the fixture's cleanup (which also removes the storage).
+    /// Reopened instances close themselves when dropped, and the drop waits for the child
+    /// to have closed them (at most [`CLOSE_ON_DROP_TIMEOUT`]), so the storage is free once
+    /// the instance is gone, as with a Rust saver (the durability crash test starts a child
+    /// process on the storage next); a case's own instance is closed by the fixture's
+    /// cleanup (which also removes the storage), or released by its close.
     close_on_drop: bool,
 }
 
@@ -55,7 +61,13 @@ impl BridgeSaver {
 impl Drop for BridgeSaver {
     fn drop(&mut self) {
         if self.close_on_drop {
-            self.conn.send_forget("close", Some(self.handle), &NoArgs {});
+            // An error (a dead child) or no answer in time leaves nothing more to do.
+            let _ = self.conn.call_blocking::<_, serde_json::Value>(
+                "close",
+                Some(self.handle),
+                &NoArgs {},
+                CLOSE_ON_DROP_TIMEOUT,
+            );
         }
     }
 }

@@ -57,7 +57,10 @@ pub fn rust_registration(name: &str, work_dir: PathBuf) -> Result<BridgeRegistra
 }
 
 struct Instance {
-    saver: Arc<dyn CheckpointSaver>,
+    /// `None` once `release` closed it (the handle and the case's storage are kept).
+    saver: Option<Arc<dyn CheckpointSaver>>,
+    /// The fixture's close ([`conformance_core::Fixture::with_close`]), run by `release`.
+    close: Option<CleanupFn>,
     cleanup: Option<CleanupFn>,
     reopen: Option<ReopenFn>,
     /// The handle of the case (its `open`) this instance belongs to.
@@ -181,17 +184,12 @@ impl Server {
         state.registration.clone().ok_or_else(|| protocol("no hello yet"))
     }
 
-    fn insert(
-        &self,
-        saver: Arc<dyn CheckpointSaver>,
-        cleanup: Option<CleanupFn>,
-        reopen: Option<ReopenFn>,
-        case: Option<u64>,
-    ) -> u64 {
+    fn insert(&self, saver: Arc<dyn CheckpointSaver>, reopen: Option<ReopenFn>, case: Option<u64>) -> u64 {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.next += 1;
         let h = state.next;
-        state.instances.insert(h, Instance { saver, cleanup, reopen, case, reopened: Vec::new() });
+        let instance = Instance { saver: Some(saver), close: None, cleanup: None, reopen, case, reopened: Vec::new() };
+        state.instances.insert(h, instance);
         h
     }
 
@@ -246,14 +244,15 @@ impl Server {
             }
             "open" => {
                 let reg = self.registration()?;
-                let fixture =
+                let mut fixture =
                     reg.fixture().await.map_err(|e| RemoteError { kind: "Storage".into(), message: e.to_string() })?;
                 let lacks: Vec<&str> = fixture.lacks().iter().map(|f| f.name()).collect();
+                let close = fixture.take_close();
                 let (saver, cleanup, reopen, location) = fixture.into_parts();
                 let can_reopen = reopen.is_some();
-                let h = self.insert(saver, cleanup, reopen, None);
+                let h = self.insert(saver, reopen, None);
                 if let Some(i) = self.state.lock().unwrap_or_else(|e| e.into_inner()).instances.get_mut(&h) {
-                    i.case = Some(h);
+                    (i.case, i.close, i.cleanup) = (Some(h), close, cleanup);
                 }
                 ok(
                     &serde_json::json!({"handle": h, "location": location, "reopen": can_reopen, "saver": Self::served(&reg), "lacks": lacks}),
@@ -271,7 +270,7 @@ impl Server {
                     .await
                     .map_err(|e| RemoteError { kind: "Storage".into(), message: e.to_string() })?;
                 let (saver, _, _, _) = fixture.into_parts();
-                let h = self.insert(saver, None, None, None);
+                let h = self.insert(saver, None, None);
                 ok(&serde_json::json!({"handle": h, "saver": Self::served(&reg)}))
             }
             op => {
@@ -290,7 +289,7 @@ impl Server {
                         let saver = reopen()
                             .await
                             .map_err(|e| RemoteError { kind: "Storage".into(), message: e.to_string() })?;
-                        let h = self.insert(saver, None, Some(reopen), case);
+                        let h = self.insert(saver, Some(reopen), case);
                         if let Some(c) = case {
                             if let Some(i) = self.state.lock().unwrap_or_else(|e| e.into_inner()).instances.get_mut(&c)
                             {
@@ -300,9 +299,30 @@ impl Server {
                         ok(&serde_json::json!({"handle": h, "saver": Self::served(&self.registration()?)}))
                     }
                     "close" => self.close(handle).await.and_then(|()| ok(&())),
-                    _ => call(&*saver, op, raw).await,
+                    "release" => self.release(handle).await.and_then(|()| ok(&())),
+                    _ => match saver {
+                        Some(saver) => call(&*saver, op, raw).await,
+                        None => Err(protocol(format!("{op}: handle {handle} was released"))),
+                    },
                 }
             }
+        }
+    }
+
+    /// Closes an instance's saver (drops it, then runs the fixture's close) and keeps its
+    /// handle and storage: `reopen` from it and `close` of it still work.
+    async fn release(&self, handle: u64) -> Result<(), RemoteError> {
+        let (saver, close) = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let i = state.instances.get_mut(&handle).ok_or_else(|| protocol(format!("no open handle {handle}")))?;
+            (i.saver.take(), i.close.take())
+        };
+        drop(saver);
+        match close {
+            Some(close) => {
+                close().await.map_err(|e| RemoteError { kind: "Storage".into(), message: format!("close: {e}") })
+            }
+            None => Ok(()),
         }
     }
 

@@ -129,7 +129,17 @@ function served(inst) {
 async function leave(h) {
   const inst = state.instances.get(h);
   state.instances.delete(h);
-  if (inst && state.storage.close) await state.storage.close(inst.saver);
+  if (inst && !inst.released && state.storage.close) await state.storage.close(inst.saver);
+}
+
+/** Closes an instance's saver and keeps its handle and storage: `reopen` from it and
+ * `close` of it (which still removes a case's storage) work, its calls do not. */
+async function release(h) {
+  const inst = state.instances.get(h);
+  if (inst.released) return null;
+  inst.released = true;
+  if (state.storage.close) await state.storage.close(inst.saver);
+  return null;
 }
 
 /** Closes an instance; closing a case's own handle also closes the instances reopened
@@ -232,6 +242,8 @@ async function dispatch(op, handle, args) {
     return { handle: h, saver: served(created) };
   }
   if (op === "close") return close(handle);
+  if (op === "release") return release(handle);
+  if (inst.released) throw new ProtocolError(`${op}: handle ${handle} was released`);
   return saverCall(inst, op, args);
 }
 

@@ -56,6 +56,8 @@ class Instance:
     # instance opened with open_at, whose storage the child does not own).
     case: int | None
     reopened: list[int] = field(default_factory=list)
+    # Set by `release`: the saver is closed, the handle (and the case's storage) kept.
+    released: bool = False
 
 
 def error_kind(exc: BaseException) -> str:
@@ -220,6 +222,10 @@ class Server:
             return {"handle": h, "saver": new.served.describe()}
         if op == "close":
             return await self.close(handle)
+        if op == "release":
+            return await self.release(handle)
+        if inst.released:
+            raise ProtocolError(f"{op}: handle {handle} was released")
         return await self.saver_call(inst.served, op, args)
 
     def hello(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -289,6 +295,14 @@ class Server:
         inst = self.instances.pop(handle, None)
         if inst is not None and inst.exit is not None:
             await inst.exit()
+
+    async def release(self, handle: int) -> None:
+        """Closes an instance's saver and keeps its handle and storage: `reopen` from it
+        and `close` of it (which still removes a case's storage) work, its calls do not."""
+        inst = self.instances[handle]
+        exit_fn, inst.exit, inst.released = inst.exit, None, True
+        if exit_fn is not None:
+            await exit_fn()
 
     async def close(self, handle: int) -> None:
         """Closes an instance; closing the case's own handle also closes the instances

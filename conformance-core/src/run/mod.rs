@@ -21,7 +21,7 @@ use crate::report::{
     KIT_VERSION, SCHEMA_VERSION,
 };
 use crate::traced::{CallLog, Traced};
-use crate::{Capability, CaseEnv, CheckpointSaver, Registration, SpecCase, Strength};
+use crate::{Capability, CaseEnv, CaseInstance, CheckpointSaver, Registration, SpecCase, Strength};
 pub use parallel::{run, timeout_hint};
 
 /// What the plan says about a case.
@@ -138,20 +138,22 @@ pub(crate) fn plan_needs(
     }
 }
 
-/// Runs one case: a fresh fixture from the factory, the case with the registration's
-/// timeout, panics caught, the cleanup always run (CONTRACT-independent harness rules).
+/// Runs one case: a fresh fixture from the factory, the case within its time limit (the
+/// registration's timeout, or the case's own [`crate::Budget`] when longer), panics caught,
+/// the cleanup always run (CONTRACT-independent harness rules).
 pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult {
     let start = Instant::now();
     let reg = registration.clone();
     let run = case.run;
-    let limit = registration.timeout;
+    let limit = case.time_limit(registration.timeout);
     let facts = crate::case::Facts::default();
     let case_facts = facts.clone();
     let calls = Arc::new(CallLog::default());
     let case_calls = calls.clone();
     let lacked = *case;
+    let instance = case.instance;
     let outcome = run_isolated(case.multi_thread || registration.multi_thread, limit, move || async move {
-        let fixture = match catch_within(limit, reg.make_fixture()).await {
+        let mut fixture = match catch_within(limit, reg.make_fixture()).await {
             Ok(Ok(f)) => f,
             Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None, false)),
             Err(a @ Abort::TimedOut { .. }) => {
@@ -163,6 +165,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             }
             Err(a) => return Err((format!("the factory {a}"), Some(a), false)),
         };
+        let closed = close_before(&mut fixture, instance, limit.saturating_sub(start.elapsed())).await;
         let traced: Arc<dyn CheckpointSaver> =
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
         let lacked = lacked.lacked_feature(&fixture.lacks);
@@ -174,23 +177,24 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         let remaining = limit.saturating_sub(start.elapsed());
         // A case that uses a feature the saver declared it lacks is not run (CONTRACT §5
         // Declared limits); its fixture is still cleaned up below.
-        let outcome = match lacked {
-            Some(feature) => Ok(Err(crate::Failure::not_run(crate::lack_reason(feature)))),
-            None => catch_within(remaining, run(ctx)).await,
-        };
-        let result = match outcome {
-            // Ok(Some(reason)): the case could not check its rule (Failure::not_run).
-            Ok(Ok(())) => Ok(None),
-            Ok(Err(f)) if f.is_not_run() => Ok(Some(f.message)),
-            // The case's own verdict on its rule: the one failure a SHOULD case turns into
-            // "passed, not strict" (a factory, cleanup, panic or timeout never is).
-            Ok(Err(f)) => Err((f.message, None, true)),
-            // The case's limit, not what was left of it after the factory.
-            Err(Abort::TimedOut { abandoned, .. }) => {
-                let a = Abort::TimedOut { limit, in_flight: case_calls.describe(), abandoned };
-                Err((a.to_string(), Some(a), false))
-            }
-            Err(a) => Err((format!("the saver {a}{}", case_calls.describe()), Some(a), false)),
+        let result = match (lacked, closed) {
+            (Some(feature), _) => Ok(Some(crate::lack_reason(feature))),
+            // No verdict of the case: its instance could not be closed before it.
+            (None, Err(m)) => Err((m, None, false)),
+            (None, Ok(())) => match catch_within(remaining, run(ctx)).await {
+                // Ok(Some(reason)): the case could not check its rule (Failure::not_run).
+                Ok(Ok(())) => Ok(None),
+                Ok(Err(f)) if f.is_not_run() => Ok(Some(f.message)),
+                // The case's own verdict on its rule: the one failure a SHOULD case turns
+                // into "passed, not strict" (a factory, cleanup, panic or timeout never is).
+                Ok(Err(f)) => Err((f.message, None, true)),
+                // The case's limit, not what was left of it after the factory.
+                Err(Abort::TimedOut { abandoned, .. }) => {
+                    let a = Abort::TimedOut { limit, in_flight: case_calls.describe(), abandoned };
+                    Err((a.to_string(), Some(a), false))
+                }
+                Err(a) => Err((format!("the saver {a}{}", case_calls.describe()), Some(a), false)),
+            },
         };
         drop(fixture.saver);
         let cleanup = match fixture.cleanup {
@@ -241,6 +245,22 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         facts,
         repeats: None,
         abort,
+    }
+}
+
+/// Closes the fixture's instance, keeping its storage, before a case that starts without
+/// one ([`CaseInstance::Closed`]); nothing for [`CaseInstance::Open`].
+///
+/// # Errors
+/// The close's error, panic or timeout (within `limit`), as a message: the case fails
+/// with it unrun, and its cleanup still runs.
+async fn close_before(fixture: &mut crate::Fixture, instance: CaseInstance, limit: Duration) -> Result<(), String> {
+    if instance == CaseInstance::Open {
+        return Ok(());
+    }
+    match catch_within(limit, fixture.close_instance()).await {
+        Ok(r) => r.map_err(|e| format!("closing the factory's instance before the case failed: {e}")),
+        Err(a) => Err(format!("closing the factory's instance before the case {a}")),
     }
 }
 

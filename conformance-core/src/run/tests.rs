@@ -18,16 +18,7 @@ fn records_facts(ctx: CaseEnv) -> CaseFuture {
 
 /// A durability case that records facts and checks the location.
 fn durability_case() -> SpecCase {
-    SpecCase {
-        capability: Capability::Durability,
-        name: "records_facts",
-        upstream: &[],
-        multi_thread: false,
-        needs: &[],
-        strength: Strength::Must,
-        uses: &[],
-        run: records_facts,
-    }
+    SpecCase::new(Capability::Durability, "records_facts", records_facts)
 }
 
 #[test]

@@ -50,8 +50,9 @@ pub(super) fn run_child(raw: &str, registrations: &[Registration]) -> ExitCode {
             .open_location(&location)
             .await
             .map_err(|e| format!("open_at({location:?}) failed in the crash child: {e}"))?;
+        let hold_after = request.get("hold_after").and_then(serde_json::Value::as_u64).map(|n| n as usize);
         protocol_line("ready");
-        child_workload(&**fixture.saver(), &thread).await
+        child_workload(&**fixture.saver(), &thread, hold_after).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -81,10 +82,13 @@ fn blob(i: usize, len: usize) -> Vec<u8> {
     (0..len).map(|k| ((i * 31 + k * 7) % 251) as u8).collect()
 }
 
-/// Step `i` of the crash workload as `put` stores it (with checkpoint id `id`); the first
-/// step of a namespace stores channel `kept`, later ones only keep its version, so a read
-/// must find the value stored earlier.
-fn crash_step(i: usize, id: &str) -> Step {
+/// Step `i` of the crash workload (with checkpoint id `id`), as `put` gets it and as every
+/// read must return it. The first step of a namespace changes channel `kept`; later ones
+/// keep its version (not in `new_versions`) and carry its value, as LangGraph's runtime
+/// does: every put carries the value of every channel in its `channel_versions`, so the
+/// crash test judges durability alone. Reading a value a put did not carry is CONTRACT §2
+/// put's rule, checked by the `put` cases.
+pub(super) fn crash_step(i: usize, id: &str) -> Step {
     let kept = format!("kept-{}", ns_of(i));
     let step = Step::new(id)
         .value("counter", json!({"i": i}), i as i64 + 1)
@@ -99,16 +103,8 @@ fn crash_step(i: usize, id: &str) -> Step {
     if previous_in_ns(i).is_none() {
         step.value("kept", json!(kept), 1)
     } else {
-        step.keep("kept", 1)
+        step.carry("kept", json!(kept), 1)
     }
-}
-
-/// What a read of step `i` returns: the put step with the kept value filled in.
-pub(super) fn crash_read(i: usize, id: &str) -> Step {
-    let kept = format!("kept-{}", ns_of(i));
-    let mut step = crash_step(i, id);
-    step.checkpoint.channel_values.insert("kept".into(), jv(json!(kept)));
-    step
 }
 
 /// The two `put_writes` calls of step `i`: (task id, writes).
@@ -138,8 +134,25 @@ pub(super) fn expected_group(i: usize, task: &str) -> Option<Vec<PendingWrite>> 
     Some(indexed.into_iter().map(|(_, w)| w).collect())
 }
 
-async fn child_workload(saver: &dyn CheckpointSaver, thread: &str) -> Result<(), String> {
+/// Prints an acknowledgement, the `acked`-th; after the `hold_after`-th, waits to be
+/// killed (the parent's kill between calls: the next call has not started).
+async fn ack(line: &str, acked: &mut usize, hold_after: Option<usize>) {
+    protocol_line(line);
+    *acked += 1;
+    hold_at(*acked, hold_after).await;
+}
+
+/// Waits forever (until the kill) when `acked` is `hold_after`.
+async fn hold_at(acked: usize, hold_after: Option<usize>) {
+    if hold_after == Some(acked) {
+        std::future::pending::<()>().await;
+    }
+}
+
+async fn child_workload(saver: &dyn CheckpointSaver, thread: &str, hold_after: Option<usize>) -> Result<(), String> {
     let mut last: BTreeMap<&str, String> = BTreeMap::new();
+    let mut acked = 0;
+    hold_at(acked, hold_after).await;
     for i in 0..MAX_STEPS {
         let ns = ns_of(i);
         let mut parent = CheckpointConfig::new(thread).with_ns(ns);
@@ -152,7 +165,7 @@ async fn child_workload(saver: &dyn CheckpointSaver, thread: &str) -> Result<(),
             let call = Call::Put { config: parent.clone(), checkpoint_id: id.clone() };
             format!("{call} (step {i}): {}", e.display_chain())
         })?;
-        protocol_line(&format!("ack put {i} {id}"));
+        ack(&format!("ack put {i} {id}"), &mut acked, hold_after).await;
         last.insert(ns, id.clone());
         for (task, writes) in crash_writes(i) {
             let channels: Vec<String> = writes.iter().map(|(c, _)| c.clone()).collect();
@@ -165,7 +178,7 @@ async fn child_workload(saver: &dyn CheckpointSaver, thread: &str) -> Result<(),
                 };
                 format!("{call} (step {i}): {}", e.display_chain())
             })?;
-            protocol_line(&format!("ack writes {i} {id} {task}"));
+            ack(&format!("ack writes {i} {id} {task}"), &mut acked, hold_after).await;
         }
     }
     Ok(())

@@ -20,19 +20,26 @@
 //! - `CHECKPOINT_CONFORMANCE_KILLS=N`: the number of kills, 1 to [`MAX_KILLS`] (default
 //!   [`DEFAULT_KILLS`]; empty or unset gives the default; any other value is a usage error
 //!   before the run); a run in which the child acknowledged nothing fails the case.
-//!   Each takes a few tens of milliseconds plus the child's start-up; raise the
-//!   registration's timeout for large N.
+//!   Each takes a few tens of milliseconds plus the child's start-up. The case's time
+//!   budget grows with N ([`budget`]), whatever the registration's case timeout.
 //! - `CHECKPOINT_CONFORMANCE_SEED=S`: the seed of the random kill moments, 0 to 2^64 - 1
 //!   (default, also when empty: random, printed in every failure message and recorded as the `durability.seed` fact).
 //!
 //! # When the kill comes
 //!
-//! For each kill the parent draws a number of acknowledgements to wait for (0 to
-//! [`MAX_ACKS_BEFORE_KILL`]; at least 1 for the first kill, so a run always has something
-//! to verify) and a fraction of one call: once the child has acknowledged
-//! that many calls, the parent waits that fraction of the child's average time per call
-//! and kills it. The kills so land at random points inside a call, whatever the saver's
-//! speed, from before the first write to a few steps in.
+//! Seeded ([`SEED_ENV`]) and spread over the workload's phases (`plan.rs`): the child's
+//! calls come in steps of three (`put`, then `put_writes` of task a and of task b), and
+//! each run of six kills lands once in each of the three calls at each of two moments:
+//! between calls (the child holds after the acknowledgement before the call, its request
+//! says which, and is killed there) and inside the call (a random fraction, 0.2 to 1, of
+//! the child's average time for that call, measured in the same child life, after the
+//! acknowledgement before it; the thread reading the child's lines fires the kill, so it
+//! lands where planned even when calls take a fraction of a millisecond). Most kills come
+//! after 17 to 22 steps, so that each child, whose start-up is most of a kill's cost,
+//! acknowledges 51 to 68 calls; every third kill (never the first, so a run always has
+//! something to verify) comes in its thread's first four steps, where the first `put` of
+//! a thread and of a namespace happen. The default six kills check more than 200
+//! acknowledged calls.
 //!
 //! # The child's protocol
 //!
@@ -40,17 +47,30 @@
 //! `ready` once the storage is open, `ack put <i> <checkpoint id>` after `put` of step `i`
 //! returned `Ok`, `ack writes <i> <checkpoint id> <task id>` after a `put_writes` of step
 //! `i` returned `Ok`, and `error <message>` before exiting with code 3 when a call failed.
-//! Other output is ignored.
+//! Other output is ignored. A request with `hold_after: n` makes the child stop after its
+//! `n`-th acknowledgement (`ready` for 0) and wait to be killed.
 
+//!
+//! # Instances
+//!
+//! No instance of the parent holds the storage while a child runs: the case starts
+//! without one ([`conformance_core::CaseInstance::Closed`]: the runner closes the
+//! factory's instance first), and the instance that checks the storage after a kill is
+//! opened once the child is dead and dropped (closed) before the next child starts. The
+//! child leads a process group of its own; the kill goes to the whole group, and the
+//! child counts as dead once no process of the group is alive
+//! ([`conformance_core::process_group`]: a bridged saver lives in a grandchild). A saver
+//! that allows one process per file (DuckDB) is judged like any other.
 //!
 //! # Files
 //!
 //! This file holds the settings, the wiring and the case; `child.rs` the child's side (its
-//! request and its workload), `kill.rs` the parent's start-and-kill of one child and
-//! `verify.rs` the check of the storage after a kill.
+//! request and its workload), `plan.rs` where the kills land, `kill.rs` the parent's
+//! start-and-kill of one child and `verify.rs` the check of the storage after a kill.
 
 mod child;
 mod kill;
+mod plan;
 mod verify;
 
 use std::process::ExitCode;
@@ -62,18 +82,21 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::Checked;
-use kill::{run_and_kill, Ack, KillPlan};
+use kill::{run_and_kill, Ack};
 use verify::{settle, verify_thread};
 
 /// The environment variable that makes a process a crash child; its value is a JSON
-/// object `{"registration": name, "location": locator, "thread": thread id}`.
+/// object `{"registration": name, "location": locator, "thread": thread id, "hold_after":
+/// n}` (`hold_after` optional: the child stops after its `n`-th acknowledgement, 0 for
+/// `ready`, and waits to be killed).
 pub const CRASH_CHILD_ENV: &str = "CHECKPOINT_CONFORMANCE_CRASH_CHILD";
 /// The environment variable with the number of kills.
 pub const KILLS_ENV: &str = "CHECKPOINT_CONFORMANCE_KILLS";
 /// The environment variable with the seed of the kill delays.
 pub const SEED_ENV: &str = "CHECKPOINT_CONFORMANCE_SEED";
-/// Kills per crash test unless [`KILLS_ENV`] says otherwise.
-pub const DEFAULT_KILLS: usize = 20;
+/// Kills per crash test unless [`KILLS_ENV`] says otherwise: one run of the six kinds of
+/// kill (see the module docs), more than 200 acknowledged calls checked.
+pub const DEFAULT_KILLS: usize = 6;
 /// The most kills [`KILLS_ENV`] may ask for (each takes a child's start-up and a kill).
 pub const MAX_KILLS: usize = 10_000;
 
@@ -83,10 +106,15 @@ const PREFIX: &str = "checkpoint-conformance-crash:";
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
 /// The child's workload stops after this many steps if nobody killed it.
 const MAX_STEPS: usize = 100_000;
-/// The most acknowledgements the parent waits for before it kills the child.
-pub const MAX_ACKS_BEFORE_KILL: usize = 12;
-/// How long the parent waits for the acknowledgements it wants before it kills anyway.
-const ACK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the parent waits for the child's next acknowledgement before it calls the
+/// child's writes stalled and kills it anyway: a limit on no progress, not on the whole
+/// wait, so a slow saver is not cut short by how many calls the plan waits for.
+const STALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// The time each kill adds to the crash case's budget ([`budget`]). A kill costs about
+/// 0.05 s against the SQLite saver and 0.5 s against a bridged one (a child's start-up, its
+/// calls, the check after it); the allowance leaves a saver a hundred times slower, or a
+/// loaded machine, room, while a saver that hangs still ends the case.
+pub const PER_KILL_BUDGET: Duration = Duration::from_secs(60);
 
 /// Set once a front end called [`child_main_if_requested`]: only then is re-executing the
 /// binary known to reach the child mode instead of running the tests again.
@@ -171,6 +199,16 @@ pub fn env_settings() -> Result<(Option<u64>, usize), String> {
     Ok((seed, kills))
 }
 
+/// The crash case's time budget ([`conformance_core::Budget::Own`]): [`PER_KILL_BUDGET`]
+/// for each kill ([`KILLS_ENV`], [`DEFAULT_KILLS`] when it is unusable: the case then
+/// fails on it at once). The runner applies it instead of the registration's case timeout
+/// (`--timeout`, default 30 s) unless that is longer, so the verdict does not depend on a
+/// timeout chosen for single calls, nor on the machine's load.
+pub fn budget() -> Duration {
+    let kills = env_settings().map_or(DEFAULT_KILLS, |(_, kills)| kills);
+    PER_KILL_BUDGET * u32::try_from(kills).unwrap_or(u32::MAX)
+}
+
 /// Checks [`KILLS_ENV`] and [`SEED_ENV`] before a run (a usage error, not a verdict).
 ///
 /// # Errors
@@ -215,13 +253,14 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
     let exe = std::env::current_exe().map_err(|e| Failure::new(format!("cannot find this test binary: {e}")))?;
     let mut checked: Vec<(String, Vec<Ack>)> = Vec::new();
     let mut acknowledged = 0usize;
-    for k in 1..=kills {
+    for (plan, k) in plan::plans(&mut rng, kills).into_iter().zip(1..) {
         let thread = cx.thread(&format!("crash{k}"));
-        // The first kill waits for at least one acknowledgement, so a run always has
-        // something to verify.
-        let least = usize::from(k == 1);
-        let plan = KillPlan { after_acks: rng.usize(least..=MAX_ACKS_BEFORE_KILL), fraction: rng.f64() };
-        let request = json!({"registration": cx.registration_name(), "location": location, "thread": thread});
+        let request = json!({
+            "registration": cx.registration_name(),
+            "location": location,
+            "thread": thread,
+            "hold_after": plan.hold_after(),
+        });
         let log = run_and_kill(&exe, &request.to_string(), plan).await.map_err(|m| {
             Failure::new(format!("kill {k} of {kills} (seed {seed}, rerun with {SEED_ENV}={seed}): {m}"))
         })?;
@@ -238,6 +277,8 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
         let reader = cx.reopened("a new instance opened after the kill").await.map_err(|f| context(f.message))?;
         settle(&reader, &thread).await.map_err(|f| context(f.message))?;
         acknowledged += verify_thread(&reader, &thread, &log.acks).await.map_err(|f| context(f.message))?;
+        // Closed before the next child opens the storage.
+        drop(reader);
         checked.push((thread, log.acks));
     }
     let last = cx.reopened("a last new instance").await?;

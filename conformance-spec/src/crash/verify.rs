@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use conformance_core::{CheckpointConfig, CheckpointTuple, Failure, PendingWrite};
 
-use super::child::{crash_read, expected_group, ns_of, previous_in_ns};
+use super::child::{crash_step, expected_group, ns_of, previous_in_ns};
 use super::kill::Ack;
 use crate::calls::Cx;
 use crate::compare::{describe_writes, Diffs};
@@ -56,7 +56,7 @@ pub(super) async fn verify_thread(cx: &Cx, thread: &str, acks: &[Ack]) -> Result
         }
         Diffs::new()
             .of(format_args!("{what} is present but torn"))
-            .step(&crash_read(i, &t.checkpoint.id), t)
+            .step(&crash_step(i, &t.checkpoint.id), t)
             .finish()?;
         let want_parent = match previous_in_ns(i) {
             None => None,

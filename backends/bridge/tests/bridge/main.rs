@@ -70,7 +70,22 @@ fn python_tests() -> bool {
     std::env::var("CHECKPOINT_BRIDGE_PYTHON_TESTS").map_or(true, |v| v != "0")
 }
 
+/// The Python saver of `locked_saver.py`, which allows one process per storage.
+const LOCKED_SAVER: &str = "locked_saver:LockedSqlite";
+
+/// `python --saver locked_saver:LockedSqlite` in the managed environment, which finds
+/// the module on PYTHONPATH (set by `main`).
+fn python_locked() -> BridgeRegistration {
+    let options = PythonOptions { base_dir: base_dir(), ..PythonOptions::default() };
+    python_registration("python", Some(LOCKED_SAVER), &options).unwrap_or_else(|e| panic!("{LOCKED_SAVER}: {e}"))
+}
+
 fn main() -> ExitCode {
+    // Before any thread starts: the Python children (and the crash children's) import
+    // tests/bridge/locked_saver.py from here.
+    let here = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge");
+    let path = std::env::var("PYTHONPATH").ok().filter(|p| !p.is_empty() && !p.split(':').any(|d| d == here));
+    std::env::set_var("PYTHONPATH", path.map_or_else(|| here.to_owned(), |p| format!("{here}:{p}")));
     if let Some(code) = serve_if_requested(&served()) {
         return code;
     }
@@ -86,6 +101,9 @@ fn main() -> ExitCode {
             if request.contains(&format!("\"python:{saver}\"")) {
                 crashable.push(python(saver).registration().clone());
             }
+        }
+        if request.contains(&format!("\"python:{LOCKED_SAVER}\"")) {
+            crashable.push(python_locked().registration().clone());
         }
     }
     if let Some(code) = conformance_spec::child_main_if_requested_among(&crashable) {
@@ -129,6 +147,7 @@ fn main() -> ExitCode {
             trial("python_memory_catalog_completes", || python_catalog("memory")),
             trial("a_users_environment_serves_module_factory", a_users_environment_serves_module_factory),
             trial("python_sqlite_catalog_completes", || python_catalog("sqlite")),
+            trial("python_one_process_storage_passes_the_crash_test", python_one_process_storage_passes_the_crash_test),
         ]);
         // LangGraph's PostgresSaver on the shared server, when there is one.
         if std::env::var_os(checkpoint_bridge::POSTGRES_URL_ENV).is_some() {
@@ -490,6 +509,21 @@ fn a_users_environment_serves_module_factory() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let err = rt.block_on(reg_fixture(&bad)).expect_err("an unknown module");
     assert!(err.contains("cannot import no_such_module"), "{err}");
+}
+
+/// A Python saver that allows one process per storage (`locked_saver.py`, as DuckDB)
+/// passes the durability crash test: the host releases the case's instance in the child
+/// (`release`) before the crash test's child opens the storage, and waits for each
+/// checking instance to be closed before the next child starts.
+fn python_one_process_storage_passes_the_crash_test() {
+    let reg = python_locked();
+    let cases: Vec<_> = conformance_spec::durability::cases()
+        .into_iter()
+        .filter(|c| c.name == "acknowledged_writes_survive_kill")
+        .collect();
+    let report = conformance_core::run::run(reg.registration(), &cases, &RunOptions::default());
+    let t = report.tests.iter().find(|t| t.name == "acknowledged_writes_survive_kill").expect("the crash case");
+    assert_eq!(t.outcome, Outcome::Passed, "{:?}", t.message);
 }
 
 async fn reg_fixture(reg: &BridgeRegistration) -> Result<(), String> {
