@@ -17,7 +17,7 @@ use conformance_core::{
 };
 use serde_json::json;
 
-use crate::compare::{order_field, Checked};
+use crate::compare::{Checked, Entry, Order};
 use crate::data::{new_id, Ids, Step};
 pub use crate::reply::Reply;
 
@@ -45,13 +45,15 @@ pub struct Cx {
     own: Option<Capability>,
     /// Set at the first call of `own`'s method: from then on no call is setup.
     rule_started: Arc<AtomicBool>,
+    /// How the `expect_*` listing comparisons judge order ([`Cx::in_global_order`]).
+    order: Order,
 }
 
 impl Cx {
     /// Wraps a core context, without telling setup from the rule.
     pub fn new(ctx: CaseEnv) -> Self {
         let saver = ctx.saver.clone();
-        Self { ctx, saver, note: None, own: None, rule_started: Arc::default() }
+        Self { ctx, saver, note: None, own: None, rule_started: Arc::default(), order: Order::WithinNamespace }
     }
 
     /// Wraps a core context for a case of `capability` (what [`crate::spec_cases!`] does for
@@ -122,6 +124,14 @@ impl Cx {
     /// (`cx.after("after prune([t], keep_latest)")`).
     pub fn after(&self, when: impl Display) -> Self {
         self.noted(when.to_string())
+    }
+
+    /// The same saver, its `expect_*` listing comparisons judging the order across
+    /// namespaces too ([`Order::Global`]): the SHOULD rule of one id order across namespaces,
+    /// equal ids namespace ascending (CONTRACT §2 list "Order"), for the SHOULD cases about
+    /// it. Otherwise only the order within each namespace counts (MUST).
+    pub fn in_global_order(&self) -> Self {
+        Self { order: Order::Global, ..self.clone() }
     }
 
     /// Another instance of the saver (a second one on the same storage), its calls
@@ -327,16 +337,16 @@ impl Cx {
         }
     }
 
-    /// `list(thread_id, options)`.
+    /// `list(thread_id, options)`. Nothing is judged here: the `expect_*` comparisons judge
+    /// every listed tuple, a listed config naming another checkpoint included
+    /// ([`crate::compare::Diffs::tuples`]), and a case reading the tuples itself compares
+    /// them through [`Diffs`](crate::compare::Diffs).
     ///
     /// # Errors
     /// A failure naming the call when the saver returned an error.
     pub async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Reply<Vec<CheckpointTuple>>, Failure> {
         let call = Call::List { thread_id: thread_id.to_owned(), options: options.clone() };
-        let got = self.call(call, self.saver.list(thread_id, options)).await.or_fail()?;
-        // A wrong config is named as such before any comparison by id can call it a loss.
-        got.expect_configs_match()?;
-        Ok(got)
+        self.call(call, self.saver.list(thread_id, options)).await.or_fail()
     }
 
     /// Every checkpoint of `thread_id` in every namespace: `list(thread, ns=<all>)` (newest
@@ -444,7 +454,8 @@ impl Cx {
     }
 
     /// Fails unless `list(thread, ns=<all>)` returns exactly `expected`, tuple for tuple
-    /// ([`Diffs::tuples`]): "the thread reads as it did".
+    /// ([`Diffs::tuples`](crate::compare::Diffs::tuples): matched by namespace and id, in
+    /// id order within each namespace): "the thread reads as it did".
     ///
     /// # Errors
     /// On an error, or every difference.
@@ -454,37 +465,46 @@ impl Cx {
     }
 
     /// Fails unless `list(thread_id, options)` returns exactly the checkpoint ids
-    /// `expected`, in order.
+    /// `expected`, in that order within each namespace (each expected id is taken in the
+    /// namespace it is listed in).
     ///
     /// # Errors
-    /// On an error, or other ids.
+    /// On an error, or every difference.
     pub async fn expect_ids(&self, thread_id: &str, options: &ListOptions, expected: &[&str]) -> Checked {
         let got = self.list(thread_id, options).await?;
-        let want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
-        let ids = got.ids();
-        got.expect_eq(order_field("ids", &want, &ids), &want, &ids)
+        let ns_of = |id: &str| got.iter().find(|t| t.checkpoint.id == id).map(|t| t.config.checkpoint_ns.clone());
+        let want: Vec<Entry> =
+            expected.iter().map(|id| Entry::new(ns_of(id).unwrap_or_default(), *id, format_args!("{id:?}"))).collect();
+        let have: Vec<Entry> = got
+            .iter()
+            .map(|t| Entry::new(&t.config.checkpoint_ns, &t.checkpoint.id, format_args!("{:?}", t.checkpoint.id)))
+            .collect();
+        got.diffs().configs_match(&got).entries("ids", &want, &have, self.order, None).finish()
     }
 
     /// Fails unless `list(thread_id, options)` returns exactly the checkpoints labelled
-    /// `want` in `ids`, in that order; the message shows labels and a legend of the ids.
+    /// `want` in `ids`, in that order within each namespace; the message shows labels and a
+    /// legend of the ids.
     ///
     /// # Errors
-    /// On an error, or other checkpoints.
+    /// On an error, or every difference.
     pub async fn expect_list(&self, ids: &Ids, thread_id: &str, options: &ListOptions, want: &[&str]) -> Checked {
         let got = self.list(thread_id, options).await?;
-        let labels = ids.labels(&got.ids());
-        if labels == want {
-            return Ok(());
-        }
-        let field = order_field("ids", want, &labels);
-        got.diffs().push(field, format_args!("{want:?}"), format_args!("{labels:?} ({})", ids.legend())).finish()
+        let ns_of = |label: &str| {
+            let id = ids.id(label);
+            got.iter().find(|t| t.checkpoint.id == id).map(|t| t.config.checkpoint_ns.clone())
+        };
+        let want: Vec<Entry> =
+            want.iter().map(|l| Entry::new(ns_of(l).unwrap_or_default(), ids.id(l), format_args!("{l:?}"))).collect();
+        self.listed_as(ids, &got, "ids", &want, self.order)
     }
 
     /// Like [`Cx::expect_list`], for results that span namespaces: `want` is a list of
-    /// (namespace, label) pairs, compared in order.
+    /// (namespace, label) pairs, in id order within each namespace (the MUST order; how
+    /// namespaces interleave is judged only through [`Cx::in_global_order`]).
     ///
     /// # Errors
-    /// On an error, or other checkpoints.
+    /// On an error, or every difference.
     pub async fn expect_list_ns(
         &self,
         ids: &Ids,
@@ -493,15 +513,38 @@ impl Cx {
         want: &[(&str, &str)],
     ) -> Checked {
         let got = self.list(thread_id, options).await?;
-        let pairs: Vec<(String, String)> = got
-            .iter()
-            .map(|t| (t.config.checkpoint_ns.clone(), ids.label(t.config.checkpoint_id.as_deref().unwrap_or(""))))
-            .collect();
-        let want_owned: Vec<(String, String)> = want.iter().map(|(n, l)| ((*n).to_owned(), (*l).to_owned())).collect();
-        if pairs == want_owned {
-            return Ok(());
-        }
-        let field = order_field("(ns, id)", &want_owned, &pairs);
-        got.diffs().push(field, format_args!("{want:?}"), format_args!("{pairs:?} ({})", ids.legend())).finish()
+        self.listed_as(ids, &got, "(ns, id)", &pairs(ids, want), self.order)
     }
+
+    /// Compares the listing `got` with `want` ([`crate::compare::Diffs::entries`]), every
+    /// listed config naming another checkpoint included, the listed tuples shown by their
+    /// labels in `ids` (pairs with their namespace when `field` is `(ns, id)`).
+    fn listed_as(
+        &self,
+        ids: &Ids,
+        got: &Reply<Vec<CheckpointTuple>>,
+        field: &str,
+        want: &[Entry],
+        order: Order,
+    ) -> Checked {
+        let pairs = field == "(ns, id)";
+        let have: Vec<Entry> = got
+            .iter()
+            .map(|t| {
+                let label = ids.label(&t.checkpoint.id);
+                let ns = &t.config.checkpoint_ns;
+                if pairs {
+                    Entry::new(ns, &t.checkpoint.id, format_args!("({ns:?}, {label:?})"))
+                } else {
+                    Entry::new(ns, &t.checkpoint.id, format_args!("{label:?}"))
+                }
+            })
+            .collect();
+        got.diffs().configs_match(got).entries(field, want, &have, order, Some(&ids.legend())).finish()
+    }
+}
+
+/// `(namespace, label)` pairs as listing entries shown `("ns", "label")`.
+fn pairs(ids: &Ids, want: &[(&str, &str)]) -> Vec<Entry> {
+    want.iter().map(|(ns, l)| Entry::new(*ns, ids.id(l), format_args!("({ns:?}, {l:?})"))).collect()
 }

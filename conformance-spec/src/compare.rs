@@ -435,29 +435,6 @@ impl Diffs {
         self
     }
 
-    /// Compares two listings: the same tuples (by config) in the same order ("same N
-    /// elements, wrong order" when only the order differs, [`order_field`]), and every pair
-    /// with the same config field by field ([`Diffs::tuple`]), each under the place
-    /// `{place}: tuple ({config})`.
-    pub fn tuples(&mut self, expected: &[CheckpointTuple], got: &[CheckpointTuple]) -> &mut Self {
-        let configs = |ts: &[CheckpointTuple]| ts.iter().map(|t| format!("({})", t.config)).collect::<Vec<_>>();
-        if configs(expected) != configs(got) {
-            self.push(
-                order_field("tuples", &configs(expected), &configs(got)),
-                format_args!("{} [{}]", expected.len(), configs(expected).join(", ")),
-                format_args!("{} [{}]", got.len(), configs(got).join(", ")),
-            );
-        }
-        let place = self.place.clone();
-        for e in expected {
-            if let Some(g) = got.iter().find(|g| g.config == e.config) {
-                self.of(format_args!("{place}: tuple ({})", e.config)).tuple(e, g);
-            }
-        }
-        self.place = place;
-        self
-    }
-
     /// True when nothing differed so far.
     pub fn is_empty(&self) -> bool {
         self.found.is_empty()
@@ -535,6 +512,10 @@ impl Debug for Json<'_> {
         Display::fmt(self.0, f)
     }
 }
+
+#[path = "compare_listing.rs"]
+mod listing;
+pub use listing::{entry_of, Entry, Order};
 
 #[cfg(test)]
 #[path = "compare_tests.rs"]

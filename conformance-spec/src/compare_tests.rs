@@ -116,7 +116,10 @@ fn a_wrong_order_with_every_element_there_says_so() {
     let (t1, t2) = (tuple(&s1, None, vec![]), tuple(&s2, Some("c1"), vec![]));
     d.of("list(thread=t, ns=<all>)").tuples(&[t2.clone(), t1.clone()], &[t1, t2]);
     let m = d.finish().unwrap_err().message;
-    assert!(m.starts_with("list(thread=t, ns=<all>): tuples: same 2 elements, wrong order: expected 2 ["), "{m}");
+    assert!(
+        m.starts_with("list(thread=t, ns=<all>): tuples: same 2 elements, wrong order: expected [(thread=t"),
+        "{m}"
+    );
     assert_eq!(order_field("ids", &["x", "x", "y"], &["x", "y", "y"]), "ids");
 }
 
@@ -197,4 +200,89 @@ fn updated_channels_are_left_out_only_for_a_saver_lacking_them() {
     assert_eq!(here, ["checkpoint.channel_values[\"a\"]"]);
     assert_eq!(spawned, here, "a spawned task compares as its case does");
     assert!(writes_path, "lacking updated_channels leaves task_path compared");
+}
+
+fn in_ns(step: &Step, ns: &str, parent: Option<&str>, writes: Vec<PendingWrite>) -> CheckpointTuple {
+    let mut t = tuple(step, parent, writes);
+    t.config.checkpoint_ns = ns.to_owned();
+    if let Some(p) = t.parent_config.as_mut() {
+        p.checkpoint_ns = ns.to_owned();
+    }
+    t
+}
+
+/// Issue 35, false failure 9: a listing whose first tuple differs in id (its config names
+/// another checkpoint) is still compared tuple by tuple, each matched by namespace and id:
+/// the first tuple's config is named, and a later tuple's lost pending writes still show.
+/// And when no listed config names its checkpoint at all (a saver that puts the id in the
+/// checkpoint only), the pending writes are still compared.
+#[test]
+fn a_listing_reports_every_tuples_differences_after_a_first_id_mismatch() {
+    let (s3, s2, s1) = (Step::new("c3"), Step::new("c2").meta("n", json!(2)), Step::new("c1"));
+    let w = vec![pending("task", "", "a", jv(json!("w")))];
+    let expected = [tuple(&s3, Some("c2"), vec![]), tuple(&s2, Some("c1"), w.clone()), tuple(&s1, None, vec![])];
+    let mut got = expected.clone();
+    got[0].config.checkpoint_id = Some("c9".into());
+    got[1].pending_writes.clear();
+    let mut d = Diffs::new();
+    d.of("list(thread=t, ns=<all>)").tuples(&expected, &got);
+    let m = d.finish().unwrap_err().message;
+    assert!(
+        m.contains("tuples[0].config: expected the checkpoint's id c3, got config names c9, checkpoint is c3"),
+        "{m}"
+    );
+    assert!(m.contains("tuple (thread=t, ns=\"\", id=c3):\n    - config: expected (thread=t, ns=\"\", id=c3), got (thread=t, ns=\"\", id=c9)"), "{m}");
+    assert!(
+        m.contains("tuple (thread=t, ns=\"\", id=c2):\n    - pending_writes: expected [(task, a, json:\"w\")], got []"),
+        "{m}"
+    );
+    assert!(!m.contains("not listed"), "every checkpoint is listed: {m}");
+
+    for t in &mut got {
+        t.config.checkpoint_id = None;
+    }
+    d.tuples(&expected, &got);
+    let fields: Vec<(String, String)> = d.differences().iter().map(|x| (x.place.clone(), x.field.clone())).collect();
+    assert!(
+        fields
+            .contains(&("list(thread=t, ns=<all>): tuple (thread=t, ns=\"\", id=c2)".into(), "pending_writes".into())),
+        "{fields:?}"
+    );
+}
+
+/// A missing, an extra and a duplicated tuple are one difference each, named by namespace
+/// and id; tuples of other namespaces may interleave in any order (the MUST rule), but not
+/// change their order within one namespace.
+#[test]
+fn a_listing_names_each_missing_extra_and_misplaced_tuple() {
+    let (a, b, c, x) = (Step::new("c3"), Step::new("c2"), Step::new("c1"), Step::new("c9"));
+    let expected = [in_ns(&a, "", None, vec![]), in_ns(&b, "k", None, vec![]), in_ns(&c, "", None, vec![])];
+    // Namespace "k" first: the same listing under the MUST order.
+    let interleaved = [expected[1].clone(), expected[0].clone(), expected[2].clone()];
+    let mut d = Diffs::new();
+    d.of("list(t)").tuples(&expected, &interleaved);
+    assert!(d.is_empty(), "{:?}", d.differences());
+    let shown: Vec<Entry> = expected.iter().map(entry_of).collect();
+    let got: Vec<Entry> = interleaved.iter().map(entry_of).collect();
+    d.entries("(ns, id)", &shown, &got, Order::Global, None);
+    assert_eq!(d.differences().len(), 1, "the SHOULD order sees it: {:?}", d.differences());
+    assert!(d.differences()[0].field.contains("same 3 elements, wrong order"));
+    d.finish().unwrap_err();
+
+    let got = [expected[2].clone(), in_ns(&x, "", None, vec![]), expected[1].clone(), expected[1].clone()];
+    d.of("list(t)").tuples(&expected, &got);
+    let lines: Vec<String> =
+        d.differences().iter().map(|x| format!("{}: {} / {}", x.field, x.expected, x.got)).collect();
+    assert!(lines.contains(&"tuple (thread=t, ns=\"\", id=c3): listed / not listed".to_owned()), "{lines:?}");
+    assert!(lines.contains(&"tuple (thread=t, ns=\"\", id=c9): not listed / listed".to_owned()), "{lines:?}");
+    assert!(
+        lines.contains(&"tuple (thread=t, ns=\"k\", id=c2): listed 1 time(s) / listed 2 times".to_owned()),
+        "{lines:?}"
+    );
+    d.finish().unwrap_err();
+
+    let swapped = [in_ns(&c, "", None, vec![]), in_ns(&b, "k", None, vec![]), in_ns(&a, "", None, vec![])];
+    d.tuples(&expected, &swapped);
+    let fields: Vec<&str> = d.differences().iter().map(|x| x.field.as_str()).collect();
+    assert_eq!(fields, ["tuples: same 3 elements, wrong order", "order in namespace \"\""]);
 }

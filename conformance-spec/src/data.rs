@@ -109,16 +109,27 @@ pub fn fidelity_values() -> Vec<(&'static str, TypedValue)> {
     ]
 }
 
-/// The metadata the upstream generator uses: `{source: "loop", step: 0, parents: {}}`.
+/// LangGraph-shaped metadata, what every checkpoint the kit puts carries (CONTRACT §5
+/// "Declared limits"): `{source: "loop", step: 0, parents: {}}`, the upstream generator's.
+/// A saver whose typed metadata requires these keys (`source` one of input|loop|update|fork,
+/// `step` an integer, `parents` an object) is judged on each case's own rule.
 pub fn default_metadata() -> CheckpointMetadata {
-    match json!({"source": "loop", "step": 0, "parents": {}}) {
-        Value::Object(m) => m,
-        _ => CheckpointMetadata::new(),
-    }
+    json_object(json!({"source": "loop", "step": 0, "parents": {}}))
 }
 
-/// A JSON object literal as metadata; anything but an object gives empty metadata.
+/// The case's own metadata keys (a JSON object literal) on top of [`default_metadata`]: a
+/// key given here replaces the default one, so `metadata(json!({"source": "input", "k": 1}))`
+/// is `{source: "input", step: 0, parents: {}, k: 1}`. A case that needs a marker gives it a
+/// key of its own rather than an unusual `source`. Anything but an object gives the defaults.
 pub fn metadata(value: Value) -> CheckpointMetadata {
+    let mut m = default_metadata();
+    m.extend(json_object(value));
+    m
+}
+
+/// A JSON object literal as a map, nothing added (a `list` filter, a map to compare with);
+/// anything but an object gives an empty map.
+pub fn json_object(value: Value) -> CheckpointMetadata {
     match value {
         Value::Object(m) => m,
         _ => CheckpointMetadata::new(),
@@ -213,7 +224,7 @@ impl Step {
         self
     }
 
-    /// Replaces the whole metadata.
+    /// Replaces the whole metadata (build it with [`metadata`], which keeps LangGraph's keys).
     pub fn metadata(mut self, metadata: CheckpointMetadata) -> Self {
         self.metadata = metadata;
         self

@@ -23,7 +23,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         empty_list_is_noop +[PutWrites] -[List] ["test_delete_for_runs_empty_list_noop"],
         unknown_run_ids_are_noop +[PutWrites] -[List] ["test_delete_for_runs_nonexistent_noop"],
         unknown_ids_next_to_known_ones,
-        removes_run_in_every_namespace ["test_delete_for_runs_across_namespaces"],
+        #[uses(Namespaces)] removes_run_in_every_namespace ["test_delete_for_runs_across_namespaces"],
         removes_run_in_every_thread,
         removes_every_checkpoint_of_a_run,
         keeps_writes_of_other_runs +[PutWrites] -[List],
@@ -31,7 +31,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         deleted_writes_do_not_return_on_reput +[PutWrites] -[List],
         run_id_matches_exactly,
         only_top_level_run_id_counts,
-        same_id_elsewhere_is_untouched +[PutWrites] -[List],
+        #[uses(Namespaces)] same_id_elsewhere_is_untouched +[PutWrites] -[List],
     ])
 }
 
@@ -116,7 +116,7 @@ async fn empty_list_is_noop(cx: Cx) -> Checked {
     let r1 = cx.thread("run1");
     let c1 = cx.put(&cfg, run_step(&r1).value("a", json!(1), 1)).await?;
     cx.put_writes(&c1, vec![("a", jv(json!(2)))], "task-1", "").await?;
-    let c2 = cx.put(&c1, Step::fresh().keep("a", 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().carry("a", json!(1), 1)).await?;
     let before = read_all(&cx, &[&c1, &c2]).await?;
     cx.delete_for_runs(&[]).await?;
     cx.after("after delete_for_runs([])").expect_tuple(&c1, &before[0]).await?;
@@ -170,10 +170,10 @@ async fn removes_run_in_every_namespace(cx: Cx) -> Checked {
     after.expect_ids(&t, &ListOptions::all().ns("child:1"), &[id_of(&k2)]).await
 }
 
-/// Run r1 spans threads A and B (and a subgraph of C): deleting it removes it everywhere;
-/// run r2's checkpoints in A and B stay.
+/// Run r1 spans threads A, B and C: deleting it removes it everywhere; run r2's checkpoints
+/// in A and B stay. (Namespaces are [`removes_run_in_every_namespace`]'s rule.)
 async fn removes_run_in_every_thread(cx: Cx) -> Checked {
-    let (a, b, c) = (cx.config("a"), cx.config("b"), cx.config("c").with_ns("child:x"));
+    let (a, b, c) = (cx.config("a"), cx.config("b"), cx.config("c"));
     let (r1, r2) = (cx.thread("run1"), cx.thread("run2"));
     let a1 = cx.put(&a, run_step(&r1)).await?;
     let b1 = cx.put(&b, run_step(&r1)).await?;
@@ -219,7 +219,7 @@ async fn keeps_writes_of_other_runs(cx: Cx) -> Checked {
     cx.put_writes(&c1, vec![("b", jv(json!("c1-t2")))], "t2", "~1").await?;
     let c2 = cx.put(&c1, run_step(&del).value("a", json!(2), 2)).await?;
     cx.put_writes(&c2, vec![("a", jv(json!("c2-t1")))], "t1", "~0").await?;
-    let c3 = cx.put(&c2, run_step(&keep).keep("a", 2)).await?;
+    let c3 = cx.put(&c2, run_step(&keep).carry("a", json!(2), 2)).await?;
     cx.put_writes(&c3, vec![("b", jv(json!("c3-t1"))), ("a", jv(json!("c3-t1b")))], "t1", "~0").await?;
     let before = read_all(&cx, &[&c1, &c3]).await?;
     cx.delete_for_runs(&[&del]).await?;
@@ -229,15 +229,18 @@ async fn keeps_writes_of_other_runs(cx: Cx) -> Checked {
     after.expect_tuple(&c3, &before[1]).await
 }
 
-/// c1 (run A) stores `x`; c2 (run B) keeps `x` unchanged and stores `y`; c3 (run A) keeps
-/// both. Deleting run A must not take away the value of `x` that c2 still reads
-/// (CONTRACT §2 put: a read rebuilds values stored by earlier puts; §3: others stay).
+/// c1 (run A) stores `x`; c2 (run B) carries `x` at its unchanged version and stores `y`;
+/// c3 (run A) carries both (as LangGraph's runtime puts them). Deleting run A must not take
+/// away the value of `x` that c2 still reads, which a saver may have stored only once, with
+/// c1 (CONTRACT §2 put: it may skip a value already stored at that version; §3: others
+/// stay).
 async fn keeps_values_first_stored_by_deleted_checkpoints(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let (ra, rb) = (cx.thread("run-a"), cx.thread("run-b"));
     let c1 = cx.put(&cfg, run_step(&ra).value("x", json!("x@1"), 1)).await?;
-    let c2 = cx.put(&c1, run_step(&rb).keep("x", 1).value("y", json!("y@1"), 1)).await?;
-    let c3 = cx.put(&c2, run_step(&ra).keep("x", 1).keep("y", 1).value("z", json!("z@1"), 1)).await?;
+    let c2 = cx.put(&c1, run_step(&rb).carry("x", json!("x@1"), 1).value("y", json!("y@1"), 1)).await?;
+    let c3 = run_step(&ra).carry("x", json!("x@1"), 1).carry("y", json!("y@1"), 1).value("z", json!("z@1"), 1);
+    let c3 = cx.put(&c2, c3).await?;
     let before = cx.get_some(&c2).await?;
     cx.delete_for_runs(&[&ra]).await?;
     let after = cx.after(format!("after delete_for_runs([{ra}])"));

@@ -37,8 +37,8 @@ pub fn cases() -> Vec<crate::SpecCase> {
         no_seed_when_root_reached ["test_history_walk_to_root_no_seed"],
         plain_value_is_a_seed ["test_history_migration_plain_value_as_seed"],
         seed_ancestor_writes_included ["test_history_seed_ancestor_own_writes_are_replayed"],
-        works_in_child_namespace,
-        same_ids_elsewhere_do_not_leak,
+        #[uses(Namespaces)] works_in_child_namespace,
+        #[uses(Namespaces)] same_ids_elsewhere_do_not_leak,
         follows_parent_links_on_forks,
         follows_parent_links_not_id_order,
         #[uses(TaskPathOnWrites)] several_tasks_in_get_tuple_order,
@@ -46,7 +46,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         no_checkpoint_id_resolves_latest,
         target_own_value_is_not_seed,
         one_entry_per_requested_channel,
-        seed_found_through_unchanged_version,
+        #[should] seed_found_through_unchanged_version,
         empty_channel_is_not_seed,
         older_target_ignores_descendants,
         follows_replaced_parent,
@@ -384,12 +384,12 @@ async fn several_tasks_in_get_tuple_order(cx: Cx) -> Checked {
     expect_history(&got, "ch", &want, Some(snap("", 0)))
 }
 
-/// A target `get_tuple` does not find: an id stored only in another namespace of the
-/// thread, and a thread with no checkpoint at all. There is nothing to walk: Ok, one entry
-/// per requested channel, each with no writes and no seed (see the module docs).
+/// A target `get_tuple` does not find: an id stored only in another thread, and a thread
+/// with no checkpoint at all. There is nothing to walk: Ok, one entry per requested
+/// channel, each with no writes and no seed (see the module docs).
 async fn missing_target_gives_empty_entries(cx: Cx) -> Checked {
     let t = cx.thread("main");
-    let c = chain_n(&cx, &t, "child:1", "ch", 3, &[0]).await?;
+    let c = chain_n(&cx, &cx.thread("elsewhere"), "", "ch", 3, &[0]).await?;
     let elsewhere = at(&t, "").with_id(id_of(&c[2]));
     let unknown = at(&cx.thread("missing"), "").with_id(new_id());
     let no_id = CheckpointConfig::new(cx.thread("empty"));
@@ -402,13 +402,13 @@ async fn missing_target_gives_empty_entries(cx: Cx) -> Checked {
 }
 
 /// Without any pending write the history is the seed alone: the value the target's parent
-/// reads (here kept from its own parent at an unchanged version), not the target's own
+/// reads (here carried from its own parent at an unchanged version), not the target's own
 /// value; a channel without a value has an entry with no writes and no seed. Needs only
 /// put, so a saver without put_writes is still judged on delta_channel_history.
 async fn seed_without_any_write(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c0 = cx.put(&at(&t, ""), Step::fresh().value("ch", json!("v0"), 1)).await?;
-    let c1 = cx.put(&c0, Step::fresh().keep("ch", 1)).await?;
+    let c1 = cx.put(&c0, Step::fresh().carry("ch", json!("v0"), 1)).await?;
     let c2 = cx.put(&c1, Step::fresh().value("ch", json!("v2"), 2)).await?;
     let got = history(&cx, &c2, &["ch", "other"]).await?;
     expect_history(&got, "ch", &[], Some(jv(json!("v0"))))?;
@@ -453,10 +453,11 @@ async fn one_entry_per_requested_channel(cx: Cx) -> Checked {
     expect_history(&got, "never", &[], None)
 }
 
-/// An ancestor that keeps the channel unchanged (its version only, the value stored by an
-/// older checkpoint) reads a value for it, so it is the seed ancestor: c0 stores `v`, c1
-/// keeps it, c2 lacks it. From c3: writes of c1 and c2, seed `v`; c0's write is older than
-/// the seed.
+/// A SHOULD rule (kept channels, CONTRACT §2 put): an ancestor that keeps the channel
+/// unchanged without carrying it (its version only, the value stored by an older
+/// checkpoint) reads a value for it, so it is the seed ancestor: c0 stores `v`, c1 keeps
+/// it, c2 lacks it. From c3: writes of c1 and c2, seed `v`; c0's write is older than the
+/// seed.
 async fn seed_found_through_unchanged_version(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let c0 = cx.put(&CheckpointConfig::new(&t), Step::fresh().value("ch", json!("v"), 1)).await?;

@@ -24,7 +24,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::Prune, needs [Put, List] => [
         keep_latest_keeps_only_newest +[GetTuple] ["test_prune_keep_latest_single_thread"],
         keep_latest_each_thread ["test_prune_keep_latest_multiple_threads"],
-        keep_latest_each_namespace ["test_prune_keep_latest_across_namespaces"],
+        #[uses(Namespaces)] keep_latest_each_namespace ["test_prune_keep_latest_across_namespaces"],
         keep_latest_keeps_writes +[PutWrites, GetTuple] ["test_prune_keep_latest_preserves_writes"],
         delete_removes_thread +[GetTuple] ["test_prune_delete_all"],
         leaves_other_threads_untouched +[PutWrites] ["test_prune_preserves_other_threads"],
@@ -32,13 +32,14 @@ pub fn cases() -> Vec<crate::SpecCase> {
         unknown_thread_is_noop +[PutWrites] ["test_prune_nonexistent_noop"],
         unknown_thread_next_to_known_one,
         keep_latest_reads_values_of_older_checkpoints +[PutWrites, GetTuple],
-        keep_latest_keeps_values_per_namespace +[GetTuple] -[List],
+        #[should] keep_latest_reads_kept_values_of_older_checkpoints +[PutWrites, GetTuple],
+        #[uses(Namespaces)] keep_latest_keeps_values_per_namespace +[GetTuple] -[List],
         keep_latest_keeps_greatest_id,
         keep_latest_drops_writes_of_pruned_checkpoints +[PutWrites, GetTuple] -[List],
-        keep_latest_later_put_reads_kept_values +[GetTuple] -[List],
-        delete_removes_every_namespace +[PutWrites, GetTuple],
+        #[should] keep_latest_later_put_reads_kept_values +[GetTuple] -[List],
+        #[uses(Namespaces)] delete_removes_every_namespace +[PutWrites, GetTuple],
         delete_leaves_nothing_behind +[PutWrites, GetTuple] -[List],
-        scenario_s15_keep_latest_keeps_what_it_reads +[PutWrites, GetTuple],
+        #[uses(Namespaces)] scenario_s15_keep_latest_keeps_what_it_reads +[PutWrites, GetTuple],
     ])
 }
 
@@ -108,13 +109,12 @@ async fn delete_removes_thread(cx: Cx) -> Checked {
     after.get_none(&c[0]).await
 }
 
-/// Pruning T (with either strategy) leaves thread U, its writes and its namespaces, exactly
-/// as it was, while T is pruned.
+/// Pruning T (with either strategy) leaves thread U and its writes exactly as it was,
+/// while T is pruned.
 async fn leaves_other_threads_untouched(cx: Cx) -> Checked {
     let (t, u) = (cx.thread("t"), cx.thread("u"));
     let ct = cx.value_chain(&t, "", 3).await?;
-    let cu = cx.value_chain(&u, "", 2).await?;
-    cx.value_chain(&u, "child:1", 2).await?;
+    let cu = cx.value_chain(&u, "", 3).await?;
     cx.put_writes(&cu[0], vec![("ch", jv(json!("u-old"))), (ERROR, jv(json!("e")))], "task-1", "").await?;
     let u_before = cx.list_all(&u).await?;
     cx.prune(&[&t], KeepLatest).await?;
@@ -168,15 +168,31 @@ async fn unknown_thread_next_to_known_one(cx: Cx) -> Checked {
     cx.after(format!("after prune([{u}, {missing}], delete)")).expect_ids(&u, &ListOptions::all(), &[]).await
 }
 
-/// c1 stores `a`, c2 stores `b` and keeps `a`, c3 keeps both unchanged (values stored by
-/// older checkpoints only) and stores `c`: after `keep_latest`, c3 reads exactly as before
-/// (values, versions, metadata, writes).
+/// c1 stores `a`, c2 stores `b` and carries `a` at its unchanged version, c3 carries both
+/// unchanged and stores `c` (as LangGraph's runtime puts them; a saver may store a value
+/// only once, with the older checkpoint that first carried it, CONTRACT §2 put): after
+/// `keep_latest`, c3 reads exactly as before (values, versions, metadata, writes).
 async fn keep_latest_reads_values_of_older_checkpoints(cx: Cx) -> Checked {
+    older_values_survive_keep_latest(&cx, true).await
+}
+
+/// A SHOULD rule (kept channels, CONTRACT §2 put): as
+/// [`keep_latest_reads_values_of_older_checkpoints`], but c2 and c3 keep the unchanged
+/// channels without carrying them, so their values are stored by older checkpoints only.
+async fn keep_latest_reads_kept_values_of_older_checkpoints(cx: Cx) -> Checked {
+    older_values_survive_keep_latest(&cx, false).await
+}
+
+/// The two cases above: the unchanged channels `carried`, or kept without a value.
+async fn older_values_survive_keep_latest(cx: &Cx, carried: bool) -> Checked {
+    let unchanged =
+        |step: Step, ch: &str| if carried { step.carry(ch, json!(format!("{ch}@1")), 1) } else { step.keep(ch, 1) };
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let c1 = cx.put(&cfg, Step::fresh().value("a", json!("a@1"), 1)).await?;
-    let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
-    let c3 = cx.put(&c2, Step::fresh().keep("a", 1).keep("b", 1).value("c", json!("c@1"), 1).seen("n", "a", 1)).await?;
+    let c2 = cx.put(&c1, unchanged(Step::fresh(), "a").value("b", json!("b@1"), 1)).await?;
+    let c3 = unchanged(unchanged(Step::fresh(), "a"), "b").value("c", json!("c@1"), 1).seen("n", "a", 1);
+    let c3 = cx.put(&c2, c3).await?;
     cx.put_writes(&c3, vec![("a", jv(json!("next")))], "task-1", "").await?;
     let before = cx.after("before prune").get_some(&c3).await?;
     let want = values(&[("a", jv(json!("a@1"))), ("b", jv(json!("b@1"))), ("c", jv(json!("c@1")))]);
@@ -187,9 +203,9 @@ async fn keep_latest_reads_values_of_older_checkpoints(cx: Cx) -> Checked {
     after.expect_tuple_except_parent(&c3, &before).await
 }
 
-/// Channel `a` at version 1 is stored with a different value in "" and in "child:1", each
-/// only by the namespace's first checkpoint; after `keep_latest` each namespace's kept
-/// checkpoint reads its own value.
+/// Channel `a` at version 1 is stored with a different value in "" and in "child:1" by the
+/// namespace's first checkpoint and carried unchanged by its second; after `keep_latest`
+/// each namespace's kept checkpoint reads its own value.
 async fn keep_latest_keeps_values_per_namespace(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let mut kept = Vec::new();
@@ -197,7 +213,8 @@ async fn keep_latest_keeps_values_per_namespace(cx: Cx) -> Checked {
         let first = cx
             .put(&CheckpointConfig::new(&t).with_ns(ns), Step::fresh().value("a", json!(format!("a in {ns:?}")), 1))
             .await?;
-        kept.push((ns, first.clone(), cx.put(&first, Step::fresh().keep("a", 1)).await?));
+        let second = Step::fresh().carry("a", json!(format!("a in {ns:?}")), 1);
+        kept.push((ns, first.clone(), cx.put(&first, second).await?));
     }
     cx.prune(&[&t], KeepLatest).await?;
     let after = cx.after(format!("after prune([{t}], keep_latest)"));
@@ -243,13 +260,14 @@ async fn keep_latest_drops_writes_of_pruned_checkpoints(cx: Cx) -> Checked {
     after.expect_writes(&c2, &[]).await
 }
 
-/// After `keep_latest`, a new checkpoint on top of the kept one that keeps its channels
-/// unchanged still reads their values (first stored by a pruned checkpoint).
+/// A SHOULD rule (kept channels, CONTRACT §2 put): after `keep_latest`, a new checkpoint on
+/// top of the kept one that keeps its channels unchanged without carrying them still reads
+/// their values (first stored by a pruned checkpoint).
 async fn keep_latest_later_put_reads_kept_values(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let t = cfg.thread_id.clone();
     let c1 = cx.put(&cfg, Step::fresh().value("a", json!("a@1"), 1)).await?;
-    let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("b@1"), 1)).await?;
+    let c2 = cx.put(&c1, Step::fresh().carry("a", json!("a@1"), 1).value("b", json!("b@1"), 1)).await?;
     cx.prune(&[&t], KeepLatest).await?;
     let c3 = cx.put(&c2, Step::fresh().keep("a", 1).keep("b", 1)).await?;
     let got = cx.after(format!("after prune([{t}], keep_latest) and a put keeping a and b")).get_some(&c3).await?;
@@ -298,15 +316,16 @@ async fn delete_leaves_nothing_behind(cx: Cx) -> Checked {
 }
 
 /// Scenario S15 (docs/reference/bug-scenarios.md): T has c1 <- c2 <- c3 in "" and
-/// k1 <- k2 in "child:1"; channel `a` is written only at c1; a write on c3; thread U is
-/// untouched; `prune([T], keep_latest)`. `list(T, "")` = [c3], `list(T, "child:1")` = [k2];
-/// c3 still reads `a`; c3's write is kept; U is unchanged.
+/// k1 <- k2 in "child:1"; channel `a` is changed only at c1 (c2 and c3 carry it at its
+/// unchanged version); a write on c3; thread U is untouched; `prune([T], keep_latest)`.
+/// `list(T, "")` = [c3], `list(T, "child:1")` = [k2]; c3 still reads `a`; c3's write is
+/// kept; U is unchanged.
 async fn scenario_s15_keep_latest_keeps_what_it_reads(cx: Cx) -> Checked {
     let (t, u) = (cx.thread("T"), cx.thread("U"));
     let root = CheckpointConfig::new(&t);
     let c1 = cx.put(&root, Step::fresh().value("a", json!("a@c1"), 1)).await?;
-    let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!(2), 1)).await?;
-    let c3 = cx.put(&c2, Step::fresh().keep("a", 1).value("b", json!(3), 2)).await?;
+    let c2 = cx.put(&c1, Step::fresh().carry("a", json!("a@c1"), 1).value("b", json!(2), 1)).await?;
+    let c3 = cx.put(&c2, Step::fresh().carry("a", json!("a@c1"), 1).value("b", json!(3), 2)).await?;
     cx.put_writes(&c3, vec![("b", jv(json!("w")))], "task-1", "").await?;
     let k1 = cx.put(&root.clone().with_ns("child:1"), Step::fresh().value("k", json!(1), 1)).await?;
     let k2 = cx.put(&k1, Step::fresh().value("k", json!(2), 2)).await?;

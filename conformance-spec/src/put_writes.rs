@@ -28,7 +28,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         special_channel_gets_its_fixed_negative_index,
         positions_count_special_entries,
         writes_belong_to_their_checkpoint ["test_put_writes_cleared_on_next_checkpoint"],
-        writes_belong_to_their_namespace ["test_put_writes_across_namespaces"],
+        #[uses(Namespaces)] writes_belong_to_their_namespace ["test_put_writes_across_namespaces"],
         writes_belong_to_their_thread,
         writes_before_their_checkpoint_are_kept,
         writes_survive_reput_of_their_checkpoint,

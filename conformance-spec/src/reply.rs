@@ -188,15 +188,4 @@ impl Reply<Vec<CheckpointTuple>> {
     pub fn ids(&self) -> Vec<String> {
         self.iter().map(|t| t.config.checkpoint_id.clone().unwrap_or_default()).collect()
     }
-
-    /// Fails unless every listed tuple's `config.checkpoint_id` names its own checkpoint
-    /// (CONTRACT §1 Checkpoint tuple), naming each tuple that disagrees by position and by
-    /// both ids: `list(…): tuples[3].config: config names 1ef…, checkpoint is 1f0…`. Run
-    /// before comparing listed ids, so a wrong config is not reported as a lost checkpoint.
-    ///
-    /// # Errors
-    /// The failure naming every disagreeing tuple.
-    pub fn expect_configs_match(&self) -> Checked {
-        self.diffs().configs_match(self).finish()
-    }
 }

@@ -28,7 +28,7 @@ pub const SHIPPED: [(&str, &str); 5] = [
 pub fn cases() -> Vec<SpecCase> {
     crate::spec_cases!(Capability::Traces, needs [Put, PutWrites, GetTuple] => [
         replays_linear_graph_over_four_turns +[List],
-        replays_subgraph_with_child_namespaces,
+        #[uses(Namespaces)] replays_subgraph_with_child_namespaces,
         replays_interrupt_and_resume,
         #[uses(TaskPathOnWrites)] replays_send_fan_out_with_failed_task_retried,
         replays_run_killed_halfway_and_resumed,

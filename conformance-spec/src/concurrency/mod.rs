@@ -7,9 +7,9 @@
 //! parallel. Counts are small (at most 50 tasks) so that a case takes milliseconds against
 //! an in-memory saver.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use conformance_core::{Capability, CheckpointConfig, Failure, PendingWrite, TypedValue, ERROR};
+use conformance_core::{Capability, CheckpointConfig, Failure, ListOptions, PendingWrite, TypedValue, ERROR};
 use serde_json::json;
 use tokio::task::JoinHandle;
 
@@ -223,18 +223,13 @@ async fn puts_from_many_tasks_all_land(cx: Cx) -> Checked {
         d.of(&t).step(step, &t);
     }
     d.finish()?;
-    let want: BTreeSet<String> =
-        stored.iter().filter(|(c, _)| c.thread_id == shared).filter_map(|(c, _)| c.checkpoint_id.clone()).collect();
-    let listed = cx
-        .after(format!("after {} tasks put {PUTS} checkpoints each on it at once", TASKS / 2))
-        .list_all(&shared)
-        .await?;
-    let ids = listed.ids();
-    let got: BTreeSet<String> = ids.iter().cloned().collect();
-    let missing: Vec<&String> = want.difference(&got).collect();
-    ensure(got == want && ids.len() == want.len(), || {
-        format!("{listed}: expected {} ids, got {} (missing {missing:?})", want.len(), ids.len())
-    })
+    // Every checkpoint of the shared thread, newest id first (list's order).
+    let mut want: Vec<&str> =
+        stored.iter().filter(|(c, _)| c.thread_id == shared).filter_map(|(c, _)| c.checkpoint_id.as_deref()).collect();
+    want.sort_unstable_by(|a, b| b.cmp(a));
+    cx.after(format!("after {} tasks put {PUTS} checkpoints each on it at once", TASKS / 2))
+        .expect_ids(&shared, &ListOptions::all(), &want)
+        .await
 }
 
 /// `put` of a checkpoint and 4 `put_writes` for it run at once, for 8 checkpoints of one

@@ -29,8 +29,12 @@ pub const PATHS: &[&str] = &["~0", "~10", "~2", "", "~0:1", "~1", "~0|1", "~0.5"
 pub const CHANNELS: &[&str] = &["a", "a ", "A", "a:b", "a|b", "a.b", "ab", "%", "_", "é", "a'"];
 /// Run ids.
 pub const RUN_IDS: &[&str] = &["r1", "r1 ", "R1", "r%", "r_", "r10", "r'1"];
-/// Metadata keys (besides `run_id`).
-pub const META_KEYS: &[&str] = &["k", "k ", "K", "k.x", "k:x", "%", "_", "source", "step", "parents", "kk", "ké"];
+/// Custom metadata keys, neighbours of one another and of LangGraph's keys (`source`,
+/// `step`, `parents`, which every put carries with a LangGraph value, CONTRACT §5, and
+/// `run_id`, drawn apart).
+pub const META_KEYS: &[&str] = &["k", "k ", "K", "k.x", "k:x", "%", "_", "source ", "Step", "parents.x", "kk", "ké"];
+/// LangGraph's metadata `source` values.
+pub const SOURCES: &[&str] = &["input", "loop", "update", "fork"];
 /// The special channels of CONTRACT §1.
 pub const SPECIAL: &[&str] = &["__error__", "__scheduled__", "__interrupt__", "__resume__"];
 

@@ -10,9 +10,9 @@ use conformance_core::{
     Capability, Checkpoint, CheckpointConfig, CheckpointMetadata, Invocation, ListOptions, PruneStrategy, Put,
     PutWrites,
 };
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::domain::{confusable, json_values, next_version_inputs, values, versions, World, SPECIAL};
+use super::domain::{confusable, json_values, next_version_inputs, values, versions, World, SOURCES, SPECIAL};
 use super::exec::{may_refuse, serial_orders};
 use super::trace::{Branch, Op};
 use crate::model::Model;
@@ -261,7 +261,9 @@ fn copy_is_settled(model: &Model, source: &str, target: &str) -> bool {
 
 fn filter(world: &World, model: &Model, p: u16) -> CheckpointMetadata {
     let mut f = CheckpointMetadata::new();
-    let key = pick(&world.meta_keys, p);
+    // A custom key, now and then one of LangGraph's keys every checkpoint carries.
+    let key =
+        if p % 7 == 6 { pick(&["source".to_owned(), "step".to_owned()], p >> 4) } else { pick(&world.meta_keys, p) };
     // Half the time a value some checkpoint has, so that filters also match.
     let existing: Vec<Value> = model.checkpoints.values().filter_map(|s| s.metadata.get(&key).cloned()).collect();
     // A third of the time a value some checkpoint has, a third one confusable with it, so
@@ -334,7 +336,13 @@ fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16;
         1 => Some(Vec::new()),
         _ => Some(new_versions.keys().cloned().collect()),
     };
+    // LangGraph-shaped metadata on every put (CONTRACT §5), then custom keys of any JSON
+    // value and a run id.
     let mut metadata = CheckpointMetadata::new();
+    metadata.insert("source".into(), json!(pick(SOURCES, p[4] >> 8)));
+    metadata.insert("step".into(), json!(i64::from(p[4] >> 10 & 3) - 1));
+    let parents = if p[0] >> 10 & 1 == 1 { json!({"": pick(&world.ids, p[0] >> 11)}) } else { json!({}) };
+    metadata.insert("parents".into(), parents);
     let jv = json_values();
     for (i, key) in world.meta_keys.iter().enumerate() {
         if p[3] >> (4 + i) & 1 == 1 {
@@ -388,5 +396,25 @@ mod tests {
             }
         }
         assert!(batches > 100, "only {batches} batches were made");
+    }
+
+    /// CONTRACT §5: every put the fuzzer makes carries LangGraph-shaped metadata (`source`
+    /// one of input|loop|update|fork, an integer `step`, an object `parents`), so a saver
+    /// whose typed metadata requires them is fuzzed on everything else.
+    #[test]
+    fn every_put_carries_langgraph_metadata() {
+        let can = Abilities { extended: BTreeSet::new(), reopen: false };
+        for seed in 0..2000u32 {
+            let r = |k: u32| (seed.wrapping_mul(2_654_435_761).rotate_left(k) & 0xffff) as u16;
+            let world = World::new(&[r(1), r(2), r(3), r(4), r(5), r(6), r(7), r(8)]);
+            let raw: Raw = ((seed % 4) as u8, [r(9), r(10), r(11), r(12), r(13), r(14)]);
+            let Op::Call(Invocation::Put(put)) = interpret(&raw, &world, &Model::new(), &can) else {
+                panic!("kind {} is not a put", raw.0);
+            };
+            let md = &put.metadata;
+            assert!(md.get("source").and_then(Value::as_str).is_some_and(|s| SOURCES.contains(&s)), "{md:?}");
+            assert!(md.get("step").is_some_and(Value::is_i64), "{md:?}");
+            assert!(md.get("parents").is_some_and(Value::is_object), "{md:?}");
+        }
     }
 }

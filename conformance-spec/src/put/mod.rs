@@ -40,15 +40,15 @@ pub fn cases() -> Vec<crate::SpecCase> {
         #[should] metadata_nul_char_kept_or_whole_put_refused,
         refused_put_stores_nothing -[GetTuple],
         default_namespace_is_root ["test_put_root_namespace", "test_put_default_namespace"],
-        stored_in_its_child_namespace ["test_put_child_namespace"],
+        #[uses(Namespaces)] stored_in_its_child_namespace ["test_put_child_namespace"],
         every_checkpoint_of_a_chain_is_readable_by_id ["test_put_multiple_checkpoints_same_thread"],
         threads_are_isolated ["test_put_multiple_threads_isolated"],
-        parent_is_the_config_checkpoint_id ["test_put_parent_config"],
+        #[uses(Namespaces)] parent_is_the_config_checkpoint_id ["test_put_parent_config"],
         #[should] unchanged_channel_reads_value_stored_earlier ["test_put_incremental_channel_update"],
         #[should] new_channel_is_read_alongside_kept_ones ["test_put_new_channel_added"],
         channel_not_in_versions_is_absent ["test_put_channel_removed"],
         channel_in_new_versions_without_value_is_absent,
-        #[should] kept_channel_reads_its_own_thread_and_namespace,
+        #[should] #[uses(Namespaces)] kept_channel_reads_its_own_thread_and_namespace,
         sibling_checkpoints_read_their_own_values,
         #[should] fork_reads_value_at_kept_version_not_newest,
         #[should] child_of_sibling_reads_its_branch_value,
@@ -62,9 +62,9 @@ pub fn cases() -> Vec<crate::SpecCase> {
 }
 
 /// CONTRACT §2 put: the returned config has the same thread and namespace and
-/// `checkpoint_id = checkpoint.id`.
+/// `checkpoint_id = checkpoint.id` (in a child namespace: [`stored_in_its_child_namespace`]).
 async fn returns_config_of_stored_checkpoint(cx: Cx) -> Checked {
-    let cfg = cx.config("main").with_ns("child:abc");
+    let cfg = cx.config("main");
     let step = Step::fresh().value("k", json!("v"), 1);
     let id = step.id().to_owned();
     let got = cx.try_put(&cfg, step).await.or_fail()?;
@@ -97,21 +97,26 @@ async fn default_namespace_is_root(cx: Cx) -> Checked {
     stored.expect_eq("returned config.checkpoint_ns", "", stored.checkpoint_ns.as_str())?;
     let latest = CheckpointConfig::new(&thread).with_ns("");
     let t = cx.get_some(&latest).await?;
-    t.expect_config(&stored)?;
-    cx.get_none(&CheckpointConfig::new(&thread).with_ns("child:1")).await
+    t.expect_config(&stored)
 }
 
-/// CONTRACT §2 put: a checkpoint is stored under its namespace; it is read there (with and
-/// without its id) and not in the root.
+/// CONTRACT §2 put: a checkpoint is stored under its namespace: the returned config names
+/// it, it is read there (with and without its id) and not in the root, and what is put in
+/// the root is not read in another namespace.
 async fn stored_in_its_child_namespace(cx: Cx) -> Checked {
     let thread = cx.thread("main");
+    let root = cx.put(&CheckpointConfig::new(&thread).with_ns(""), Step::fresh()).await?;
+    cx.get_none(&CheckpointConfig::new(&thread).with_ns("child:1")).await?;
     let cfg = CheckpointConfig::new(&thread).with_ns("child:abc");
-    let stored = cx.put(&cfg, Step::fresh().value("a", json!(1), 1)).await?;
+    let stored = cx.try_put(&cfg, Step::fresh().value("a", json!(1), 1)).await.or_fail()?;
+    stored.expect_eq("returned config.checkpoint_ns", "child:abc", stored.checkpoint_ns.as_str())?;
+    let stored = stored.into_value();
     let t = cx.get_some(&stored).await?;
     t.expect_config(&stored)?;
     let t = cx.get_some(&cfg).await?;
     t.expect_config(&stored)?;
-    cx.get_none(&CheckpointConfig::new(&thread)).await
+    let t = cx.get_some(&CheckpointConfig::new(&thread)).await?;
+    t.expect_config(&root)
 }
 
 /// CONTRACT §2 put: each checkpoint of a chain is stored under its own id with its own
@@ -153,7 +158,8 @@ async fn threads_are_isolated(cx: Cx) -> Checked {
 }
 
 /// CONTRACT §2 put: the parent is `config.checkpoint_id`; `parent_config` names the same
-/// thread and namespace and the parent id, and is none without a parent.
+/// thread and namespace (a child namespace here, so the namespace is not the default) and
+/// the parent id, and is none without a parent.
 async fn parent_is_the_config_checkpoint_id(cx: Cx) -> Checked {
     let cfg = cx.config("main").with_ns("child:1");
     let first = cx.put(&cfg, Step::fresh()).await?;
@@ -164,13 +170,15 @@ async fn parent_is_the_config_checkpoint_id(cx: Cx) -> Checked {
     t.expect_parent(None)
 }
 
-/// CONTRACT §2 put: putting an id that exists replaces its checkpoint, metadata and parent.
+/// CONTRACT §2 put: putting an id that exists replaces its checkpoint, metadata and parent
+/// (a key only the first put had, `run_id`, is gone).
 async fn reput_replaces_checkpoint_metadata_and_parent(cx: Cx) -> Checked {
     let cfg = cx.config("main");
     let p0 = cx.put(&cfg, Step::fresh()).await?;
     let p1 = cx.put(&cfg, Step::fresh()).await?;
     let id = new_id();
-    cx.put(&p0, Step::new(&id).value("a", json!("first"), 1).meta("tag", json!("first"))).await?;
+    let first = Step::new(&id).value("a", json!("first"), 1).meta("tag", json!("first")).meta("run_id", json!("run-1"));
+    cx.put(&p0, first).await?;
     let second = Step::new(&id)
         .value("a", json!("second"), 2)
         .value("b", json!("new"), 1)
@@ -204,7 +212,7 @@ async fn reput_keeps_pending_writes(cx: Cx) -> Checked {
 /// CONTRACT §1 "Config": an empty `thread_id` is an `InvalidConfig` error, never a panic
 /// or a silent default.
 async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
-    for cfg in [CheckpointConfig::new(""), CheckpointConfig::new("").with_ns("child:1").with_id(new_id())] {
+    for cfg in [CheckpointConfig::new(""), CheckpointConfig::new("").with_id(new_id())] {
         cx.try_put(&cfg, Step::fresh().value("a", json!(1), 1)).await.expect_invalid_config()?;
     }
     Ok(())

@@ -538,14 +538,14 @@ pub const MUTANTS: &[Mutant] = &[
         [R("list.filter"), G("7.2-filters")],
         "a nested filter object matches by containment, not equality (upstream Postgres)"
     ),
-    mutant!(
+    mutant!(should
         "list_grouped_by_namespace",
         ListGroupedByNamespace,
         &[LS],
         [R("list.order"), S("S10")],
         "list is grouped by namespace instead of in global id order (upstream InMemory)"
     ),
-    mutant!(
+    mutant!(should
         "list_equal_ids_namespace_descending",
         ListEqualIdsNamespaceDescending,
         &[LS],

@@ -51,7 +51,9 @@ impl Bug for PruneDropsWrites {
     }
 }
 
-/// `keep_latest` drops the values stored by older checkpoints (S15).
+/// `keep_latest` keeps only the values the kept checkpoint's own put carried (S15): a value
+/// kept at an unchanged version without being carried (CONTRACT §2 put, kept channels, a
+/// SHOULD rule) is lost; under LangGraph's runtime, which carries every value, nothing is.
 #[derive(Default)]
 pub struct PruneDropsInheritedValues(ChannelSets);
 
@@ -64,6 +66,46 @@ impl Bug for PruneDropsInheritedValues {
         prune_keeping(saver, call, |ts| {
             let mut kept = latest_per_namespace(ts);
             kept.iter_mut().for_each(|t| self.0.retain(t));
+            kept
+        })
+        .await
+    }
+}
+
+/// A saver that stores each (channel, version) of a thread and namespace once, with the put
+/// that first carried it, and whose `keep_latest` deletes what the pruned checkpoints
+/// stored: the kept checkpoint loses every value an older checkpoint stored first, carried
+/// again or not (S15; CONTRACT §2 put lets a saver skip a value already stored at that
+/// version, §3 prune keeps every value the kept checkpoint reads).
+#[derive(Default)]
+pub struct PruneDropsValuesStoredOnce {
+    /// The (thread, namespace, channel, version) of every value stored so far.
+    stored: Mutex<BTreeSet<(String, String, String, String)>>,
+    /// Per checkpoint, the channels whose value its put stored first.
+    first: ChannelSets,
+}
+
+#[async_trait]
+impl Bug for PruneDropsValuesStoredOnce {
+    fn put_input(&self, put: &mut Put) {
+        let (thread, ns) = (&put.config.thread_id, &put.config.checkpoint_ns);
+        let mut stored = lock(&self.stored);
+        let versions = &put.checkpoint.channel_versions;
+        let first: Vec<&String> = put
+            .checkpoint
+            .channel_values
+            .keys()
+            .filter(|ch| {
+                let version = versions.get(*ch).map(|v| format!("{v:?}")).unwrap_or_default();
+                stored.insert((thread.clone(), ns.clone(), (*ch).clone(), version))
+            })
+            .collect();
+        self.first.record(put, first.into_iter());
+    }
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        prune_keeping(saver, call, |ts| {
+            let mut kept = latest_per_namespace(ts);
+            kept.iter_mut().for_each(|t| self.first.retain(t));
             kept
         })
         .await
@@ -171,12 +213,19 @@ pub const MUTANTS: &[Mutant] = &[
         [R("prune.keep_latest"), S("S15")],
         "keep_latest drops the kept checkpoint's writes"
     ),
-    mutant!(
+    mutant!(should
         "prune_drops_inherited_values",
         PruneDropsInheritedValues,
         &[PR],
         [R("prune.keep_latest"), S("S15"), G("7.3-prune")],
-        "keep_latest drops the values stored by older checkpoints"
+        "keep_latest keeps only the values the kept checkpoint's put carried: kept channels lose theirs"
+    ),
+    mutant!(
+        "prune_drops_values_stored_once",
+        PruneDropsValuesStoredOnce,
+        &[PR],
+        [R("prune.keep_latest"), S("S15"), G("7.3-prune")],
+        "keep_latest deletes the values the pruned checkpoints stored first, which the kept one carried again"
     ),
     mutant!(
         "prune_other_threads",
