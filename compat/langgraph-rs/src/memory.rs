@@ -27,9 +27,12 @@ impl ListApi for InMemorySaver {
     }
 }
 
-/// The registration: a fresh `InMemorySaver` per case (no reopen: it keeps nothing).
+/// The registration: a fresh `InMemorySaver` per case (no reopen: it keeps nothing). The
+/// trait's default async mirrors run the sync methods in `tokio::task::block_in_place`, which
+/// panics on a current-thread runtime, so every case runs on a multi-thread one.
 pub fn registration() -> Registration {
     Registration::new("langgraph-rs-memory", || async { Ok(Fixture::new(LgAdapter::new(InMemorySaver::new()))) })
+        .multi_thread()
 }
 
 /// The same saver through its sync methods (`put`, `get_tuple`, ...), the ones the family's
