@@ -144,8 +144,13 @@ impl Supervisor {
         let lacks = match self.lacks(&opened) {
             Ok(l) => l,
             Err(e) => {
-                // The declaration's error is the one to report.
-                let _ = handle_op(conn, "close", handle, "closing").await;
+                // The declaration's error is the one to report; a child that does not
+                // answer the close (it already broke the protocol) is not waited for.
+                let _ = tokio::time::timeout(
+                    std::time::Duration::from_secs(5),
+                    handle_op(conn, "close", handle, "closing"),
+                )
+                .await;
                 return Err(e.into());
             }
         };
