@@ -136,6 +136,13 @@ pub fn json_object(value: Value) -> CheckpointMetadata {
     }
 }
 
+/// LangGraph's current checkpoint format version (`Checkpoint.v`), what both its Python and
+/// JS runtimes write, and what every checkpoint the kit puts carries unless its case is about
+/// `v`. LangGraph JS's MemorySaver migrates an older checkpoint that has a parent on read
+/// (it adds an empty `__pregel_tasks` channel to a `v < 4` one), so an older `v` would judge
+/// that migration instead of each case's rule (docs/langgraph-savers.md, J-S3).
+pub const FORMAT_VERSION: i64 = 4;
+
 /// One `put`: the checkpoint, its metadata and its `new_versions`, built fluently.
 ///
 /// ```
@@ -155,11 +162,12 @@ pub struct Step {
 }
 
 impl Step {
-    /// A checkpoint `id` with `v = 1`, a fixed ISO-8601 `ts`, no channels, default metadata.
+    /// A checkpoint `id` with `v = 4` ([`FORMAT_VERSION`]), a fixed ISO-8601 `ts`, no
+    /// channels, default metadata.
     pub fn new(id: &str) -> Self {
         Self {
             checkpoint: Checkpoint {
-                v: 1,
+                v: FORMAT_VERSION,
                 id: id.to_owned(),
                 ts: "2026-11-29T21:03:59.727899+00:00".to_owned(),
                 ..Checkpoint::default()

@@ -16,7 +16,7 @@ use crate::data::{fidelity_values, jv, large_value, metadata, new_id, values, St
 pub(crate) const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// CONTRACT §1 "Checkpoint" (every field round-trips): the format version `v` reads back
-/// as put, the current 1 as well as another (4), never a value of the saver's own.
+/// as put, an older one (1) as well as the current 4, never a value of the saver's own.
 pub(super) async fn format_version_roundtrips(cx: Cx) -> Checked {
     let cfg = cx.config("format-version");
     let mut d = crate::compare::Diffs::new();

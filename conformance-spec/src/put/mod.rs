@@ -84,7 +84,7 @@ async fn roundtrip_channel_values(cx: Cx) -> Checked {
     t.diffs()
         .eq("checkpoint.id", id_of(&stored), t.checkpoint.id.as_str())
         .map("checkpoint.channel_values", &values(&[("msg", jv(json!("hello")))]), &t.checkpoint.channel_values)
-        .eq("checkpoint.v", &1, &t.checkpoint.v)
+        .eq("checkpoint.v", &crate::data::FORMAT_VERSION, &t.checkpoint.v)
         .finish()
 }
 

@@ -11,6 +11,7 @@
 //! `target/checkpoint-bridge/js` (npm ci on first use) unless `CHECKPOINT_BRIDGE_JS_TESTS=0`.
 
 mod handshake;
+mod js_savers;
 mod own_savers;
 mod values;
 
@@ -179,6 +180,10 @@ fn main() -> ExitCode {
             trial(
                 "the_js_child_keeps_a_missing_config_field_missing",
                 handshake::the_js_child_keeps_a_missing_config_field_missing,
+            ),
+            trial(
+                "js_memory_reads_the_kits_checkpoints_back_as_put",
+                js_savers::js_memory_reads_the_kits_checkpoints_back_as_put,
             ),
         ]);
         // The whole catalog on LangGraph JS's MemorySaver. About a minute on a quiet machine,
