@@ -45,6 +45,7 @@ mod detect;
 mod invocation;
 mod isolation;
 pub mod leftovers;
+mod omitted;
 pub mod output_file;
 pub mod process_group;
 pub mod progress;
@@ -67,6 +68,7 @@ pub use call::Call;
 pub use case::{Budget, CaseEnv, CaseFn, CaseFuture, CaseInstance, Failure, SpecCase};
 pub use invocation::{Invocation, Put, PutWrites};
 pub use isolation::{panic_message, Abort};
+pub use omitted::Omitted;
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
 pub use report::{

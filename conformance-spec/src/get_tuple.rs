@@ -2,7 +2,7 @@
 //! or the greatest id of the thread and namespace), with which config, parent config and
 //! pending writes, in which order.
 
-use conformance_core::{Capability, CheckpointConfig, ERROR, INTERRUPT, RESUME};
+use conformance_core::{Capability, CheckpointConfig, CheckpointError, Failure, Omitted, ERROR, INTERRUPT, RESUME};
 use serde_json::json;
 
 use crate::calls::Cx;
@@ -29,6 +29,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         #[uses(TaskPathOnWrites)] pending_writes_ordered_by_task_path_then_task_id +[PutWrites],
         pending_writes_index_compared_as_signed_integer +[PutWrites],
         #[should] empty_thread_id_is_invalid_config -[Put],
+        config_without_thread_reads_no_thread,
     ])
 }
 
@@ -282,6 +283,44 @@ async fn pending_writes_index_compared_as_signed_integer(cx: Cx) -> Checked {
 async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
     for cfg in [CheckpointConfig::new(""), CheckpointConfig::new("").with_id(new_id())] {
         cx.try_get(&cfg).await.map(|r| r.map(|t| t.map(|t| t.config))).expect_invalid_config()?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §1 "Config": a config without a `thread_id` names no thread. A read with one
+/// (the latest form and by id) is refused or finds nothing, and never finds the checkpoint
+/// of a thread named as a language spells a missing value: a saver that turns a missing
+/// thread into `"undefined"` (JavaScript), `"None"` (Python) or `"null"` reads another
+/// caller's thread. Whether it is refused is the SHOULD case
+/// [`empty_thread_id_is_invalid_config`]. A Rust saver gets the empty thread
+/// ([`Omitted`]); a saver behind the bridge gets no `thread_id`.
+async fn config_without_thread_reads_no_thread(cx: Cx) -> Checked {
+    let mut reads = vec![CheckpointConfig::new("")];
+    for spelled in ["undefined", "None", "null"] {
+        let stored = cx.put(&CheckpointConfig::new(spelled), Step::fresh()).await?;
+        reads.extend(stored.checkpoint_id.map(|id| CheckpointConfig::new("").with_id(id)));
+    }
+    for read in reads {
+        let got = Omitted::THREAD_ID.scope(cx.try_get(&read)).await;
+        let id = read.checkpoint_id.as_deref().unwrap_or("none");
+        let call = format!("get_tuple(no thread_id, ns=\"\", id={id})");
+        match &got.value {
+            Ok(None) | Err(CheckpointError::InvalidConfig(_) | CheckpointError::InvalidInput(_)) => {}
+            Ok(Some(t)) => {
+                return Err(Failure::new(format!(
+                    "{call}: expected no checkpoint or an InvalidConfig error (a config without thread_id names no \
+                     thread), got the checkpoint ({})",
+                    t.config
+                )))
+            }
+            Err(e) => {
+                return Err(Failure::new(format!(
+                    "{call}: expected no checkpoint or an InvalidConfig error, got error {}: {}",
+                    e.kind(),
+                    e.display_chain()
+                )))
+            }
+        }
     }
     Ok(())
 }

@@ -3,7 +3,9 @@
 //! order is (`task_path`, `task_id`, index) (CONTRACT §2 get_tuple), so the expected lists
 //! below are in that order.
 
-use conformance_core::{Capability, CheckpointConfig, ERROR, INTERRUPT, RESUME, SCHEDULED};
+use conformance_core::{
+    Capability, CheckpointConfig, CheckpointError, Failure, Omitted, ERROR, INTERRUPT, RESUME, SCHEDULED,
+};
 use serde_json::json;
 
 use crate::calls::Cx;
@@ -35,6 +37,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         empty_writes_list_is_noop,
         missing_checkpoint_id_is_invalid_config,
         #[should] empty_thread_id_is_invalid_config -[Put, GetTuple],
+        writes_without_namespace_belong_to_the_root,
     ])
 }
 
@@ -345,4 +348,29 @@ async fn missing_checkpoint_id_is_invalid_config(cx: Cx) -> Checked {
 async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
     let cfg = CheckpointConfig::new("").with_id(new_id());
     cx.try_put_writes(&cfg, vec![("ch", jv(json!("v")))], "task-1", "").await.expect_invalid_config()
+}
+
+/// CONTRACT §1 "Config" (`checkpoint_ns` defaults to the root `""`): writes whose config has
+/// no `checkpoint_ns` belong to the root namespace. They read back with their checkpoint
+/// there, or the call is refused and stores nothing; they are never acknowledged and then
+/// missing (a saver that files them under a namespace no read looks up, such as the
+/// `"undefined"` a missing JavaScript value spells). A Rust saver gets the root namespace
+/// ([`Omitted`]); a saver behind the bridge gets no `checkpoint_ns`. LangGraph's runtimes
+/// always pass the namespace to `put_writes`, so a refusal loses nothing.
+async fn writes_without_namespace_belong_to_the_root(cx: Cx) -> Checked {
+    let at = one_checkpoint(&cx).await?;
+    let writes = vec![("ch", jv(json!("v")))];
+    let got = Omitted::CHECKPOINT_NS.scope(cx.try_put_writes(&at, writes, "task-1", "")).await;
+    match &got.value {
+        Ok(()) => cx.expect_writes(&at, &[pending("task-1", "", "ch", jv(json!("v")))]).await,
+        Err(CheckpointError::InvalidConfig(_) | CheckpointError::InvalidInput(_)) => cx.expect_writes(&at, &[]).await,
+        Err(e) => Err(Failure::new(format!(
+            "put_writes(thread={}, no checkpoint_ns, id={}): expected the writes stored in the root namespace or \
+             the call refused, got error {}: {}",
+            at.thread_id,
+            at.checkpoint_id.as_deref().unwrap_or("none"),
+            e.kind(),
+            e.display_chain()
+        ))),
+    }
 }

@@ -43,6 +43,8 @@ pub type Rule = (&'static str, &'static str, &'static str);
 /// conformance-core's own tests, not by mutants.
 pub const CONTRACT_RULES: &[Rule] = &[
     ("config.thread_id", "§1 Config", "an empty thread_id is InvalidConfig, never a panic or a default"),
+    ("config.missing_thread", "§1 Config", "a config without thread_id reads no thread (never \"undefined\")"),
+    ("config.missing_namespace", "§1 Config", "a config without checkpoint_ns is the root namespace"),
     ("value.bytes", "§1 Typed value", "tag and bytes round-trip byte for byte (empty, NUL, non-UTF-8, 16 MiB)"),
     ("version.kind", "§1 Channel version", "a version round-trips with its kind"),
     ("checkpoint.fields", "§1 Checkpoint", "every field round-trips; updated_channels None and [] stay distinct"),

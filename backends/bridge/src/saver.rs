@@ -98,13 +98,32 @@ pub(crate) fn to_error(op: &str, e: CallError, config_invalid: bool) -> Checkpoi
     }
 }
 
+/// A config as the call passes it: without the fields the running case omits
+/// ([`conformance_core::Omitted`]), so a child's saver gets a config without a `thread_id` or
+/// a `checkpoint_ns` as LangGraph's API can hand it one; `checkpoint_id` is `null` when none.
+fn wire_config<S: serde::Serializer>(config: &&CheckpointConfig, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let omitted = conformance_core::Omitted::current();
+    let mut m = s.serialize_map(None)?;
+    if !omitted.thread_id {
+        m.serialize_entry("thread_id", &config.thread_id)?;
+    }
+    if !omitted.checkpoint_ns {
+        m.serialize_entry("checkpoint_ns", &config.checkpoint_ns)?;
+    }
+    m.serialize_entry("checkpoint_id", &config.checkpoint_id)?;
+    m.end()
+}
+
 #[derive(Serialize)]
 struct ConfigArgs<'a> {
+    #[serde(serialize_with = "wire_config")]
     config: &'a CheckpointConfig,
 }
 
 #[derive(Serialize)]
 struct PutArgs<'a> {
+    #[serde(serialize_with = "wire_config")]
     config: &'a CheckpointConfig,
     checkpoint: &'a Checkpoint,
     metadata: &'a CheckpointMetadata,
@@ -113,6 +132,7 @@ struct PutArgs<'a> {
 
 #[derive(Serialize)]
 struct PutWritesArgs<'a> {
+    #[serde(serialize_with = "wire_config")]
     config: &'a CheckpointConfig,
     writes: &'a [(String, TypedValue)],
     task_id: &'a str,
@@ -149,6 +169,7 @@ struct PruneArgs<'a> {
 
 #[derive(Serialize)]
 struct HistoryArgs<'a> {
+    #[serde(serialize_with = "wire_config")]
     config: &'a CheckpointConfig,
     channels: &'a [String],
 }

@@ -367,8 +367,26 @@ impl Server {
     }
 }
 
+/// A config as a Rust saver takes it: a missing `thread_id` is the empty thread (which the
+/// saver refuses), as a missing `checkpoint_ns` is the root (the host omits them for the
+/// cases about a config without them, `conformance_core::Omitted`).
+fn served_config<'de, D: serde::Deserializer<'de>>(d: D) -> Result<CheckpointConfig, D::Error> {
+    #[derive(Deserialize)]
+    struct Wire {
+        #[serde(default)]
+        thread_id: String,
+        #[serde(default)]
+        checkpoint_ns: String,
+        #[serde(default)]
+        checkpoint_id: Option<String>,
+    }
+    let w = Wire::deserialize(d)?;
+    Ok(CheckpointConfig { thread_id: w.thread_id, checkpoint_ns: w.checkpoint_ns, checkpoint_id: w.checkpoint_id })
+}
+
 #[derive(Deserialize)]
 struct PutArgs {
+    #[serde(deserialize_with = "served_config")]
     config: CheckpointConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
@@ -377,6 +395,7 @@ struct PutArgs {
 
 #[derive(Deserialize)]
 struct PutWritesArgs {
+    #[serde(deserialize_with = "served_config")]
     config: CheckpointConfig,
     writes: Vec<(String, TypedValue)>,
     task_id: String,
@@ -385,6 +404,7 @@ struct PutWritesArgs {
 
 #[derive(Deserialize)]
 struct ConfigArgs {
+    #[serde(deserialize_with = "served_config")]
     config: CheckpointConfig,
 }
 
@@ -418,6 +438,7 @@ struct PruneArgs {
 
 #[derive(Deserialize)]
 struct HistoryArgs {
+    #[serde(deserialize_with = "served_config")]
     config: CheckpointConfig,
     channels: Vec<String>,
 }

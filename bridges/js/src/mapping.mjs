@@ -62,11 +62,13 @@ export function runnableConfig(wire) {
   return { configurable };
 }
 
-/** A RunnableConfig a saver returned, as a kit config. */
+/** A RunnableConfig a saver returned, as a kit config: a missing `thread_id` is the kit's
+ * empty one (no thread), a missing `checkpoint_ns` the root, so the case judges what came
+ * back (a saver answering a read without a thread with the config it was given). */
 export function wireConfig(config, what) {
   const c = config?.configurable;
   if (c === null || typeof c !== "object") throw new WireError(`${what} has no 'configurable' object`);
-  const out = { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns ?? "" };
+  const out = { thread_id: c.thread_id ?? "", checkpoint_ns: c.checkpoint_ns ?? "" };
   if (c.checkpoint_id != null) out.checkpoint_id = c.checkpoint_id;
   for (const [k, v] of Object.entries(out)) {
     if (typeof v !== "string") throw new WireError(`${what}: configurable.${k} is ${typeof v} ${String(v)}, not a string`);

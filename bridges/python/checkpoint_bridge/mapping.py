@@ -20,15 +20,15 @@ def _str(value: Any, what: str) -> str:
 
 def runnable_config(wire: Any) -> dict[str, Any]:
     """A kit config ``{thread_id, checkpoint_ns, checkpoint_id?}`` as LangGraph's
-    RunnableConfig: everything under ``configurable``, ``checkpoint_id`` only when set."""
+    RunnableConfig: everything under ``configurable``, each field only when the request has
+    it (a config the kit sends without ``thread_id`` or ``checkpoint_ns`` reaches the saver
+    without it, as LangGraph's API can hand it one: the saver decides what that means)."""
     if type(wire) is not dict:
         raise WireError("config must be an object")
-    configurable: dict[str, Any] = {
-        "thread_id": _str(wire.get("thread_id"), "config.thread_id"),
-        "checkpoint_ns": _str(wire.get("checkpoint_ns", ""), "config.checkpoint_ns"),
-    }
-    if wire.get("checkpoint_id") is not None:
-        configurable["checkpoint_id"] = _str(wire["checkpoint_id"], "config.checkpoint_id")
+    configurable: dict[str, Any] = {}
+    for key in ("thread_id", "checkpoint_ns", "checkpoint_id"):
+        if wire.get(key) is not None:
+            configurable[key] = _str(wire[key], f"config.{key}")
     return {"configurable": configurable}
 
 

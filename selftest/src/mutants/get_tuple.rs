@@ -210,6 +210,19 @@ impl Bug for ByIdGivesLatestWrites {
     }
 }
 
+/// A config without a thread reads the thread `"undefined"`, as a JavaScript saver that
+/// spells the missing `thread_id` with a template string does (issue 35).
+#[derive(Default)]
+pub struct MissingThreadReadsUndefined;
+
+impl Bug for MissingThreadReadsUndefined {
+    fn thread_input(&self, thread_id: &mut String) {
+        if thread_id.is_empty() && conformance_core::Omitted::current().thread_id {
+            *thread_id = "undefined".to_owned();
+        }
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -295,5 +308,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[GT, LS],
         [R("get_tuple.writes_order")],
         "pending_writes indexes are compared as text (-1 < -2, 10 < 2)"
+    ),
+    mutant!(
+        "missing_thread_reads_undefined",
+        MissingThreadReadsUndefined,
+        &[GT],
+        [R("config.missing_thread")],
+        "a config without thread_id reads the thread \"undefined\" (a JS saver stringifying the missing value)"
     ),
 ];

@@ -230,6 +230,21 @@ impl Bug for WriteValueTruncated {
     }
 }
 
+/// Writes whose config has no namespace are acknowledged and lost (a JavaScript saver that
+/// files them under the namespace `undefined`, which no read looks up; issue 35).
+#[derive(Default)]
+pub struct WritesWithoutNamespaceDropped;
+
+#[async_trait]
+impl Bug for WritesWithoutNamespaceDropped {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        match call {
+            Invocation::PutWrites(_) if conformance_core::Omitted::current().checkpoint_ns => Ok(Reply::Done),
+            other => saver.forward(other).await,
+        }
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -343,5 +358,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[PW],
         [R("put_writes.regular_first"), S("S04")],
         "a repeated regular write is stored again"
+    ),
+    mutant!(
+        "writes_without_namespace_dropped",
+        WritesWithoutNamespaceDropped,
+        &[PW],
+        [R("config.missing_namespace")],
+        "put_writes whose config has no checkpoint_ns returns Ok and stores nothing"
     ),
 ];

@@ -3,7 +3,7 @@
 // child's mapping, not by a saver. An initializer module (docs/bridge-protocol.md, "A
 // saver of your own (JavaScript)"): the default export is called once per case.
 
-class ExactSaver {
+export class ExactSaver {
   constructor() {
     this.checkpoints = new Map(); // key -> {checkpoint, metadata, parent}
     this.writes = new Map(); // key -> [[taskId, channel, value]]

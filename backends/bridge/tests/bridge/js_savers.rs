@@ -26,3 +26,27 @@ pub fn js_memory_reads_the_kits_checkpoints_back_as_put() {
         assert_eq!(o, Outcome::Passed, "{id}: {m}");
     }
 }
+
+/// The cases about a config without a field reach a JS saver (the host omits the field,
+/// the child passes the config on without it): a saver that reads a missing `thread_id` as
+/// the thread "undefined" and files writes without `checkpoint_ns` where no read finds them
+/// (tests/bridge/savers/missing_fields.mjs) fails both, and the saver keeping exactly what
+/// it is given passes them.
+pub fn a_js_saver_mishandling_a_missing_config_field_is_caught() {
+    let cases =
+        ["get_tuple::config_without_thread_reads_no_thread", "put_writes::writes_without_namespace_belong_to_the_root"];
+    let outcomes = |reg: checkpoint_bridge::BridgeRegistration| {
+        let report = run(&reg, &[Capability::GetTuple, Capability::PutWrites]);
+        cases.map(|id| outcome(&report, id))
+    };
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge/savers/missing_fields.mjs");
+    let [(o, m), (o2, m2)] = outcomes(crate::js("js", Some(path)));
+    assert!(
+        o == Outcome::Failed && m.contains("get_tuple(no thread_id") && m.contains("thread=undefined"),
+        "{o:?}: {m}"
+    );
+    assert!(o2 == Outcome::Failed && m2.contains("pending_writes"), "{o2:?}: {m2}");
+    for (id, (o, m)) in cases.iter().zip(outcomes(crate::js_exact())) {
+        assert_eq!(o, Outcome::Passed, "{id} on the exact saver: {m}");
+    }
+}

@@ -185,6 +185,10 @@ fn main() -> ExitCode {
                 "js_memory_reads_the_kits_checkpoints_back_as_put",
                 js_savers::js_memory_reads_the_kits_checkpoints_back_as_put,
             ),
+            trial(
+                "a_js_saver_mishandling_a_missing_config_field_is_caught",
+                js_savers::a_js_saver_mishandling_a_missing_config_field_is_caught,
+            ),
         ]);
         // The whole catalog on LangGraph JS's MemorySaver. About a minute on a quiet machine,
         // but its 16 MiB values keep node busy in MemorySaver's own serializer
