@@ -122,6 +122,42 @@ async function openInstance(location, caseHandle, owned) {
   return [h, inst];
 }
 
+/** LangGraph's padded string version, as its Python savers produce (`"{n:032}.{fraction}"`). */
+const PADDED_VERSION = "00000000000000000000000000000002.0.5";
+
+/** Per saver class, what the probe found it lacks. */
+const probed = new Map();
+
+/** What this saver lacks beyond `hello`'s declarations, by probing it once per class:
+ * `string_versions` when its `getNextVersion` takes the integer 1 but throws on a padded
+ * string version (LangGraph JS's `BaseCheckpointSaver` does: "Please override this method to
+ * use string versions", a saver that produces integers only); one that throws on integers
+ * too declares nothing and is judged by the cases (docs/bridge-protocol.md, "Declared
+ * limits"). */
+async function probeLacks(saver) {
+  const cls = saver.constructor;
+  if (!probed.has(cls)) {
+    const lacks = [];
+    if (typeof saver.getNextVersion === "function") {
+      let integers = true;
+      try {
+        await saver.getNextVersion(1);
+      } catch {
+        integers = false;
+      }
+      if (integers) {
+        try {
+          await saver.getNextVersion(PADDED_VERSION);
+        } catch {
+          lacks.push("string_versions");
+        }
+      }
+    }
+    probed.set(cls, lacks);
+  }
+  return [...probed.get(cls)];
+}
+
 function served(inst) {
   return { class: className(inst.saver), side: "async", methods: inst.methods };
 }
@@ -225,7 +261,8 @@ async function dispatch(op, handle, args) {
       await storage.destroy?.(location);
       throw e;
     }
-    return { handle: h, location, reopen: Boolean(storage.reopenable), saver: served(inst) };
+    const lacks = await probeLacks(inst.saver);
+    return { handle: h, location, reopen: Boolean(storage.reopenable), saver: served(inst), lacks };
   }
   if (op === "open_at") {
     if (!storage.reopenable) throw new ProtocolError("this saver's storage cannot be opened by location");

@@ -78,13 +78,19 @@ pub fn a_rust_fixtures_declared_limits_cross_the_bridge() {
 
 /// The JS child declares what every LangGraph JS saver lacks (docs/bridge-protocol.md,
 /// "Declared limits"): no `task_path` on reads, numbers as JS numbers, no
-/// `updated_channels` in its checkpoint format.
+/// `updated_channels` in its checkpoint format; and what its probe finds of the opened
+/// saver: MemorySaver's `getNextVersion` (BaseCheckpointSaver's) takes integers only. The
+/// saver keeping exactly what it is given has no `getNextVersion`, so no such limit.
 pub fn the_js_child_declares_its_savers_limits() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let reg = crate::js("js:memory", None);
-    let lacks = rt.block_on(reg.registration().fixture()).map(|f| f.lacks().clone()).map_err(|e| e.to_string());
-    let want = [Feature::TaskPathOnReads, Feature::WideNumbers, Feature::UpdatedChannels];
-    assert_eq!(lacks, Ok(want.into()));
+    let lacks = |reg: BridgeRegistration| {
+        rt.block_on(reg.registration().fixture()).map(|f| f.lacks().clone()).map_err(|e| e.to_string())
+    };
+    let every = [Feature::TaskPathOnReads, Feature::WideNumbers, Feature::UpdatedChannels];
+    let mut memory = BTreeSet::from(every);
+    memory.insert(Feature::StringVersions);
+    assert_eq!(lacks(crate::js("js:memory", None)), Ok(memory));
+    assert_eq!(lacks(crate::js_exact()), Ok(every.into()));
 }
 
 /// What the JS child's declarations do to the cases (a saver keeping exactly what it is
