@@ -296,10 +296,16 @@ async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
 /// ([`Omitted`]); a saver behind the bridge gets no `thread_id`.
 async fn config_without_thread_reads_no_thread(cx: Cx) -> Checked {
     let mut reads = vec![CheckpointConfig::new("")];
+    let mut put_in = Vec::new();
     for spelled in ["undefined", "None", "null"] {
         let stored = cx.put(&CheckpointConfig::new(spelled), Step::fresh()).await?;
-        reads.extend(stored.checkpoint_id.map(|id| CheckpointConfig::new("").with_id(id)));
+        reads.extend(stored.checkpoint_id.clone().map(|id| CheckpointConfig::new("").with_id(id)));
+        put_in.push(stored);
     }
+    let thread_of = |id: &Option<String>| match put_in.iter().find(|c| &c.checkpoint_id == id) {
+        Some(c) => format!(", the one put in the thread {:?}", c.thread_id),
+        None => String::new(),
+    };
     for read in reads {
         let got = Omitted::THREAD_ID.scope(cx.try_get(&read)).await;
         let id = read.checkpoint_id.as_deref().unwrap_or("none");
@@ -309,8 +315,9 @@ async fn config_without_thread_reads_no_thread(cx: Cx) -> Checked {
             Ok(Some(t)) => {
                 return Err(Failure::new(format!(
                     "{call}: expected no checkpoint or an InvalidConfig error (a config without thread_id names no \
-                     thread), got the checkpoint ({})",
-                    t.config
+                     thread), got the checkpoint ({}){}",
+                    t.config,
+                    thread_of(&t.config.checkpoint_id)
                 )))
             }
             Err(e) => {

@@ -42,7 +42,7 @@ pub fn a_js_saver_mishandling_a_missing_config_field_is_caught() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge/savers/missing_fields.mjs");
     let [(o, m), (o2, m2)] = outcomes(crate::js("js", Some(path)));
     assert!(
-        o == Outcome::Failed && m.contains("get_tuple(no thread_id") && m.contains("thread=undefined"),
+        o == Outcome::Failed && m.contains("get_tuple(no thread_id") && m.contains("put in the thread \"undefined\""),
         "{o:?}: {m}"
     );
     assert!(o2 == Outcome::Failed && m2.contains("pending_writes"), "{o2:?}: {m2}");
