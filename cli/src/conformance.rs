@@ -155,6 +155,17 @@ pub struct Args {
     /// Stop at the first failed case; the cases not run are reported as skipped.
     #[arg(long)]
     fail_fast: bool,
+
+    /// Run only these cases (comma-separated ids as --list-cases prints them, e.g.
+    /// put::returns_config_of_stored_checkpoint); the report holds only them, and the exit
+    /// code is judged as with --capabilities (no selected capability failed, one passed).
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    cases: Option<Vec<String>>,
+
+    /// Print the catalog's cases, one a line: the id and the rule's strength
+    /// (`put::returns_config_of_stored_checkpoint MUST`), and exit.
+    #[arg(long)]
+    list_cases: bool,
 }
 
 fn parse_capability(s: &str) -> Result<Capability, String> {
@@ -275,8 +286,26 @@ fn outputs(args: &Args) -> Vec<(&'static str, PathBuf)> {
     .collect()
 }
 
+/// The catalog's cases `--cases` selects (all without it).
+///
+/// # Errors
+/// One line naming the first id that is no case of the catalog.
+fn selected_cases(cases: Option<&[String]>) -> Result<Vec<conformance_core::SpecCase>, String> {
+    let catalog = conformance_spec::catalog();
+    let Some(ids) = cases else { return Ok(catalog) };
+    let known: BTreeSet<String> = catalog.iter().map(|c| c.id()).collect();
+    if let Some(unknown) = ids.iter().find(|id| !known.contains(id.as_str())) {
+        return Err(format!("--cases: unknown case `{unknown}`; --list-cases prints the valid ids"));
+    }
+    if ids.is_empty() {
+        return Err("--cases needs at least one case id (--list-cases prints them)".into());
+    }
+    Ok(catalog.into_iter().filter(|c| ids.contains(&c.id())).collect())
+}
+
 /// Everything checked before the run; a message is a usage error.
 fn prepare(args: &Args) -> Result<(), String> {
+    selected_cases(args.cases.as_deref())?;
     if args.sqlite_path.is_some() && args.backend != Choice::Kit(Backend::Sqlite) {
         return Err("--sqlite-path applies only to --backend sqlite".into());
     }
@@ -324,6 +353,12 @@ fn prepare(args: &Args) -> Result<(), String> {
 /// Python and JS environments and its run directories (created on first use); it must not
 /// depend on the current directory.
 pub fn run(args: Args, work_dir: &Path) -> ExitCode {
+    if args.list_cases {
+        let lines: String =
+            conformance_spec::catalog().iter().map(|c| format!("{} {}\n", c.id(), c.strength)).collect();
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), lines.as_bytes());
+        return ExitCode::SUCCESS;
+    }
     if let Err(e) = prepare(&args) {
         eprintln!("error: {e}");
         return ExitCode::from(USAGE);
@@ -440,7 +475,14 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
 
     // A signal during the setup above: no case, no lifespan, no report.
     crate::interrupt::stop_if_interrupted();
-    let mut report = conformance_spec::validate(&registration, &options).with_strict(args.strict);
+    let cases = match selected_cases(args.cases.as_deref()) {
+        Ok(cases) => cases,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(USAGE);
+        }
+    };
+    let mut report = conformance_core::run::run(&registration, &cases, &options).with_strict(args.strict);
     crate::interrupt::stop_if_interrupted();
     if let Some(b) = &bridged {
         b.annotate(&mut report);
@@ -468,11 +510,12 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
         }
     }
     drop(registration);
-    // With --capabilities, success is "no selected capability failed" (the level, which
+    // With --capabilities or --cases, success is "no selected capability failed" (the level, which
     // needs every base capability, is still reported as it is).
-    let success = match &args.capabilities {
-        None => report.is_success(),
-        Some(_) => report.is_selection_success(),
+    let success = if args.capabilities.is_none() && args.cases.is_none() {
+        report.is_success()
+    } else {
+        report.is_selection_success()
     };
     if success && written.is_ok() {
         ExitCode::SUCCESS

@@ -107,3 +107,32 @@ fn a_usage_error_is_one_line_naming_the_binary_and_exit_2() {
     let out = binary(cwd.path(), cache.path(), &["--frobnicate"]);
     assert!(text(&out.stderr).trim_end().ends_with("(see `checkpoint-conformance --help`)"), "{}", text(&out.stderr));
 }
+
+/// `--list-cases` prints the catalog (id and strength, one a line) and `--cases` runs only
+/// the ids given (the pytest plugin's collection and `-k`): the report holds those cases
+/// alone, and an unknown id is a usage error.
+#[test]
+fn list_cases_prints_the_catalog_and_cases_runs_only_those_given() {
+    let (cwd, cache) = (outside_dir(), outside_dir());
+    let out = binary(cwd.path(), cache.path(), &["--list-cases"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(lines.len() > 100, "{listed}");
+    assert!(lines.iter().all(|l| l.ends_with(" MUST") || l.ends_with(" SHOULD")), "{listed}");
+    let ids: Vec<&str> = lines.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    let lists: Vec<&str> = ids.iter().copied().filter(|id| id.starts_with("list::")).collect();
+    let chosen = [ids[0], lists[lists.len() - 1]];
+    let args = ["--backend", "memory", "--cases", &chosen.join(","), "--json", "r.json", "--progress", "quiet"];
+    let out = binary(cwd.path(), cache.path(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(cwd.path().join("r.json")).unwrap()).unwrap();
+    let ran: Vec<&str> = report["tests"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ran, chosen, "{report:#}");
+    assert!(report["tests"].as_array().unwrap().iter().all(|t| t["outcome"] == "passed"), "{report:#}");
+    let out = binary(cwd.path(), cache.path(), &["--backend", "memory", "--cases", "put::no_such_case"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("unknown case `put::no_such_case`") && stderr.contains("--list-cases"), "{stderr}");
+}
