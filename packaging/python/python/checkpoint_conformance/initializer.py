@@ -130,7 +130,7 @@ def module_path(obj: Any) -> tuple[str, str, list[str]]:
             f"{qual or obj!r} is not a module-level name of an importable module; "
             "define the factory at the top level of a module"
         )
-    attr = next((k for k, v in vars(module).items() if v is obj and not k.startswith("__")), None)
+    attr = next((k for k, v in vars(module).items() if (v is obj or v is fn) and not k.startswith("__")), None)
     if attr is None:
         raise ValueError(f"{qual} is not a module-level name of {module_name}; define it at the module's top level")
     extra: list[str] = []
