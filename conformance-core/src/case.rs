@@ -152,12 +152,34 @@ pub struct Failure {
     pub message: String,
     /// True for [`Failure::not_run`].
     not_run: bool,
+    /// True for [`Failure::must`].
+    must: bool,
 }
 
 impl Failure {
     /// A failure with this message.
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into(), not_run: false }
+        Self { message: message.into(), not_run: false, must: false }
+    }
+
+    /// A failure of a MUST rule found by a SHOULD case (CONTRACT §5 "Strength of a rule"):
+    /// the case's own rule is stricter than LangGraph, but what came back breaks a rule
+    /// that is not, e.g. a kept channel read back with another thread's value where its
+    /// SHOULD rule allows only the stored value or nothing. The runner reports it
+    /// [`crate::Outcome::Failed`], never "passed, not strict". In a MUST case it is the
+    /// same as [`Failure::new`].
+    pub fn must(message: impl Into<String>) -> Self {
+        Self { message: message.into(), not_run: false, must: true }
+    }
+
+    /// This failure as a [`Failure::must`] (a not-run stays not run).
+    pub fn into_must(self) -> Self {
+        Self { must: !self.not_run, ..self }
+    }
+
+    /// Whether this is a [`Failure::must`].
+    pub fn is_must(&self) -> bool {
+        self.must
     }
 
     /// The case could not check its rule: a call of another capability, made to prepare or
@@ -166,7 +188,7 @@ impl Failure {
     /// ("not run: needs ..."), libtest and nextest show it ignored, and its capability
     /// is incomplete, not passed.
     pub fn not_run(message: impl Into<String>) -> Self {
-        Self { message: message.into(), not_run: true }
+        Self { message: message.into(), not_run: true, must: false }
     }
 
     /// Whether this is a [`Failure::not_run`].

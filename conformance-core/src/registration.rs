@@ -187,6 +187,9 @@ pub struct Registration {
     /// Set by the session from detection ([`crate::Detection::no_latest_read`]): the
     /// saver reads by id but has no latest `get_tuple`.
     pub(crate) no_latest_read: bool,
+    /// Set by the session from detection ([`crate::Detection::lacks`]): the limits the
+    /// probe's instance declared, which every case's instance must declare alike.
+    pub(crate) declared_lacks: Option<BTreeSet<Feature>>,
 }
 
 impl Registration {
@@ -208,6 +211,7 @@ impl Registration {
             timeout: DEFAULT_TIMEOUT,
             multi_thread: false,
             no_latest_read: false,
+            declared_lacks: None,
         }
     }
 

@@ -96,8 +96,8 @@ pub fn render_terminal(report: &Report) -> String {
         format!("{} ({}/{})", report.conformance_level, report.capabilities_passed, report.capabilities_detected);
     if report.strict {
         level.push_str(" --strict: MUST and SHOULD rules");
-    } else if n > 0 || report.strict_level != report.conformance_level {
-        level.push_str(&format!(" on MUST rules; {} counting SHOULD rules (--strict)", report.strict_level));
+    } else if n > 0 || report.strict_level() != report.conformance_level {
+        level.push_str(&format!(" on MUST rules; {} counting SHOULD rules (--strict)", report.strict_level()));
     }
     let level = match report.conformance_level {
         Level::Full => level.if_supports_color(Stream::Stdout, |t| t.green()).to_string(),
@@ -195,7 +195,14 @@ fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
         CapabilityStatus::Failed => format!(
             "{} {name} {}",
             "❌".if_supports_color(Stream::Stdout, |t| t.red()),
-            format!("({} failed, {}/{} passed{})", r.tests_failed, r.tests_passed, total, not_run(cap, r, report))
+            format!(
+                "({} failed, {}/{} passed{}{})",
+                r.tests_failed,
+                r.tests_passed,
+                total,
+                if r.tests_not_strict > 0 { format!(", {} not strict", r.tests_not_strict) } else { String::new() },
+                not_run(cap, r, report)
+            )
                 .if_supports_color(Stream::Stdout, |t| t.red())
         ),
         CapabilityStatus::Incomplete => format!(

@@ -10,7 +10,7 @@ use crate::CapabilityKind;
 use crate::Strength;
 
 /// The version of the JSON report's schema; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The kit's version, as in its Cargo.toml.
 pub const KIT_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -174,8 +174,8 @@ pub struct CapabilityResult {
     #[serde(default)]
     pub tests_not_strict: usize,
     /// Like `passed`, counting the `SHOULD` rules too (CONTRACT §5, `--strict`): false
-    /// when a case was not strict, or a `SHOULD` case was not run for a declared limit.
-    /// Absent in older reports.
+    /// when a case was not strict (a `SHOULD` case not run for a declared limit does not
+    /// count against it). Absent in older reports.
     #[serde(default)]
     pub passed_strict: Option<bool>,
     /// `"name: message"` for each failed case ([`Outcome::Failed`] only).
@@ -203,9 +203,10 @@ pub struct Report {
     /// run is [`Report::strict`].
     pub conformance_level: Level,
     /// The level computed on the `MUST` and the `SHOULD` cases (what `--strict` gives).
-    /// Absent in older reports, read as `NONE`.
-    #[serde(default = "level_none")]
-    pub strict_level: Level,
+    /// Absent in reports of schema 1, whose level counted every case: read as their
+    /// `conformance_level`.
+    #[serde(default)]
+    pub strict_level: Option<Level>,
     /// The run was `--strict` (`CHECKPOINT_CONFORMANCE_STRICT=1`): `conformance_level` and
     /// the exit code count the `SHOULD` rules too.
     #[serde(default)]
@@ -224,6 +225,11 @@ pub struct Report {
     pub setup_error: Option<String>,
     /// Problems outside any case: a failed lifespan teardown, a failed detection probe.
     pub warnings: Vec<String>,
+    /// The limits the saver declared (CONTRACT §5 "Declared limits"; each also a warning),
+    /// by name (`wide_numbers`); every instance of the run declared the same. Absent in
+    /// older reports.
+    #[serde(default)]
+    pub declared_lacks: Vec<crate::Feature>,
     /// Extra facts a capability reports (e.g. `durability.kills`), keyed `capability.key`.
     #[serde(default)]
     pub facts: BTreeMap<String, serde_json::Value>,
@@ -266,10 +272,6 @@ pub struct FuzzDivergence {
     pub steps: usize,
     /// The shrunk trace (docs/trace-format.md), replayable with `cargo xtask replay`.
     pub trace: serde_json::Value,
-}
-
-fn level_none() -> Level {
-    Level::None
 }
 
 /// The conformance level of a set of capability results (CONTRACT §5), on their `MUST`
@@ -325,10 +327,33 @@ impl Report {
 
     /// The same report judged `--strict` when `strict` (CONTRACT §5): the level, and so
     /// the exit code, count the `SHOULD` cases too ([`Report::strict_level`]).
+    ///
+    /// Under `--strict` every total says the same: a capability passed only when it passed
+    /// strictly (`passed` = `passed_strict`, status `failed`), `capabilities_passed` counts
+    /// those, and its `failures` list its not-strict cases too. Judging a report that
+    /// already is strict again changes nothing.
     pub fn with_strict(mut self, strict: bool) -> Self {
-        self.strict = strict;
-        self.conformance_level = if strict { strict_level(&self.results) } else { conformance_level(&self.results) };
+        if !strict || self.strict {
+            return self;
+        }
+        self.strict = true;
+        for (cap, r) in self.results.iter_mut() {
+            if r.passed == Some(true) && r.passed_strict == Some(false) {
+                r.passed = Some(false);
+                r.status = CapabilityStatus::Failed;
+            }
+            let not_strict = self.tests.iter().filter(|t| t.capability == *cap && t.outcome == Outcome::NotStrict);
+            r.failures.extend(not_strict.map(|t| format!("{}: {}", t.name, t.message.as_deref().unwrap_or(""))));
+        }
+        self.capabilities_passed = self.results.values().filter(|r| r.passed == Some(true)).count();
+        self.conformance_level = strict_level(&self.results);
         self
+    }
+
+    /// The level counting the `SHOULD` cases too ([`strict_level`]); for a report of
+    /// schema 1, whose level counted every case, its `conformance_level`.
+    pub fn strict_level(&self) -> Level {
+        self.strict_level.unwrap_or(self.conformance_level)
     }
 
     /// The report as pretty JSON.
@@ -457,7 +482,7 @@ mod tests {
             kit_version: KIT_VERSION.into(),
             checkpointer_name: "x".into(),
             conformance_level: conformance_level(&results),
-            strict_level: strict_level(&results),
+            strict_level: Some(strict_level(&results)),
             strict: false,
             results,
             tests: vec![],
@@ -466,6 +491,7 @@ mod tests {
             duration_ms: 1.0,
             setup_error: None,
             warnings: vec![],
+            declared_lacks: vec![],
             facts: BTreeMap::new(),
             failure_clusters: vec![],
             fuzz: None,
@@ -495,7 +521,7 @@ mod tests {
             kit_version: KIT_VERSION.into(),
             checkpointer_name: "x".into(),
             conformance_level: Level::BasePartial,
-            strict_level: Level::Base,
+            strict_level: Some(Level::Base),
             strict: false,
             results: all(Some(true), &[]),
             tests: vec![],
@@ -504,6 +530,7 @@ mod tests {
             duration_ms: 1.0,
             setup_error: None,
             warnings: vec![],
+            declared_lacks: vec![],
             facts: BTreeMap::new(),
             failure_clusters: vec![],
             fuzz: None,

@@ -66,6 +66,7 @@ impl Session {
         if let Knowledge::Detected(d) = &knowledge {
             // The cases' contexts learn it through the registration (CaseEnv).
             registration.no_latest_read = d.no_latest_read;
+            registration.declared_lacks = Some(d.lacks.clone());
         }
         Self { registration, started, knowledge, needs_teardown, teardown_error: None }
     }

@@ -6,7 +6,8 @@
 //! ```text
 //! <testsuites name="{registration}" tests=.. failures=.. errors=.. time=..>
 //!   <testsuite name="{registration}">              run facts; an <error> case if setup failed
-//!     <properties> conformance_level, capabilities, kit_version, schema_version, warning* </properties>
+//!     <properties> conformance_level, capabilities, strict, strict_level, tests_not_strict, kit_version,
+//!                  schema_version, warning* </properties>
 //!   </testsuite>
 //!   <testsuite name="{registration}::{capability}"> one per capability that has cases
 //!     <properties> kind, status, skip_reason? </properties>
@@ -51,8 +52,15 @@ pub fn render_junit(report: &Report) -> Result<String, JunitError> {
         "capabilities",
         format!("{}/{}", report.capabilities_passed, report.capabilities_detected),
     ));
+    // CONTRACT §5: the level on MUST rules (or on both under --strict), and the strict level.
+    run.add_property(Property::new("strict", report.strict.to_string()));
+    run.add_property(Property::new("strict_level", report.strict_level().as_str()));
+    run.add_property(Property::new("tests_not_strict", report.not_strict_count().to_string()));
     run.add_property(Property::new("kit_version", report.kit_version.as_str()));
     run.add_property(Property::new("schema_version", report.schema_version.to_string()));
+    for f in &report.declared_lacks {
+        run.add_property(Property::new("declared_lack", f.name()));
+    }
     for w in &report.warnings {
         run.add_property(Property::new("warning", w.as_str()));
     }

@@ -20,9 +20,16 @@ pub fn render_markdown(report: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "## Checkpointer conformance: {}\n", cell(&report.checkpointer_name));
     let (p, f, k) = report.case_counts();
+    let n = report.not_strict_count();
+    // CONTRACT §5: the level is on MUST rules; the strict level counts SHOULD rules too.
+    let on = if report.strict {
+        " (--strict: MUST and SHOULD rules)".to_owned()
+    } else {
+        format!(" on MUST rules; {} counting SHOULD rules (--strict)", report.strict_level())
+    };
     let _ = writeln!(
         s,
-        "**Result: {} ({}/{})** · {p} passed, {f} failed, {k} not run · {:.0} ms\n",
+        "**Result: {} ({}/{})**{on} · {p} passed, {n} passed not strict, {f} failed, {k} not run · {:.0} ms\n",
         report.conformance_level, report.capabilities_passed, report.capabilities_detected, report.duration_ms
     );
     if let Some(e) = &report.setup_error {
@@ -31,15 +38,16 @@ pub fn render_markdown(report: &Report) -> String {
     for w in &report.warnings {
         let _ = writeln!(s, "> **Warning:** {}\n", cell(w));
     }
-    let _ = writeln!(s, "| capability | kind | status | passed | failed | not run | time |");
-    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| capability | kind | status | passed | not strict | failed | not run | time |");
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|");
     for (cap, r) in &report.results {
         let kind = if cap.is_base() { "base" } else { "extended" };
         let _ = writeln!(
             s,
-            "| `{cap}` | {kind} | {} | {} | {} | {} | {:.0} ms |",
+            "| `{cap}` | {kind} | {} | {} | {} | {} | {} | {:.0} ms |",
             status_cell(r),
             r.tests_passed,
+            r.tests_not_strict,
             r.tests_failed,
             r.tests_skipped,
             r.duration_ms

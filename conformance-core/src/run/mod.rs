@@ -165,6 +165,30 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             }
             Err(a) => return Err((format!("the factory {a}"), Some(a), false)),
         };
+        // A declaration holds for the whole run (CONTRACT §5 "Declared limits"): an instance
+        // that declares other limits than the one detection probed (and the report names)
+        // fails the case, so no limit is declared where no report shows it.
+        if let Some(declared) = reg.declared_lacks.as_ref().filter(|d| **d != fixture.lacks) {
+            let names = |s: &std::collections::BTreeSet<crate::Feature>| {
+                let v: Vec<_> = s.iter().map(|f| f.name()).collect();
+                if v.is_empty() {
+                    "none".to_owned()
+                } else {
+                    v.join(", ")
+                }
+            };
+            let message = format!(
+                "the factory's instance declares the limits [{}], the instance detection probed declared [{}]: a \
+                 saver's declared limits hold for the whole run (CONTRACT §5 Declared limits)",
+                names(&fixture.lacks),
+                names(declared)
+            );
+            drop(fixture.saver);
+            if let Some(c) = fixture.cleanup {
+                let _ = catch_within(CLEANUP_LIMIT, c()).await;
+            }
+            return Err((message, None, false));
+        }
         let closed = close_before(&mut fixture, instance, limit.saturating_sub(start.elapsed())).await;
         let traced: Arc<dyn CheckpointSaver> =
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
@@ -187,7 +211,11 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
                 Ok(Err(f)) if f.is_not_run() => Ok(Some(f.message)),
                 // The case's own verdict on its rule: the one failure a SHOULD case turns
                 // into "passed, not strict" (a factory, cleanup, panic or timeout never is).
-                Ok(Err(f)) => Err((f.message, None, true)),
+                // A MUST rule broken inside a SHOULD case fails whatever the strength.
+                Ok(Err(f)) => {
+                    let should_verdict = !f.is_must();
+                    Err((f.message, None, should_verdict))
+                }
                 // The case's limit, not what was left of it after the factory.
                 Err(Abort::TimedOut { abandoned, .. }) => {
                     let a = Abort::TimedOut { limit, in_flight: case_calls.describe(), abandoned };
@@ -476,7 +504,9 @@ pub fn build_report(
         } else if needs_missing {
             // Not passed, not failed: some of its cases could not run (CONTRACT §5).
             CapabilityStatus::Incomplete
-        } else if passed == 0 && not_strict == 0 {
+        } else if passed == 0 && not_strict == 0 && !should_not_run {
+            // Nothing ran at all; SHOULD cases not run for a declared limit leave it passed
+            // on its MUST rules (none), not strictly.
             CapabilityStatus::Failed
         } else {
             CapabilityStatus::Passed
@@ -485,7 +515,10 @@ pub fn build_report(
         // A detected capability with no case in the catalog yet is reported as passed only
         // if it has cases; with none it is left out of the level (passed: null).
         let passed_flag = if ran && !cases.is_empty() { Some(status == CapabilityStatus::Passed) } else { None };
-        let passed_strict = passed_flag.map(|p| p && not_strict == 0 && !should_not_run);
+        // A SHOULD case not run for a declared limit does not count against it either: the
+        // strict level judges the SHOULD rules the saver can be asked (task_path on reads
+        // is beyond every saver behind LangGraph's API).
+        let passed_strict = passed_flag.map(|p| p && not_strict == 0);
         results.insert(
             cap,
             CapabilityResult {
@@ -520,7 +553,7 @@ pub fn build_report(
         kit_version: KIT_VERSION.to_owned(),
         checkpointer_name: registration.name.clone(),
         conformance_level: conformance_level(&results),
-        strict_level: strict_level(&results),
+        strict_level: Some(strict_level(&results)),
         strict: false,
         results,
         tests,
@@ -531,6 +564,7 @@ pub fn build_report(
         duration_ms: duration.as_secs_f64() * 1e3,
         setup_error: setup_error.map(str::to_owned),
         warnings: detection.warnings.clone(),
+        declared_lacks: detection.lacks.iter().copied().collect(),
         facts,
     }
 }

@@ -85,3 +85,62 @@ fn open_location_uses_open_at_or_says_it_is_missing() {
     let fixture = rt.block_on(reg.open_location("here")).unwrap();
     assert_eq!(fixture.location(), Some("here"));
 }
+
+fn finds_a_must_rule_broken(_: CaseEnv) -> CaseFuture {
+    Box::pin(async { Err(crate::Failure::must("get_tuple(...): channel_values[\"a\"]: expected \"x\", got \"y\"")) })
+}
+
+fn should_case(run: fn(CaseEnv) -> CaseFuture) -> SpecCase {
+    SpecCase { capability: Capability::Put, name: "should_rule", strength: Strength::Should, run, ..durability_case() }
+}
+
+#[test]
+fn a_must_rule_broken_inside_a_should_case_fails_it() {
+    let fine = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
+    let r = execute_case(&fine, &should_case(finds_a_must_rule_broken));
+    assert_eq!(r.outcome, Outcome::Failed, "{:?}", r.message);
+}
+
+#[test]
+fn an_instance_declaring_other_limits_than_detection_fails_the_case() {
+    let mut reg = Registration::new("dodge", || async { Ok(Fixture::new(Nothing).lacking(crate::Feature::WideNumbers)) });
+    reg.declared_lacks = Some(std::collections::BTreeSet::new());
+    let r = execute_case(&reg, &should_case(|_| Box::pin(async { Ok(()) })));
+    assert_eq!(r.outcome, Outcome::Failed);
+    assert!(r.message.as_deref().unwrap_or("").contains("[wide_numbers]"), "{:?}", r.message);
+    reg.declared_lacks = Some([crate::Feature::WideNumbers].into());
+    assert_eq!(execute_case(&reg, &should_case(|_| Box::pin(async { Ok(()) }))).outcome, Outcome::Passed);
+}
+
+#[test]
+fn strict_reports_agree_with_their_level_and_old_reports_keep_theirs() {
+    let fine = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
+    let r = execute_case(&fine, &should_case(fails_its_rule));
+    let detected = Detection { detected: Capability::ALL.iter().map(|c| (*c, c.is_base())).collect(), ..Detection::default() };
+    let report = build_report(&fine, &detected, None, vec![r], Duration::ZERO, None);
+    assert_eq!(report.results[&Capability::Put].passed, Some(true));
+    let strict = report.clone().with_strict(true);
+    let put = &strict.results[&Capability::Put];
+    assert_eq!((put.passed, put.status), (Some(false), CapabilityStatus::Failed));
+    assert_eq!(put.failures.len(), 1, "{:?}", put.failures);
+    assert_eq!(strict.capabilities_passed, report.capabilities_passed - 1);
+    assert_eq!(strict.conformance_level, strict.strict_level());
+    assert_eq!(strict.clone().with_strict(true), strict, "judging a strict report again changes nothing");
+    // A schema-1 report has no strict_level: its level counted every case.
+    let mut json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    json.as_object_mut().unwrap().remove("strict_level");
+    let old: Report = serde_json::from_value(json).unwrap();
+    assert_eq!(old.strict_level(), old.conformance_level);
+}
+
+#[test]
+fn a_capability_whose_only_cases_are_should_cases_not_run_for_a_limit_is_not_failed() {
+    let lacking = Registration::new("ns", || async { Ok(Fixture::new(Nothing).lacking(crate::Feature::Namespaces)) });
+    let case = SpecCase { uses: &[crate::Feature::Namespaces], ..should_case(fails_its_rule) };
+    let r = execute_case(&lacking, &case);
+    assert_eq!(r.outcome, Outcome::NotRun, "{:?}", r.message);
+    let detected = Detection { detected: [(Capability::Put, true)].into(), ..Detection::default() };
+    let report = build_report(&lacking, &detected, None, vec![r], Duration::ZERO, None);
+    assert_eq!(report.results[&Capability::Put].status, CapabilityStatus::Passed);
+    assert_eq!(report.results[&Capability::Put].passed_strict, Some(true));
+}
