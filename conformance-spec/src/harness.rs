@@ -388,6 +388,18 @@ impl Harness {
                     "not strict (a SHOULD rule; {STRICT_ENV} is set): {}",
                     m.as_deref().unwrap_or("failed")
                 ))),
+                // Not run for a declared limit: a MUST rule left unchecked leaves its
+                // capability incomplete (CONTRACT §5), so the trial fails, as one of a base
+                // capability not implemented does; a SHOULD one only under strict.
+                (Outcome::NotRun, Some(m))
+                    if m.starts_with(conformance_core::LACKS_PREFIX)
+                        && (case.strength == conformance_core::Strength::Must || strict_env().unwrap_or(false)) =>
+                {
+                    Err(Failed::from(format!(
+                        "{m}; the rule is {}, so its capability is incomplete and the level below FULL",
+                        case.strength
+                    )))
+                }
                 (Outcome::NotRun, m) => Ok(Completion::ignored_with(m.as_deref().unwrap_or("not run"))),
                 _ => Ok(Completion::Completed),
             };

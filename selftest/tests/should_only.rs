@@ -49,11 +49,11 @@ fn a_saver_that_breaks_only_should_rules_is_full_and_not_strict() {
     // Stacked, several mutants show in one case (and the string-version one is not run).
     assert!(not_strict >= 5, "the SHOULD mutants make cases not strict: {not_strict}");
     assert!(report.tests.iter().filter(|t| t.outcome == Outcome::NotStrict).all(|t| t.strength == Strength::Should));
-    assert_ne!(report.strict_level, Level::Full, "--strict counts them");
+    assert_ne!(report.strict_level(), Level::Full, "--strict counts them");
     let terminal = conformance_core::render::render_terminal(&report);
     assert!(terminal.contains(&format!("{not_strict} passed not strict")), "{terminal}");
     assert!(terminal.contains("Result: FULL"), "{terminal}");
     let strict = report.with_strict(true);
-    assert_eq!(strict.conformance_level, strict.strict_level);
+    assert_eq!(strict.conformance_level, strict.strict_level());
     assert!(!strict.is_success(), "--strict fails the run");
 }

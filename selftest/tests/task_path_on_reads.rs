@@ -67,9 +67,11 @@ fn a_declared_saver_fails_nothing_and_the_case_that_checks_the_field_is_not_run(
         "the report names the declaration: {:?}",
         report.warnings
     );
-    // A SHOULD case not run for a declared limit costs no level; under --strict it does.
+    // A SHOULD case not run for a declared limit costs no level, not even the strict one
+    // (every saver behind LangGraph's API lacks the field: CONTRACT §5 Declared limits).
     assert_eq!(report.conformance_level, conformance_core::Level::Full, "{:?}", report.results);
-    assert_ne!(report.strict_level, conformance_core::Level::Full);
+    assert_eq!(report.strict_level(), conformance_core::Level::Full);
+    assert_eq!(report.declared_lacks, vec![conformance_core::Feature::TaskPathOnReads]);
 }
 
 #[test]

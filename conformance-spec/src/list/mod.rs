@@ -50,6 +50,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         #[should] #[uses(Namespaces)] before_applies_across_namespaces,
         before_cuts_by_id_not_insertion_order,
         filter_numbers_by_value,
+        #[uses(WideNumbers)] filter_wide_numbers_by_value,
         #[should] filter_booleans_never_equal_numbers,
         filter_strings_exact,
         #[should] filter_null_matches_missing_or_null,
@@ -167,9 +168,11 @@ async fn limit_applies_after_before(cx: Cx) -> Checked {
 async fn unknown_thread_returns_nothing(cx: Cx) -> Checked {
     let t = cx.thread("main");
     let ids = Ids::new(&["a"]);
-    put_unchained(&cx, &ids, &t, &[("a", json!({"marker": "listed-elsewhere"}))]).await?;
+    // LangGraph-shaped metadata only (no marker key: the rule is the thread's scope).
+    let md = json!({"source": "update", "step": 4242});
+    put_unchained(&cx, &ids, &t, &[("a", md.clone())]).await?;
     let unknown = cx.thread("unknown");
-    cx.expect_list(&ids, &unknown, &filter(json!({"marker": "listed-elsewhere"})), &[]).await?;
+    cx.expect_list(&ids, &unknown, &filter(md), &[]).await?;
     cx.expect_list(&ids, &unknown, &ListOptions::all(), &[]).await
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use conformance_core::{ChannelVersion, CheckpointError, Failure, Feature, TypedValue};
+use conformance_core::{ChannelVersion, CheckpointError, Failure, TypedValue};
 use serde_json::json;
 
 use crate::calls::Cx;
@@ -12,7 +12,7 @@ use crate::compare::{ensure, Checked};
 use crate::data::{fidelity_values, jv, large_value, metadata, new_id, values, Step, LARGE_VALUE_LEN};
 
 /// 2^53 - 1, the largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`):
-/// the widest integer the cases put on a saver lacking [`Feature::WideNumbers`].
+/// the widest integer the cases put on a saver lacking [`conformance_core::Feature::WideNumbers`].
 pub(crate) const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// CONTRACT §1 "Checkpoint" (every field round-trips): the format version `v` reads back
@@ -81,12 +81,23 @@ pub(super) async fn large_channel_value_roundtrips(cx: Cx) -> Checked {
 }
 
 /// CONTRACT §1 "Channel version": versions round-trip with their kind (an integer 1 never
-/// becomes `"1"`, a string `"1"` never becomes 1), including integers beyond 2^53 (2^53 - 1,
-/// the largest a JavaScript number holds exactly, on a saver lacking
-/// [`Feature::WideNumbers`]) and the upstream zero-padded string format.
+/// becomes `"1"`, a string `"1"` never becomes 1), up to 2^53 - 1 (the largest a JavaScript
+/// number holds exactly), and the upstream zero-padded string format. Beyond 2^53:
+/// [`channel_versions_beyond_2_53_roundtrip`].
 pub(super) async fn channel_versions_roundtrip_with_their_kind(cx: Cx) -> Checked {
+    versions_roundtrip(cx, MAX_SAFE_INTEGER).await
+}
+
+/// CONTRACT §1 "Channel version": integer versions beyond 2^53 (2^53 + 1) round-trip exactly
+/// with their kind. Not run on a saver lacking [`conformance_core::Feature::WideNumbers`] (its capability is
+/// then incomplete: the rule is MUST, CONTRACT §5 "Declared limits").
+pub(super) async fn channel_versions_beyond_2_53_roundtrip(cx: Cx) -> Checked {
+    versions_roundtrip(cx, 9_007_199_254_740_993).await
+}
+
+/// Puts versions of both kinds, the integer one as large as `big`, and reads them back.
+async fn versions_roundtrip(cx: Cx, big: i64) -> Checked {
     let cfg = cx.config("main");
-    let big = if cx.has(Feature::WideNumbers) { 9_007_199_254_740_993 } else { MAX_SAFE_INTEGER };
     let versions: Vec<(&str, ChannelVersion)> = vec![
         ("a", ChannelVersion::Int(1)),
         ("b", ChannelVersion::Int(2)),
@@ -159,10 +170,23 @@ pub(super) async fn metadata_well_known_keys_roundtrip(cx: Cx) -> Checked {
 }
 
 /// CONTRACT §1 "Metadata": any JSON value round-trips exactly: null, booleans, floats,
-/// integers beyond 2^53 and at the i64/u64 limits, nested objects and arrays (empty ones
-/// too), escapes, and Unicode in keys and values. On a saver lacking
-/// [`Feature::WideNumbers`], the integers at ±(2^53 - 1) instead, and no integral float.
+/// integers at ±(2^53 - 1), nested objects and arrays (empty ones too), escapes, and
+/// Unicode in keys and values. Integers beyond 2^53 and integral floats:
+/// [`metadata_wide_numbers_roundtrip`].
 pub(super) async fn metadata_any_json_value_roundtrips(cx: Cx) -> Checked {
+    metadata_roundtrip(cx, false).await
+}
+
+/// CONTRACT §1 "Metadata": integers beyond 2^53 and at the i64/u64 limits, and a float with
+/// an integral value (2.0, never the integer 2), round-trip exactly. Not run on a saver
+/// lacking [`conformance_core::Feature::WideNumbers`] (its capability is then incomplete: the rule is MUST).
+pub(super) async fn metadata_wide_numbers_roundtrip(cx: Cx) -> Checked {
+    metadata_roundtrip(cx, true).await
+}
+
+/// Puts metadata with every kind of JSON value, the numbers beyond a JavaScript number's
+/// only when `wide`, and reads it back.
+async fn metadata_roundtrip(cx: Cx, wide: bool) -> Checked {
     let cfg = cx.config("main");
     let mut md = metadata(json!({
         "source": "input",
@@ -182,7 +206,7 @@ pub(super) async fn metadata_any_json_value_roundtrips(cx: Cx) -> Checked {
         "ключ": "значение \u{1f30d} 日本語",
         "emoji \u{1f389}": "\u{645}\u{631}\u{62d}\u{628}\u{627}",
     }));
-    if !cx.has(Feature::WideNumbers) {
+    if !wide {
         for wide in ["whole_float", "above_2_53", "i64_min", "u64_max"] {
             md.remove(wide);
         }

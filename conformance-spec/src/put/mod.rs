@@ -14,7 +14,7 @@
 mod fidelity;
 mod rebuild;
 
-use conformance_core::{Capability, ChannelVersion, CheckpointConfig, Feature};
+use conformance_core::{Capability, ChannelVersion, CheckpointConfig, Failure};
 use serde_json::json;
 
 use crate::calls::Cx;
@@ -32,10 +32,12 @@ pub fn cases() -> Vec<crate::SpecCase> {
         channel_values_roundtrip_byte_for_byte ["test_put_preserves_channel_values"],
         large_channel_value_roundtrips,
         channel_versions_roundtrip_with_their_kind ["test_put_preserves_channel_versions"],
+        #[uses(WideNumbers)] channel_versions_beyond_2_53_roundtrip,
         versions_seen_roundtrips_exactly ["test_put_preserves_versions_seen", "test_put_preserves_versions_seen_values"],
         #[uses(UpdatedChannels)] updated_channels_none_and_empty_stay_distinct,
         metadata_well_known_keys_roundtrip ["test_put_preserves_metadata", "test_put_preserves_run_id"],
         metadata_any_json_value_roundtrips,
+        #[uses(WideNumbers)] metadata_wide_numbers_roundtrip,
         metadata_floats_roundtrip_exactly,
         #[should] metadata_nul_char_kept_or_whole_put_refused,
         refused_put_stores_nothing -[GetTuple],
@@ -57,6 +59,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         reput_keeps_pending_writes +[PutWrites],
         #[should] empty_thread_id_is_invalid_config -[GetTuple],
         next_version_is_strictly_greater -[GetTuple],
+        #[uses(WideNumbers)] next_version_beyond_2_53_is_strictly_greater -[GetTuple],
         #[should] #[uses(StringVersions)] next_version_is_greater_than_langgraph_string_versions -[GetTuple],
     ])
 }
@@ -213,7 +216,24 @@ async fn reput_keeps_pending_writes(cx: Cx) -> Checked {
 /// or a silent default.
 async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
     for cfg in [CheckpointConfig::new(""), CheckpointConfig::new("").with_id(new_id())] {
-        cx.try_put(&cfg, Step::fresh().value("a", json!(1), 1)).await.expect_invalid_config()?;
+        let step = Step::fresh().value("a", json!(1), 1);
+        let id = step.checkpoint.id.clone();
+        let got = cx.try_put(&cfg, step).await;
+        // Storing the thread "" is only not strict (LangGraph's savers do); answering for
+        // another thread mixes up state (CONTRACT §1 identifiers are opaque, §2 put).
+        if let Ok(returned) = &got.value {
+            let same = returned.thread_id.is_empty()
+                && returned.checkpoint_ns.is_empty()
+                && returned.checkpoint_id.as_deref() == Some(id.as_str());
+            if !same {
+                return Err(Failure::must(format!(
+                    "{got}: a saver that accepts the thread \"\" must store and name it as given: expected the \
+                     config (thread=\"\", ns=\"\", id={id}), got (thread={:?}, ns={:?}, id={:?})",
+                    returned.thread_id, returned.checkpoint_ns, returned.checkpoint_id
+                )));
+            }
+        }
+        got.expect_invalid_config()?;
     }
     Ok(())
 }
@@ -222,16 +242,27 @@ async fn empty_thread_id_is_invalid_config(cx: Cx) -> Checked {
 /// numerically, strings by bytes, every integer below every string), and 1 when there is
 /// none (`Int(1)`, or a string whose integer part before the first `.` is 1, the upstream
 /// padded format), for the versions the saver itself produces and integers. LangGraph's
-/// runtime only ever hands a saver the versions it produced. The widest integer is
-/// `i64::MAX - 1`, or 2^53 - 2 on a saver lacking [`Feature::WideNumbers`] (its next,
-/// 2^53 - 1, is the largest a JavaScript number holds exactly).
+/// runtime only ever hands a saver the versions it produced. The widest integer is 2^53 - 2
+/// (its next, 2^53 - 1, is the largest a JavaScript number holds exactly); beyond:
+/// [`next_version_beyond_2_53_is_strictly_greater`].
 async fn next_version_is_strictly_greater(cx: Cx) -> Checked {
+    next_versions_up_to(cx, fidelity::MAX_SAFE_INTEGER - 1).await
+}
+
+/// CONTRACT §2 get_next_version: the next of `i64::MAX - 1` is strictly greater (a saver
+/// that computes through an `f64` answers a smaller or equal number). Not run on a saver
+/// lacking [`conformance_core::Feature::WideNumbers`] (its capability is then incomplete: the rule is MUST).
+async fn next_version_beyond_2_53_is_strictly_greater(cx: Cx) -> Checked {
+    next_versions_up_to(cx, i64::MAX - 1).await
+}
+
+/// The cases of `get_next_version`, with integer versions up to `widest`.
+async fn next_versions_up_to(cx: Cx, widest: i64) -> Checked {
     let mut d = Diffs::new();
     let first = cx.next_version(None);
     if !crate::model::is_next_version(None, &first) {
         d.of(&first).push("", "1", format_args!("{:?}", *first));
     }
-    let widest = if cx.has(Feature::WideNumbers) { i64::MAX - 1 } else { fidelity::MAX_SAFE_INTEGER - 1 };
     let mut currents: Vec<ChannelVersion> =
         vec![ChannelVersion::Int(0), ChannelVersion::Int(1), ChannelVersion::Int(41), ChannelVersion::Int(widest)];
     let mut cur = first.into_value();

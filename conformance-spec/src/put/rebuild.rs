@@ -2,12 +2,34 @@
 //! at its version reads the value stored at that version, in the same thread and namespace
 //! and on the same branch. The cases are listed in the parent module's `cases()`.
 
-use conformance_core::{ChannelVersion, CheckpointConfig};
+use std::collections::BTreeMap;
+
+use conformance_core::{ChannelVersion, CheckpointConfig, TypedValue};
 use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::{Checked, Diffs};
 use crate::data::{jv, new_id, values, Step};
+
+/// Whether `got`, read at a checkpoint that keeps the channels `kept` (not carries them),
+/// breaks a MUST rule rather than only the SHOULD rule of kept channels (CONTRACT §2 put,
+/// §5 "Strength of a rule"): a kept channel read back absent is "not strict"; any value other
+/// than the one stored at that version in this thread, namespace and branch, a carried
+/// value lost, or a channel not asked for mixes up state.
+fn mixes_up_state(want: &BTreeMap<String, TypedValue>, got: &BTreeMap<String, TypedValue>, kept: &[&str]) -> bool {
+    got.iter().any(|(k, v)| want.get(k) != Some(v))
+        || want.keys().any(|k| !got.contains_key(k) && !kept.contains(&k.as_str()))
+}
+
+/// [`mixes_up_state`] for one kept channel: `got` is what came back for it.
+fn kept_value_mixed_up(got: Option<&TypedValue>, want: &TypedValue) -> bool {
+    got.is_some_and(|g| g != want)
+}
+
+/// `result` as a MUST failure when `must` (see [`mixes_up_state`]).
+fn strength_of(result: Checked, must: bool) -> Checked {
+    result.map_err(|f| if must { f.into_must() } else { f })
+}
 
 /// CONTRACT §2 put, bug scenario S06: a channel in `channel_versions` that the checkpoint
 /// neither carries nor lists in `new_versions` reads the value stored earlier at that
@@ -23,7 +45,9 @@ pub(super) async fn unchanged_channel_reads_value_stored_earlier(cx: Cx) -> Chec
     let t1 = cx.get_some(&c1).await?;
     let want1 = values(&[("messages", jv(json!(["hi"]))), ("count", jv(json!(1)))]);
     d.of(&t1).map("checkpoint.channel_values", &want1, &t1.checkpoint.channel_values);
-    d.finish()
+    let must = mixes_up_state(&want2, &t2.checkpoint.channel_values, &["messages"])
+        || mixes_up_state(&want1, &t1.checkpoint.channel_values, &[]);
+    strength_of(d.finish(), must)
 }
 
 /// CONTRACT §2 put: a channel added in a step is read together with the channels kept
@@ -34,7 +58,8 @@ pub(super) async fn new_channel_is_read_alongside_kept_ones(cx: Cx) -> Checked {
     let c2 = cx.put(&c1, Step::fresh().keep("a", 1).value("b", json!("new_channel"), 1)).await?;
     let t = cx.get_some(&c2).await?;
     let want = values(&[("a", jv(json!("v1"))), ("b", jv(json!("new_channel")))]);
-    t.diffs().map("checkpoint.channel_values", &want, &t.checkpoint.channel_values).finish()
+    let must = mixes_up_state(&want, &t.checkpoint.channel_values, &["a"]);
+    strength_of(t.diffs().map("checkpoint.channel_values", &want, &t.checkpoint.channel_values).finish(), must)
 }
 
 /// CONTRACT §2 put: a channel not in `channel_versions` is absent on read, even if an
@@ -100,11 +125,10 @@ pub(super) async fn kept_channel_reads_its_own_thread_and_namespace(cx: Cx) -> C
     for (cfg, label) in &scopes {
         let at = cfg.clone().with_id(&id2);
         let t = cx.get_some(&at).await?;
-        t.expect_eq(
-            "checkpoint.channel_values[\"a\"] (kept at version 1)",
-            &Some(&jv(json!(label))),
-            &t.checkpoint.channel_values.get("a"),
-        )?;
+        let want = jv(json!(label));
+        let got = t.checkpoint.channel_values.get("a");
+        let checked = t.expect_eq("checkpoint.channel_values[\"a\"] (kept at version 1)", &Some(&want), &got);
+        strength_of(checked, kept_value_mixed_up(got, &want))?;
     }
     Ok(())
 }
@@ -142,11 +166,11 @@ pub(super) async fn fork_reads_value_at_kept_version_not_newest(cx: Cx) -> Check
     ];
     for (at, want, why) in context {
         let t = cx.get_some(at).await?;
-        t.expect_eq(
-            format_args!("checkpoint.channel_values[\"a\"] ({why})"),
-            &Some(&jv(json!(want))),
-            &t.checkpoint.channel_values.get("a"),
-        )?;
+        let (want, got) = (jv(json!(want)), t.checkpoint.channel_values.get("a"));
+        let checked = t.expect_eq(format_args!("checkpoint.channel_values[\"a\"] ({why})"), &Some(&want), &got);
+        // c1 and c2 carried their value: losing it is a MUST failure too.
+        let must = kept_value_mixed_up(got, &want) || (at != &c3 && got.is_none());
+        strength_of(checked, must)?;
     }
     Ok(())
 }
@@ -167,11 +191,9 @@ pub(super) async fn child_of_sibling_reads_its_branch_value(cx: Cx) -> Checked {
     let c3 = cx.put(&c2b, Step::fresh().keep("a", vb.clone())).await?;
     let why = format!("c3 is a child of c2b and keeps a at c2b's version {vb:?}; c2a ({c2a}) stored \"x\" after");
     let t = cx.get_some(&c3).await?;
-    t.expect_eq(
-        format_args!("checkpoint.channel_values[\"a\"] ({why})"),
-        &Some(&jv(json!("y"))),
-        &t.checkpoint.channel_values.get("a"),
-    )
+    let (want, got) = (jv(json!("y")), t.checkpoint.channel_values.get("a"));
+    let checked = t.expect_eq(format_args!("checkpoint.channel_values[\"a\"] ({why})"), &Some(&want), &got);
+    strength_of(checked, kept_value_mixed_up(got, &want))
 }
 
 /// CONTRACT §2 put: a kept channel reads the value stored at that version in this thread
@@ -185,10 +207,12 @@ pub(super) async fn kept_older_version_reads_value_stored_at_it(cx: Cx) -> Check
     let c2 = cx.put(&c1, Step::fresh().value("a", json!("v2"), 2)).await?;
     let c3 = cx.put(&c2, Step::fresh().keep("a", 1)).await?;
     let t = cx.get_some(&c3).await?;
-    t.expect_eq(
+    let (want, got) = (jv(json!("v1")), t.checkpoint.channel_values.get("a"));
+    let checked = t.expect_eq(
         "checkpoint.channel_values[\"a\"] (c3, a child of c2 which holds \"v2\" at version 2, keeps a at version 1, \
          where c1 stored \"v1\")",
-        &Some(&jv(json!("v1"))),
-        &t.checkpoint.channel_values.get("a"),
-    )
+        &Some(&want),
+        &got,
+    );
+    strength_of(checked, kept_value_mixed_up(got, &want))
 }

@@ -236,6 +236,33 @@ impl Bug for KeptChannelFromParentOnly {
     }
 }
 
+/// A kept channel reads the value last stored for its (channel, version) in any thread or
+/// namespace: a lookup that forgets the scope, so one thread reads another's state.
+#[derive(Default)]
+pub struct KeptValueFromAnyThread(Mutex<HashMap<(String, ChannelVersion), TypedValue>>);
+
+#[async_trait]
+impl Bug for KeptValueFromAnyThread {
+    async fn call(&self, saver: &Inner<'_>, mut call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::Put(put) = &mut call {
+            let mut stored = lock(&self.0);
+            for ch in kept_channels(put) {
+                let version = put.checkpoint.channel_versions[&ch].clone();
+                if let Some(v) = stored.get(&(ch.clone(), version)) {
+                    put.checkpoint.channel_values.insert(ch, v.clone());
+                }
+            }
+            let cp = &put.checkpoint;
+            for (ch, v) in &cp.channel_values {
+                if let Some(version) = cp.channel_versions.get(ch) {
+                    stored.insert((ch.clone(), version.clone()), v.clone());
+                }
+            }
+        }
+        saver.forward(call).await
+    }
+}
+
 /// The checkpoint a put replaces: the stored tuple with the put's id, if any.
 async fn replaced(saver: &Inner<'_>, put: &Put) -> Result<Option<CheckpointTuple>, CheckpointError> {
     saver.saver().get_tuple(&put.config.clone().with_id(put.checkpoint.id.clone())).await
@@ -433,12 +460,19 @@ pub const MUTANTS: &[Mutant] = &[
         "an unchanged channel reads the newest value stored for it, whatever its version and parent (forks read \
          a later branch)"
     ),
-    mutant!(should
+    mutant!(
         "kept_channel_from_parent_only",
         KeptChannelFromParentOnly,
         &[P],
         [R("put.values")],
         "an unchanged channel reads the parent's value, whatever its version (no lookup at that version)"
+    ),
+    mutant!(
+        "kept_value_from_any_thread",
+        KeptValueFromAnyThread,
+        &[P],
+        [R("put.values")],
+        "a kept channel reads the value last stored at its (channel, version) in any thread or namespace"
     ),
     mutant!(
         "reput_ignored",

@@ -15,6 +15,42 @@ impl Bug for EmptyThreadIdDefaulted {
     }
 }
 
+/// An empty `thread_id` is accepted and stored as the thread `""`, as LangGraph's own savers
+/// do (CONTRACT §1 asks for `InvalidConfig`, a SHOULD rule): the memory saver below, which
+/// refuses `""`, holds it under a private name that never comes back out.
+#[derive(Default)]
+pub struct EmptyThreadIdAccepted;
+
+/// The name [`EmptyThreadIdAccepted`] stores the thread `""` under.
+const EMPTY_THREAD: &str = "\u{1f}the empty thread";
+
+impl EmptyThreadIdAccepted {
+    fn output(config: &mut CheckpointConfig) {
+        if config.thread_id == EMPTY_THREAD {
+            config.thread_id.clear();
+        }
+    }
+}
+
+impl Bug for EmptyThreadIdAccepted {
+    fn thread_input(&self, thread_id: &mut String) {
+        if thread_id.is_empty() {
+            *thread_id = EMPTY_THREAD.to_owned();
+        }
+    }
+
+    fn put_output(&self, _caller: &CheckpointConfig, out: &mut CheckpointConfig) {
+        Self::output(out);
+    }
+
+    fn tuple_output(&self, tuple: &mut CheckpointTuple) {
+        Self::output(&mut tuple.config);
+        if let Some(parent) = &mut tuple.parent_config {
+            Self::output(parent);
+        }
+    }
+}
+
 /// An empty `thread_id` panics in every base method.
 #[derive(Default)]
 pub struct EmptyThreadIdPanics;
@@ -307,12 +343,19 @@ fn metadata_has_nul(metadata: &CheckpointMetadata) -> bool {
 
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
-    mutant!(should
+    mutant!(
         "empty_thread_id_defaulted",
         EmptyThreadIdDefaulted,
         BASE,
         [R("config.thread_id"), G("7.2-empty-thread")],
-        "an empty thread_id silently becomes \"default\" in every base method"
+        "an empty thread_id silently becomes \"default\" in every base method (put answers for another thread)"
+    ),
+    mutant!(should
+        "empty_thread_id_accepted",
+        EmptyThreadIdAccepted,
+        BASE,
+        [R("config.thread_id"), G("7.2-empty-thread")],
+        "an empty thread_id is stored as the thread \"\" (as LangGraph's savers do) instead of refused"
     ),
     mutant!(
         "empty_thread_id_panics",
