@@ -71,9 +71,22 @@ function errorKind(e) {
   const name = e?.name ?? "";
   const message = String(e?.message ?? "");
   if (name === "NotImplementedError" || /^(method )?not implemented\b/i.test(message)) return "Unsupported";
+  if (refusedByDatabase(e)) return "InvalidInput";
   if (e instanceof TypeError || e instanceof RangeError || e instanceof SyntaxError) return "InvalidInput";
   if (e instanceof Error && Object.getPrototypeOf(e) === Error.prototype) return "InvalidInput";
   return "Storage";
+}
+
+/** A database's refusal of the data it was given, not a failure of the storage: an error
+ * carrying an SQLSTATE `code` of class 22 (data exception: "unsupported Unicode escape
+ * sequence") or 23 (integrity constraint violation: "null value in column ... violates
+ * not-null constraint"), as pg's DatabaseError does, or an SQLite constraint code
+ * (better-sqlite3's SqliteError: SQLITE_CONSTRAINT_NOTNULL). A saver that leaves its
+ * checks to its schema refuses a config without checkpoint_id this way. */
+function refusedByDatabase(e) {
+  const code = e?.code;
+  if (typeof code !== "string") return false;
+  return /^2[23][0-9A-Z]{3}$/.test(code) || /^SQLITE_CONSTRAINT(_[A-Z]+)?$/.test(code);
 }
 
 function describe(e) {

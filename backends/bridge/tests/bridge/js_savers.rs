@@ -50,3 +50,18 @@ pub fn a_js_saver_mishandling_a_missing_config_field_is_caught() {
         assert_eq!(o, Outcome::Passed, "{id} on the exact saver: {m}");
     }
 }
+
+/// A saver whose database refuses a config without `checkpoint_id` or `checkpoint_ns`
+/// (LangGraph JS's PostgresSaver: pg's DatabaseError, SQLSTATE 23502 not-null violation;
+/// tests/bridge/savers/schema_checks.mjs) refuses the call and stores nothing: the JS child
+/// reports a database's refusal of the data (SQLSTATE class 22 or 23) as `InvalidInput`,
+/// which the host makes `InvalidConfig` for a config breaking CONTRACT §1, not as a
+/// `Storage` failure (issue 35: both cases failed on js:postgres with "got error Storage").
+pub fn a_js_saver_refusing_a_config_through_its_schema_passes() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge/savers/schema_checks.mjs");
+    let report = run(&crate::js("js", Some(path)), &[Capability::PutWrites]);
+    for id in ["put_writes::missing_checkpoint_id_is_invalid_config", "put_writes::writes_without_namespace_belong_to_the_root"] {
+        let (o, m) = outcome(&report, id);
+        assert_eq!(o, Outcome::Passed, "{id}: {m}");
+    }
+}

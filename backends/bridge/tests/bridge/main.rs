@@ -186,6 +186,10 @@ fn main() -> ExitCode {
                 js_savers::js_memory_reads_the_kits_checkpoints_back_as_put,
             ),
             trial(
+                "a_js_saver_refusing_a_config_through_its_schema_passes",
+                js_savers::a_js_saver_refusing_a_config_through_its_schema_passes,
+            ),
+            trial(
                 "a_js_saver_mishandling_a_missing_config_field_is_caught",
                 js_savers::a_js_saver_mishandling_a_missing_config_field_is_caught,
             ),
