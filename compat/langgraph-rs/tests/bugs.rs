@@ -159,8 +159,9 @@ fn memory_list_drops_pending_writes() {
     assert_eq!(listed[0].pending_writes, None);
 }
 
-/// memory and SQLite: `put_writes` without `checkpoint_id` succeeds and files the writes
-/// under checkpoint id `""`. LangGraph's savers fail (`config["configurable"]["checkpoint_id"]`).
+/// memory, SQLite and Postgres: `put_writes` without `checkpoint_id` succeeds and files the
+/// writes under checkpoint id `""`. LangGraph's savers fail
+/// (`config["configurable"]["checkpoint_id"]`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn put_writes_without_checkpoint_id_is_accepted() {
     let (memory, _) = memory_with_c1();
@@ -170,6 +171,13 @@ async fn put_writes_without_checkpoint_id_is_accepted() {
     assert!(sqlite.aput_writes(&no_id, vec![("T".into(), "ch".into(), json!(1))], "T".into(), "".into()).await.is_ok());
     let filed = sqlite.aget_tuple(&cfg(json!({"thread_id": "t", "checkpoint_id": ""}))).await.unwrap();
     assert!(filed.is_none(), "no checkpoint \"\" exists: the write is unreachable");
+    let (postgres, schema) = postgres().await;
+    let written = postgres.aput_writes(&no_id, vec![("T".into(), "ch".into(), json!(1))], "T".into(), "".into()).await;
+    let filed: Result<i64, _> = sqlx::query_scalar("SELECT count(*) FROM checkpoint_writes WHERE checkpoint_id = ''")
+        .fetch_one(postgres.pool())
+        .await;
+    compat_langgraph_rs::postgres::drop_schema(&schema).await.unwrap();
+    assert_eq!((written.is_ok(), filed.unwrap()), (true, 1), "Postgres files the write under \"\"");
 }
 
 /// SQLite: a checkpoint put without a parent reads back with a parent config whose
