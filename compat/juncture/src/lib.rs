@@ -18,7 +18,7 @@ pub mod convert;
 use async_trait::async_trait;
 use conformance_core::{
     BoxError, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, Fixture, ListOptions, Registration, TypedValue,
+    CheckpointTuple, Feature, Fixture, ListOptions, Registration, TypedValue,
 };
 use juncture_checkpoint::SqliteSaver;
 use juncture_core::checkpoint::{CheckpointFilter, CheckpointSaver as JunctureSaver, PendingWrite};
@@ -112,6 +112,17 @@ impl<S: JunctureSaver> CheckpointSaver for JunctureAdapter<S> {
     }
 }
 
+/// The kit fixture of an adapter, with the limits juncture's API declares (CONTRACT §5
+/// "Declared limits"): its `PendingWrite` is `(task_id, channel, value)` and its
+/// `put_writes` takes no task path, so reads carry none and writes cannot be ordered by
+/// one; its `Checkpoint` has no `updated_channels`.
+pub fn fixture<S: JunctureSaver + 'static>(adapter: JunctureAdapter<S>) -> Fixture {
+    Fixture::new(adapter)
+        .lacking(Feature::TaskPathOnReads)
+        .lacking(Feature::TaskPathOnWrites)
+        .lacking(Feature::UpdatedChannels)
+}
+
 /// Opens juncture's `SqliteSaver` on the database file at `path` (`SqliteSaver::new`,
 /// which creates the schema).
 ///
@@ -130,7 +141,7 @@ pub fn registration() -> Registration {
         let path = dir.path().join("checkpoints.db").to_string_lossy().into_owned();
         let saver = open(&path).await?;
         let reopen_path = path.clone();
-        Ok(Fixture::new(saver)
+        Ok(fixture(saver)
             .with_reopen(move || {
                 let path = reopen_path.clone();
                 async move { open(&path).await }
@@ -138,5 +149,5 @@ pub fn registration() -> Registration {
             .with_location(path)
             .with_cleanup(move || async move { Ok(dir.close()?) }))
     })
-    .open_at(|location| async move { Ok(Fixture::new(open(&location).await?)) })
+    .open_at(|location| async move { Ok(fixture(open(&location).await?)) })
 }

@@ -136,3 +136,48 @@ async fn before_unknown_id_does_not_cut() {
     let listed = saver.list(&thread(), Some(filter)).await.unwrap();
     assert_eq!(listed.len(), 2, "c3 is listed although it is not before c2");
 }
+
+/// A checkpoint's `v` reads back as 1 whatever was put (the read builds the checkpoint
+/// with `v: 1`; the column is not stored). LangGraph's checkpoints are `v: 4` and read back
+/// so.
+#[tokio::test]
+async fn checkpoint_v_reads_back_as_one() {
+    let (saver, _dir) = saver().await;
+    let c1 = saver.put(&thread(), Checkpoint { v: 4, ..checkpoint("c1", "2026-01-01") }, metadata(None)).await.unwrap();
+    assert_eq!(saver.get_tuple(&c1).await.unwrap().unwrap().checkpoint.v, 1);
+}
+
+/// The latest checkpoint and the list order go by `created_at`, not by checkpoint id (and
+/// equal timestamps come back in no defined order). LangGraph: latest is the greatest id,
+/// and `list` is by id descending.
+#[tokio::test]
+async fn latest_and_list_order_by_created_at_not_id() {
+    let (saver, _dir) = saver().await;
+    saver.put(&thread(), checkpoint("c2", "2026-01-01"), metadata(None)).await.unwrap();
+    saver.put(&thread(), checkpoint("c1", "2026-01-02"), metadata(None)).await.unwrap();
+    let latest = saver.get_tuple(&thread()).await.unwrap().unwrap();
+    let listed: Vec<_> = saver.list(&thread(), None).await.unwrap().into_iter().map(|t| t.checkpoint.id).collect();
+    assert_eq!((latest.checkpoint.id.as_str(), listed), ("c1", vec!["c1".to_owned(), "c2".to_owned()]));
+}
+
+/// Metadata is the typed `CheckpointMetadata` (`source` and `step` required, `writes`,
+/// `parents`, `run_id`): every other key of LangGraph's metadata dict is dropped, and
+/// `CheckpointFilter` filters only `source` and `step`. LangGraph stores and filters any
+/// JSON key.
+#[test]
+fn metadata_other_keys_dropped() {
+    let given = json!({"source": "Input", "step": 1, "writes": {}, "parents": {}, "run_id": "", "custom_key": 1});
+    let meta: CheckpointMetadata = serde_json::from_value(given).expect("deserialize");
+    assert_eq!(serde_json::to_value(meta).unwrap().get("custom_key"), None);
+}
+
+/// `put_writes` without a checkpoint id fails, as LangGraph's savers do, but as a
+/// `Storage` error: juncture's `CheckpointError` has no config-error kind (LangGraph's
+/// savers raise on the missing config key; the kit asks for `InvalidConfig`).
+#[tokio::test]
+async fn put_writes_without_checkpoint_id_is_a_storage_error() {
+    let (saver, _dir) = saver().await;
+    saver.put(&thread(), checkpoint("c1", "2026-01-01"), metadata(None)).await.unwrap();
+    let err = saver.put_writes(&thread(), vec![write("T", "ch", json!(1))], "T").await.unwrap_err();
+    assert!(matches!(err, juncture_core::checkpoint::CheckpointError::Storage(_)), "{err:?}");
+}

@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use conformance_core::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSaver, CheckpointTuple, ListOptions, TypedValue,
+    CheckpointSaver, CheckpointTuple, Fixture, ListOptions, TypedValue,
 };
 use langgraph_checkpoint_rs::checkpoint::base::BaseCheckpointSaver;
 use langgraph_checkpoint_rs::checkpoint::types as lg;
@@ -92,6 +92,13 @@ pub enum Calls {
     /// saver can take them inside a runtime (the SQL savers' sync methods block on the
     /// runtime and panic there).
     Sync,
+}
+
+/// The kit fixture of an adapter, with the limit the family's API declares (CONTRACT §5
+/// "Declared limits"): its pending write is `(task_id, channel, value)`, so reads carry no
+/// `task_path` (`put_writes` takes one, and the SQL savers order writes by it).
+pub fn fixture<S: ListApi + 'static>(adapter: LgAdapter<S>) -> Fixture {
+    Fixture::new(adapter).without_task_path_on_reads()
 }
 
 /// The kit's `CheckpointSaver` over a saver of the family (see the crate docs).

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use conformance_core::{Fixture, Registration};
+use conformance_core::Registration;
 use langgraph_checkpoint_rs::checkpoint::base::BaseCheckpointSaver;
 use langgraph_checkpoint_rs::checkpoint::memory::InMemorySaver;
 use langgraph_checkpoint_rs::checkpoint::types as lg;
@@ -31,7 +31,7 @@ impl ListApi for InMemorySaver {
 /// trait's default async mirrors run the sync methods in `tokio::task::block_in_place`, which
 /// panics on a current-thread runtime, so every case runs on a multi-thread one.
 pub fn registration() -> Registration {
-    Registration::new("langgraph-rs-memory", || async { Ok(Fixture::new(LgAdapter::new(InMemorySaver::new()))) })
+    Registration::new("langgraph-rs-memory", || async { Ok(crate::fixture(LgAdapter::new(InMemorySaver::new()))) })
         .multi_thread()
 }
 
@@ -39,6 +39,6 @@ pub fn registration() -> Registration {
 /// graph runner calls; they need no multi-thread runtime.
 pub fn registration_sync() -> Registration {
     Registration::new("langgraph-rs-memory-sync", || async {
-        Ok(Fixture::new(LgAdapter::with_calls(InMemorySaver::new(), Calls::Sync)))
+        Ok(crate::fixture(LgAdapter::with_calls(InMemorySaver::new(), Calls::Sync)))
     })
 }

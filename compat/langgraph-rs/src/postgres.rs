@@ -5,7 +5,7 @@
 
 use std::str::FromStr;
 
-use conformance_core::{BoxError, Fixture, Registration};
+use conformance_core::{BoxError, Registration};
 use langgraph_checkpoint_postgres_rs::PostgresSaver;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
@@ -67,7 +67,7 @@ pub fn registration() -> Registration {
         let saver = open(&schema).await?;
         let reopen_schema = schema.clone();
         let dropped = schema.clone();
-        Ok(Fixture::new(saver)
+        Ok(crate::fixture(saver)
             .with_reopen(move || {
                 let schema = reopen_schema.clone();
                 async move { open(&schema).await }
@@ -75,5 +75,5 @@ pub fn registration() -> Registration {
             .with_location(schema)
             .with_cleanup(move || async move { drop_schema(&dropped).await }))
     })
-    .open_at(|location| async move { Ok(Fixture::new(open(&location).await?)) })
+    .open_at(|location| async move { Ok(crate::fixture(open(&location).await?)) })
 }

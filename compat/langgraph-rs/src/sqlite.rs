@@ -1,7 +1,7 @@
 //! `langgraph-rs-sqlite`: `langgraph_checkpoint_sqlite_rs::SqliteSaver`, one database file
 //! per case, opened with the saver's own `from_conn_string` and `setup`.
 
-use conformance_core::{BoxError, Fixture, Registration};
+use conformance_core::{BoxError, Registration};
 use langgraph_checkpoint_sqlite_rs::SqliteSaver;
 
 use crate::LgAdapter;
@@ -27,7 +27,7 @@ pub fn registration() -> Registration {
         let path = dir.path().join("checkpoints.db").to_string_lossy().into_owned();
         let saver = open(&path).await?;
         let reopen_path = path.clone();
-        Ok(Fixture::new(saver)
+        Ok(crate::fixture(saver)
             .with_reopen(move || {
                 let path = reopen_path.clone();
                 async move { open(&path).await }
@@ -35,5 +35,5 @@ pub fn registration() -> Registration {
             .with_location(path)
             .with_cleanup(move || async move { Ok(dir.close()?) }))
     })
-    .open_at(|location| async move { Ok(Fixture::new(open(&location).await?)) })
+    .open_at(|location| async move { Ok(crate::fixture(open(&location).await?)) })
 }

@@ -159,8 +159,9 @@ fn memory_list_drops_pending_writes() {
     assert_eq!(listed[0].pending_writes, None);
 }
 
-/// memory and SQLite: `put_writes` without `checkpoint_id` succeeds and files the writes
-/// under checkpoint id `""`. LangGraph's savers fail (`config["configurable"]["checkpoint_id"]`).
+/// memory, SQLite and Postgres: `put_writes` without `checkpoint_id` succeeds and files the
+/// writes under checkpoint id `""`. LangGraph's savers fail
+/// (`config["configurable"]["checkpoint_id"]`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn put_writes_without_checkpoint_id_is_accepted() {
     let (memory, _) = memory_with_c1();
@@ -170,6 +171,13 @@ async fn put_writes_without_checkpoint_id_is_accepted() {
     assert!(sqlite.aput_writes(&no_id, vec![("T".into(), "ch".into(), json!(1))], "T".into(), "".into()).await.is_ok());
     let filed = sqlite.aget_tuple(&cfg(json!({"thread_id": "t", "checkpoint_id": ""}))).await.unwrap();
     assert!(filed.is_none(), "no checkpoint \"\" exists: the write is unreachable");
+    let (postgres, schema) = postgres().await;
+    let written = postgres.aput_writes(&no_id, vec![("T".into(), "ch".into(), json!(1))], "T".into(), "".into()).await;
+    let filed: Result<i64, _> = sqlx::query_scalar("SELECT count(*) FROM checkpoint_writes WHERE checkpoint_id = ''")
+        .fetch_one(postgres.pool())
+        .await;
+    compat_langgraph_rs::postgres::drop_schema(&schema).await.unwrap();
+    assert_eq!((written.is_ok(), filed.unwrap()), (true, 1), "Postgres files the write under \"\"");
 }
 
 /// SQLite: a checkpoint put without a parent reads back with a parent config whose
@@ -266,4 +274,66 @@ async fn postgres_blobs_written_never_read() {
     let read = saver.aget_tuple(&second).await.unwrap().unwrap();
     compat_langgraph_rs::postgres::drop_schema(&schema).await.unwrap();
     assert_eq!((blobs, read.checkpoint.channel_values.get("a")), (1, None));
+}
+
+/// All savers of the family: metadata is the typed `CheckpointMetadata` (`source`, `step`,
+/// `parents`, `run_id`), so every other key of LangGraph's metadata dict (and so every
+/// `list` filter on one) is dropped on the way in. LangGraph stores any JSON key.
+#[test]
+fn typed_metadata_drops_other_keys() {
+    let given = json!({"source": "input", "step": 1, "parents": {}, "custom_key": "custom_value"});
+    let meta: CheckpointMetadata = serde_json::from_value(given).expect("deserialize");
+    let saver = InMemorySaver::new();
+    let (cp, nv) = checkpoint("c1", Some(json!(1)), json!(1));
+    let c1 = saver.put(&cfg(json!({"thread_id": "t", "checkpoint_ns": ""})), &cp, &meta, &nv).unwrap();
+    let read = serde_json::to_value(saver.get_tuple(&c1).unwrap().unwrap().metadata).unwrap();
+    assert_eq!((read["step"].clone(), read.get("custom_key")), (json!(1), None));
+}
+
+/// memory: a checkpoint's parent is the greatest id already stored in its thread and
+/// namespace, not the config's `checkpoint_id`: a fork from c1 gets parent c2, and a re-put
+/// of c2 gets itself. LangGraph: the parent is the config's `checkpoint_id`.
+#[test]
+fn memory_parent_is_the_greatest_stored_id() {
+    let (saver, c1) = memory_with_c1();
+    let (cp, nv) = checkpoint("c2", Some(json!(2)), json!(2));
+    let c2 = saver.put(&c1, &cp, &CheckpointMetadata::default(), &nv).unwrap();
+    let (cp, nv) = checkpoint("c3", Some(json!(3)), json!(3));
+    let fork = saver.put(&c1, &cp, &CheckpointMetadata::default(), &nv).unwrap();
+    let parent = |at: &RunnableConfig| {
+        saver.get_tuple(at).unwrap().unwrap().parent_config.unwrap()["configurable"]["checkpoint_id"].clone()
+    };
+    assert_eq!(parent(&fork), json!("c2"), "the fork from c1 has parent c2");
+    let (cp, nv) = checkpoint("c2", Some(json!(2)), json!(2));
+    saver.put(&c1, &cp, &CheckpointMetadata::default(), &nv).unwrap();
+    assert_eq!(parent(&c2), json!("c3"), "c2 put again from c1 has parent c3");
+}
+
+/// SQLite and Postgres: putting an id again replaces its checkpoint and metadata but keeps
+/// its old parent (the upsert's SET list has no `parent_checkpoint_id`, as LangGraph's own
+/// PostgresSaver, docs/langgraph-savers.md B6). LangGraph's InMemory and SQLite savers, and
+/// CONTRACT §2 put, replace the parent too.
+#[tokio::test]
+async fn sql_reput_keeps_the_old_parent() {
+    async fn reput_parent<S: BaseCheckpointSaver>(saver: &S) -> Value {
+        let root = cfg(json!({"thread_id": "t", "checkpoint_ns": ""}));
+        let meta = CheckpointMetadata::default();
+        let (p0, nv) = checkpoint("p0", Some(json!(0)), json!(1));
+        let p0 = saver.aput(&root, &p0, &meta, &nv).await.unwrap();
+        let (p1, nv) = checkpoint("p1", Some(json!(1)), json!(1));
+        let p1 = saver.aput(&root, &p1, &meta, &nv).await.unwrap();
+        let (x, nv) = checkpoint("x", Some(json!("first")), json!(2));
+        saver.aput(&p0, &x, &meta, &nv).await.unwrap();
+        let (x, nv) = checkpoint("x", Some(json!("second")), json!(3));
+        let at = saver.aput(&p1, &x, &meta, &nv).await.unwrap();
+        let read = saver.aget_tuple(&at).await.unwrap().unwrap();
+        assert_eq!(read.checkpoint.channel_values["a"], json!("second"), "the checkpoint is replaced");
+        read.parent_config.unwrap()["configurable"]["checkpoint_id"].clone()
+    }
+    let (sqlite, _dir) = sqlite().await;
+    assert_eq!(reput_parent(&sqlite).await, json!("p0"), "SQLite");
+    let (postgres, schema) = postgres().await;
+    let parent = reput_parent(&postgres).await;
+    compat_langgraph_rs::postgres::drop_schema(&schema).await.unwrap();
+    assert_eq!(parent, json!("p0"), "Postgres");
 }
