@@ -14,7 +14,8 @@
 #       initializer export, two of them: each one line `error: ...` and exit 2; and the
 #       vitest entry on a missing export fails the file with that line.
 # Prints each step's time and the time from `npm install` to the verdict; each run of the
-# catalog is bounded by `timeout 1200` (MemorySaver is slow on 16 MiB values, J-B2).
+# catalog is bounded by `timeout 600` (MemorySaver is slow on 16 MiB values, J-B2; a run
+# takes under a minute here, so 10 minutes means something is wrong).
 # Everything it makes is in one mktemp directory, removed on exit.
 #
 # Usage: packaging/npm/check.sh [BINARY]   (default target/debug/checkpoint-conformance,
@@ -104,7 +105,7 @@ EOF
 echo "== (a) npx checkpoint-conformance ./init.mjs"
 t=$(date +%s)
 rc=0
-timeout 1200 npx checkpoint-conformance ./init.mjs --json report.json >run.out 2>run.err || rc=$?
+timeout 600 npx checkpoint-conformance ./init.mjs --json report.json >run.out 2>run.err || rc=$?
 echo "npx checkpoint-conformance ./init.mjs: exit $rc, $(since "$t")"
 grep -aE "Checkpointer Validation|Judged through|Tests:|Result:" run.out || true
 [ "$rc" -le 1 ] || { tail -20 run.out run.err; fail "npx checkpoint-conformance ./init.mjs exited $rc"; }
@@ -135,7 +136,7 @@ describeCheckpointer("./init.mjs", { json: "vitest-report.json" });
 EOF
 t=$(date +%s)
 rc=0
-timeout 1200 npx vitest run --reporter=verbose --reporter=json --outputFile.json=vitest.json conformance.test.mjs >vitest.out 2>&1 || rc=$?
+timeout 600 npx vitest run --reporter=verbose --reporter=json --outputFile.json=vitest.json conformance.test.mjs >vitest.out 2>&1 || rc=$?
 echo "npx vitest run: exit $rc, $(since "$t")"
 grep -aE "^ +(✓|×|↓) " vitest.out | head -3 || true
 grep -aE "FAIL .*put_writes::" vitest.out | head -1 || true
