@@ -166,7 +166,9 @@ class CheckpointerNode(pytest.Collector):
         elif self.run.data is None:
             self.error = f"{_run.BINARY} exited {self.run.code} without a report: {self.run.stderr.strip()[-2000:]}"
         else:
-            self.report = CapabilityReport.from_json(self.run.data, self.registered.name, self.run.stdout)
+            self.report = CapabilityReport.from_json(
+                self.run.data, self.registered.name, self.run.stdout, selection=not full
+            )
             if full:
                 remember(self.registered, self.report)
 
@@ -262,7 +264,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         r = node.report
         counts = {o: sum(t.outcome == o for t in r.tests) for o in ("passed", "not_strict", "failed")}
         level = (
-            f"{r.conformance_level()} ({r.data.get('capabilities_passed', 0)}/{r.data.get('capabilities_detected', 0)})"
+            f"{r.conformance_level()} ({r.capabilities_passed}/{r.capabilities_detected})"
             if node.full
             else f"{len(r.tests)} of {len(catalog())} cases selected (no level)"
         )
