@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from checkpoint_conformance import _run
-from checkpoint_conformance.initializer import RegisteredCheckpointer, factory_problem
+from checkpoint_conformance.initializer import RegisteredCheckpointer, factory_problem, registration
 from checkpoint_conformance.report import NOT_RUN_OUTCOMES, CapabilityReport
 from checkpoint_conformance.validate import remember
 
@@ -91,7 +91,10 @@ def load_spec(spec: str) -> RegisteredCheckpointer:
         problem = factory_problem(obj, "the factory")
         if problem:
             raise ValueError(f"--checkpointer {spec}: {problem}")
-        obj = RegisteredCheckpointer(name=attr, factory=obj)
+        try:
+            obj = registration(obj, attr)
+        except ValueError as e:
+            raise ValueError(f"--checkpointer {spec}: {e}") from None
     problem = obj.problem()
     if problem:
         raise ValueError(f"--checkpointer {spec}: {problem}")

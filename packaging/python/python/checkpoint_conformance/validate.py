@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from checkpoint_conformance import _run
-from checkpoint_conformance.initializer import RegisteredCheckpointer
+from checkpoint_conformance.initializer import RegisteredCheckpointer, registration
 from checkpoint_conformance.report import CapabilityReport, ProgressCallbacks
 
 # Full runs the pytest plugin made in this process, by registration: a validate() of the
@@ -49,8 +49,10 @@ async def validate(
             "validate() called while the kit's bridge child imports your module: call it from a test "
             "function or under `if __name__ == '__main__':`"
         )
-    if not isinstance(registered, RegisteredCheckpointer):
-        registered = RegisteredCheckpointer(name=getattr(registered, "__name__", "checkpointer"), factory=registered)
+    try:
+        registered = registration(registered, getattr(registered, "__name__", "checkpointer"))
+    except ValueError as e:
+        raise _run.UsageError(str(e)) from None
     report = None
     if capabilities is None and not strict and timeout is None and cases is None:
         report = _reusable(registered)
