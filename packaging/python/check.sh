@@ -9,7 +9,13 @@
 #   (b) its --junitxml file, checked to list every case of the catalog;
 #   (c) bad input: `--checkpointer` without a value, a module that does not import, a
 #       factory that is not an async generator: each one line `error: ...` and exit 2;
-#   (d) `-k` runs only the selected cases.
+#   (d) `-k` runs only the selected cases;
+#   (e) the report's verdicts: validate(capabilities=["put"], strict=True) of InMemorySaver
+#       (2 cases passed, not strict) is NONE and not passed_all(), put not passed, and
+#       print_report() is the binary's report ("N not strict", PASSED, NOT STRICT, the
+#       strict level); a saver declaring lacks={"namespaces"} (or a plain factory's
+#       conformance_lacks) gets the namespace cases not run with the declaration as the
+#       reason, an unknown name is one ValueError; durability without location= says so.
 # Prints the time from `pip install` to the verdict. Everything it makes is in one mktemp
 # directory, removed on exit.
 #
@@ -127,5 +133,85 @@ echo "== (d) -k runs only the selected cases"
   { cat "$work/k.log"; fail "pytest -k"; }
 tail -2 "$work/k.log"
 grep -q "^checkpoint-conformance: InMemorySaver: 1 of $cases cases selected" "$work/k.log" || fail "-k did not run one case"
+
+echo "== (e) the report's verdicts, print_report, declared limits (lacks), the durability hint"
+mkdir -p "$work/report"
+cat >"$work/report/verdicts.py" <<'PYEOF'
+import asyncio
+import contextlib
+import io
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from checkpoint_conformance import checkpointer_test, validate
+
+@checkpointer_test(name="InMemorySaver")
+async def memory():
+    yield InMemorySaver()
+
+
+@checkpointer_test(name="RootOnly", lacks={"namespaces"})
+async def root_only():
+    yield InMemorySaver()
+
+
+async def plain_root_only():
+    yield InMemorySaver()
+
+
+plain_root_only.conformance_lacks = ["namespaces"]
+
+
+def printed(report):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        report.print_report()
+    return out.getvalue()
+
+
+async def main():
+    # Strict: put, with cases passed not strict, is not passed; nor is the run.
+    r = await validate(memory, capabilities=["put"], strict=True)
+    level, put = r.conformance_level(), r.results["put"]
+    assert put.tests_not_strict and put.passed is False and put.status == "failed", put
+    assert not r.passed_all() and not r.passed_all_base() and level == "NONE", (level, r.passed_all())
+    assert r.to_dict()["conformance_level"] == level and r.to_dict()["results"]["put"]["passed"] is False
+    text = printed(r)
+    for said in ("Checkpointer Validation: InMemorySaver", "not strict)", "PASSED, NOT STRICT", "--strict", "passed_all() False"):
+        assert said in text, f"print_report() does not say {said!r}:\n{text}"
+    print(f"strict: {level}, passed_all() {r.passed_all()}, put: {put.tests_not_strict} cases not strict, passed {put.passed}")
+    # Not strict: the same cases pass (a selection: passed_all, not passed_all_base).
+    r = await validate(memory, capabilities=["put"])
+    assert r.passed_all() and not r.passed_all_base() and r.conformance_level() == "BASE", r.conformance_level()
+    text = printed(r)
+    for said in ("not strict)", "PASSED, NOT STRICT", "on MUST rules; NONE counting SHOULD rules (--strict)"):
+        assert said in text, f"print_report() does not say {said!r}:\n{text}"
+    print(next(line.strip() for line in text.splitlines() if line.strip().startswith("put ") or "✅ put " in line))
+    print(next(line.strip() for line in text.splitlines() if line.strip().startswith("Result:")))
+    # Declared limits: the drop-in's lacks= and a plain factory's conformance_lacks.
+    for factory, name in ((root_only, "lacks={'namespaces'}"), (plain_root_only, "conformance_lacks")):
+        r = await validate(factory, capabilities=["put"])
+        ns = [t for t in r.tests if t.outcome == "not_run" and "root namespace only" in (t.message or "")]
+        assert ns, [(t.id, t.outcome, t.message) for t in r.tests if t.outcome != "passed"]
+        assert any("feature `namespaces`" in w for w in r.data.get("warnings") or []), r.data.get("warnings")
+        print(f"{name}: {len(ns)} cases not run, e.g. {ns[0].id}: {ns[0].message}")
+    try:
+        checkpointer_test(name="typo", lacks={"namespace"})
+    except ValueError as e:
+        assert "'namespace' is no feature" in str(e) and "namespaces" in str(e) and "\n" not in str(e), e
+        print(f"lacks={{'namespace'}}: ValueError: {e}")
+    else:
+        raise AssertionError("lacks={'namespace'} was accepted")
+    # Durability without location=: the case says what to give.
+    r = await validate(memory, capabilities=["durability"])
+    said = {t.message for t in r.tests if t.capability == "durability"}
+    assert len(said) == 1 and "location=" in next(iter(said)) and "Fixture::" not in next(iter(said)), said
+    print(f"durability: {next(iter(said))}")
+
+
+if __name__ == "__main__":  # the bridge child imports this module for its factories
+    asyncio.run(main())
+PYEOF
+(cd "$work/report" && "$py" verdicts.py) || fail "the report's verdicts"
 
 echo "packaging/python/check.sh: OK (pip install to verdict $(($(date +%s) - t0)) s in all)"

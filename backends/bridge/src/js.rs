@@ -93,6 +93,20 @@ pub fn managed_node(base: &Path) -> Result<PathBuf, String> {
     SOURCES.write_in(&pkg)
 }
 
+/// The JS child's sources alone, under `<base>/js/modules/src-<digest>` (no `node_modules`
+/// there or above it), for an initializer module: the child imports nothing itself for a
+/// module (only the short names import LangGraph's packages), and the module imports its
+/// saver and `@langchain/langgraph-checkpoint` from its own `node_modules` (node resolves a
+/// bare import from the importing file's directory up). So judging a saver of one's own
+/// needs no `npm ci` of the pinned packages, as an npm user installing the kit needs none.
+/// Returns the sources' directory (the entry point is `src/main.mjs` in it).
+///
+/// # Errors
+/// A message naming the directory that could not be written.
+pub fn module_node(base: &Path) -> Result<PathBuf, String> {
+    SOURCES.write_in(&base.join("js").join("modules"))
+}
+
 /// The saver a `--backend` (and `--saver`) names: `js:memory`, or `js` + `--saver PATH`
 /// (an initializer module: a file ending in `.mjs`, `.js` or `.cjs`), or `js:PATH`.
 ///
@@ -110,7 +124,8 @@ pub fn js_needs_postgres(spec: &str) -> bool {
 
 /// The registration of a JavaScript saver: parses the spec ([`parse_js_saver`]; an
 /// initializer module must exist and is passed to the child by its absolute path),
-/// installs the child's packages on first use ([`managed_node`]) and returns the bridged
+/// installs the child's packages on first use for a short name ([`managed_node`]; an
+/// initializer module's child needs none, [`module_node`]) and returns the bridged
 /// registration, named `js:<saver>`.
 ///
 /// # Errors
@@ -128,7 +143,12 @@ pub fn js_registration(
             .map_err(|e| SpecError::Usage(format!("--saver {spec}: cannot read the initializer module: {e}")))?;
         spec = path.to_string_lossy().into_owned();
     }
-    let pkg = managed_node(&options.base_dir).map_err(SpecError::Environment)?;
+    let pkg = if JS_SHORT_NAMES.contains(&spec.as_str()) {
+        managed_node(&options.base_dir)
+    } else {
+        module_node(&options.base_dir)
+    }
+    .map_err(SpecError::Environment)?;
     let mut command = ChildCommand {
         program: PathBuf::from(tool(NODE_ENV_VAR, "node")),
         args: vec![pkg.join("src").join("main.mjs").into_os_string()],
@@ -158,5 +178,16 @@ mod tests {
         let e = parse_js_saver("js:nope", None).unwrap_err().to_string();
         assert!(e.contains("memory, sqlite, postgres") && e.contains("./initializer.mjs"), "{e}");
         assert!(js_needs_postgres("postgres") && !js_needs_postgres("memory"));
+    }
+
+    /// An initializer module's child is the sources alone: no npm, no `node_modules` on
+    /// the way up from it (the module's own imports resolve from the module's directory).
+    #[test]
+    fn an_initializer_modules_child_needs_no_npm() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = module_node(base.path()).unwrap();
+        assert!(dir.join("src/main.mjs").is_file() && dir.join("src/storage.mjs").is_file());
+        assert!(dir.ancestors().take_while(|d| *d != base.path()).all(|d| !d.join("node_modules").exists()));
+        assert_eq!(module_node(base.path()).unwrap(), dir, "written once, then reused");
     }
 }

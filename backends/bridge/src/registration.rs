@@ -48,6 +48,9 @@ struct Supervisor {
     spec: BridgeSpec,
     current: tokio::sync::Mutex<Option<Arc<Connection>>>,
     facts: Mutex<BridgeFacts>,
+    /// The lifespan setup ran: a child started to replace one that died gets `setup` too
+    /// (an initializer's `beforeAll` may prepare what its `createCheckpointer` needs).
+    set_up: std::sync::atomic::AtomicBool,
 }
 
 impl Supervisor {
@@ -87,6 +90,11 @@ impl Supervisor {
         if let Err(e) = hello.lacked() {
             return Err(format!("the bridge child {} {e}", self.spec.command.label).into());
         }
+        if self.set_up.load(std::sync::atomic::Ordering::SeqCst) {
+            conn.call::<_, serde_json::Value>("setup", None, &NoArgs {})
+                .await
+                .map_err(|e| format!("the saver's setup failed in the child started to replace a dead one: {e}"))?;
+        }
         {
             let mut facts = self.facts.lock().unwrap_or_else(|e| e.into_inner());
             facts.hello = Some(hello);
@@ -100,8 +108,9 @@ impl Supervisor {
         let conn = self.connection().await?;
         conn.call::<_, serde_json::Value>("setup", None, &NoArgs {})
             .await
-            .map(|_| ())
-            .map_err(|e| format!("the saver's setup failed: {e}").into())
+            .map_err(|e| format!("the saver's setup failed: {e}"))?;
+        self.set_up.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
 
     async fn teardown(&self) -> Result<(), BoxError> {
@@ -238,6 +247,7 @@ impl BridgeRegistration {
             spec,
             current: tokio::sync::Mutex::new(None),
             facts: Mutex::new(BridgeFacts::default()),
+            set_up: std::sync::atomic::AtomicBool::new(false),
         });
         let (s1, s2, s3, s4) = (supervisor.clone(), supervisor.clone(), supervisor.clone(), supervisor.clone());
         let registration = Registration::new(name, move || s1.clone().open())

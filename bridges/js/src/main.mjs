@@ -7,6 +7,7 @@
 
 import fs from "node:fs";
 import { createRequire } from "node:module";
+import path from "node:path";
 
 import { Num, parse, plain, write } from "./json.mjs";
 import { Inexact, WireError, checkpoint, exact, listArguments, runnableConfig, wireConfig, wireHistory, wireTuple } from "./mapping.mjs";
@@ -215,8 +216,11 @@ async function close(h) {
   return null;
 }
 
-function packageVersions() {
-  const require = createRequire(import.meta.url);
+/** The versions of LangGraph's packages as the saver sees them: for an initializer module
+ * (an absolute path) those its own imports resolve to, from its directory up; for a short
+ * name the child's pinned install. */
+function packageVersions(saver) {
+  const require = createRequire(path.isAbsolute(saver) ? saver : import.meta.url);
   const out = {};
   for (const name of PACKAGES) {
     try {
@@ -246,7 +250,7 @@ async function hello(args) {
     protocol: PROTOCOL_VERSION,
     server: SERVER,
     runtime: `node ${process.versions.node}`,
-    packages: packageVersions(),
+    packages: packageVersions(args.saver),
     saver: args.saver,
     reopen: Boolean(state.storage.reopenable),
     // What every LangGraph JS saver lacks (docs/bridge-protocol.md, "Declared limits"):

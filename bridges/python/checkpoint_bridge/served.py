@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from .storage import declared_lacks
+
 # The kit's operation -> (LangGraph's sync method, its async method).
 METHODS: dict[str, tuple[str, str]] = {
     "put": ("put", "aput"),
@@ -202,7 +204,8 @@ class ServedSaver:
         return self.saver.get_next_version(current, None)
 
     async def probe_lacks(self) -> list[str]:
-        """The features this saver lacks, by probing it (decided once per class):
+        """The features this saver lacks, by probing it (decided once per class), and those
+        it declares (``conformance_lacks``, CONTRACT §5 "Declared limits"):
         ``string_versions`` when its ``get_next_version`` takes an integer but raises on
         LangGraph's padded string version (BaseCheckpointSaver's own does: a saver that
         produces integers only); a ``get_next_version`` that refuses integers too is left
@@ -225,4 +228,8 @@ class ServedSaver:
         # given a path by LangGraph's runtime, so the saver cannot order writes by one.
         if not self.writes_task_path:
             self.lacks.append("task_path_on_writes")
+        # What the saver declares itself (`conformance_lacks` on its class or instance).
+        for name in declared_lacks(self.saver, f"the saver {cls.__module__}.{cls.__qualname__}"):
+            if name not in self.lacks:
+                self.lacks.append(name)
         return self.lacks

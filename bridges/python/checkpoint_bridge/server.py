@@ -32,7 +32,7 @@ from .mapping import (
     wire_tuple,
 )
 from .served import ServedSaver, Unsupported, decide_side
-from .storage import Storage, resolve
+from .storage import Storage, declared_lacks, resolve
 from .values import decode_value
 
 PROTOCOL_VERSION = 1
@@ -247,8 +247,9 @@ class Server:
             "packages": package_versions(),
             "saver": spec,
             "reopen": bool(self.storage.reopenable),
-            # LangGraph's PendingWrite is (task_id, channel, value): no read returns a path.
-            "lacks": ["task_path_on_reads"],
+            # LangGraph's PendingWrite is (task_id, channel, value): no read returns a path;
+            # then what the factory or Storage declares (`conformance_lacks`).
+            "lacks": list(dict.fromkeys(["task_path_on_reads", *declared_lacks(self.storage, f"saver {spec!r}")])),
         }
 
     async def open_instance(self, location: str | None, case: int | None) -> tuple[int, Instance]:
@@ -260,8 +261,13 @@ class Server:
         allow = getattr(saver, "with_allowlist", None)
         if allow is not None:
             saver = allow([("checkpoint_bridge.values", "Typed")])
-        served = ServedSaver(saver, await decide_side(saver), self.executor)
-        await served.probe_lacks()
+        try:
+            served = ServedSaver(saver, await decide_side(saver), self.executor)
+            await served.probe_lacks()
+        except BaseException:
+            if exit_fn is not None:  # the saver is not served: leave its context
+                await exit_fn()
+            raise
         h = self.next_handle
         self.next_handle += 1
         inst = Instance(served=served, exit=exit_fn, location=location, case=case)

@@ -5,6 +5,11 @@ A ``module:factory`` names either a :class:`Storage` (a subclass or an instance)
 gets the kit's reopen and durability cases, or any callable returning a saver, a context
 manager or an async context manager (as LangGraph's ``from_conn_string`` do), which is
 called once per case and cannot be reopened.
+
+Either may declare what its savers lack (CONTRACT §5 "Declared limits") with an attribute
+``conformance_lacks``: a list of the kit's feature names (:data:`FEATURES`), sent in the
+handshake's ``lacks``; a saver (its class or the instance) may declare its own the same way,
+sent in ``open``'s ``lacks``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,49 @@ import uuid
 from typing import Any, Callable
 
 POSTGRES_URL_ENV = "CHECKPOINT_POSTGRES_URL"
+
+# The features a saver may declare it lacks (CONTRACT §5 "Declared limits"): the kit's
+# `conformance_core::Feature` names, as the handshake's `lacks` carries them.
+FEATURES = (
+    "task_path_on_reads",
+    "string_versions",
+    "namespaces",
+    "wide_numbers",
+    "updated_channels",
+    "task_path_on_writes",
+)
+
+# The attribute of a factory, a Storage or a saver that declares what it lacks.
+LACKS_ATTR = "conformance_lacks"
+
+
+def declared_lacks(obj: Any, what: str) -> list[str]:
+    """The feature names ``obj`` declares it lacks (its ``conformance_lacks``: a name or an
+    iterable of names; absent or None: none), in the order given, each once.
+
+    Raises ValueError (one line) for a value that is no list of names or a name that is
+    no feature."""
+    value = getattr(obj, LACKS_ATTR, None)
+    if value is None:
+        return []
+    names = [value] if isinstance(value, str) else value
+    try:
+        names = list(names)
+    except TypeError:
+        raise ValueError(
+            f"{what}: {LACKS_ATTR} is {type(value).__name__}, not a list of feature names "
+            f"(valid features are: {', '.join(FEATURES)})"
+        ) from None
+    out: list[str] = []
+    for name in names:
+        if name not in FEATURES:
+            raise ValueError(
+                f"{what}: {LACKS_ATTR} declares that it lacks {name!r}, which is no feature of the kit; "
+                f"valid features are: {', '.join(FEATURES)} (CONTRACT §5 Declared limits)"
+            )
+        if name not in out:
+            out.append(name)
+    return out
 
 
 class Storage:
@@ -31,9 +79,14 @@ class Storage:
 
     Set ``reopenable = True`` when ``open`` can be called again on a location (a second
     instance on the same storage, or another process after a kill).
+
+    Set ``conformance_lacks`` to the features (:data:`FEATURES`) every saver it opens
+    lacks, e.g. ``("namespaces",)`` for a saver that stores the root namespace only: the
+    cases that use them are not run, with the declaration as the reason.
     """
 
     reopenable = False
+    conformance_lacks: Any = ()
 
     def setup(self) -> Any:
         return None
@@ -56,6 +109,8 @@ class FactoryStorage(Storage):
 
     def __init__(self, factory: Callable[[], Any]) -> None:
         self.factory = factory
+        # The factory's own declaration (a function attribute, or a class's attribute).
+        self.conformance_lacks = getattr(factory, LACKS_ATTR, None) or ()
 
     def open(self, location: str | None) -> Any:
         return self.factory()
@@ -213,7 +268,14 @@ SHORT_NAMES: dict[str, Callable[[str | None], Storage]] = {
 def resolve(spec: str, workdir: str | None) -> Storage:
     """The storage named by ``spec``: a short name or ``module:attribute``.
 
-    Raises ValueError with a one-line reason for an unknown name or a missing attribute."""
+    Raises ValueError with a one-line reason for an unknown name, a missing attribute or
+    a ``conformance_lacks`` naming no feature."""
+    storage = _resolve(spec, workdir)
+    declared_lacks(storage, f"saver {spec!r}")
+    return storage
+
+
+def _resolve(spec: str, workdir: str | None) -> Storage:
     if spec in SHORT_NAMES:
         return SHORT_NAMES[spec](workdir)
     module_name, sep, attr = spec.partition(":")

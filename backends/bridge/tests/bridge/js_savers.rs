@@ -65,3 +65,22 @@ pub fn a_js_saver_refusing_a_config_through_its_schema_passes() {
         assert_eq!(o, Outcome::Passed, "{id}: {m}");
     }
 }
+
+/// A child started to replace one that died gets the lifespan setup too: an initializer
+/// whose createCheckpointer needs what its beforeAll prepared keeps working after its first
+/// child died at its third case (tests/bridge/savers/needs_before_all.mjs). Only the cases
+/// that child was running fail.
+pub fn a_replacement_child_is_set_up_again() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge/savers/needs_before_all.mjs");
+    let reg = crate::js("js", Some(path));
+    let report = run(&reg, &[Capability::DeleteThread]);
+    assert_eq!(reg.facts().children, 2, "the first child killed itself");
+    let failed: Vec<_> = report.tests.iter().filter(|t| t.outcome == Outcome::Failed).collect();
+    assert!(!failed.is_empty(), "a case ran in the child that died");
+    for t in &failed {
+        let m = t.message.as_deref().unwrap_or_default();
+        assert!(!m.contains("before beforeAll"), "{}: the replacement child got no setup: {m}", t.id);
+    }
+    let passed = report.tests.iter().filter(|t| t.outcome == Outcome::Passed).count();
+    assert!(passed >= 8, "{passed} passed: {:?}", failed.iter().map(|t| (&t.id, &t.message)).collect::<Vec<_>>());
+}

@@ -193,6 +193,7 @@ fn main() -> ExitCode {
                 "a_js_saver_mishandling_a_missing_config_field_is_caught",
                 js_savers::a_js_saver_mishandling_a_missing_config_field_is_caught,
             ),
+            trial("a_replacement_child_is_set_up_again", js_savers::a_replacement_child_is_set_up_again),
         ]);
         // The whole catalog on LangGraph JS's MemorySaver. About a minute on a quiet machine,
         // but its 16 MiB values keep node busy in MemorySaver's own serializer

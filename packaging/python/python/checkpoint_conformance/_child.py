@@ -18,7 +18,7 @@ from typing import Any
 
 from checkpoint_bridge.storage import Storage  # the bridge child's own package
 
-from checkpoint_conformance.initializer import FACTORY_ENV, FILE, RegisteredCheckpointer
+from checkpoint_conformance.initializer import FACTORY_ENV, FILE, RegisteredCheckpointer, registration
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -49,11 +49,14 @@ class _Yielded:
 
 class RegisteredStorage(Storage):
     """A registration as the bridge's Storage: ``lifespan`` is setup/teardown, the factory
-    opens each instance, ``location``/``destroy`` make the storage reopenable."""
+    opens each instance, ``location``/``destroy`` make the storage reopenable, ``lacks``
+    is its declared limits."""
 
     def __init__(self, reg: RegisteredCheckpointer) -> None:
         self.reg = reg
         self.reopenable = reg.location is not None
+        # checkpointer_test(lacks=...): the bridge sends it in the handshake's `lacks`.
+        self.conformance_lacks = reg.lacks
         self._lifespan: Any = None
 
     async def setup(self) -> None:
@@ -103,8 +106,7 @@ def load(spec: str) -> RegisteredCheckpointer:
     obj: Any = getattr(module, attr, None)
     if obj is None:
         raise ValueError(f"{module_name} has no attribute {attr}")
-    if not isinstance(obj, RegisteredCheckpointer):
-        obj = RegisteredCheckpointer(name=attr, factory=obj)
+    obj = registration(obj, attr)
     problem = obj.problem()
     if problem:
         raise ValueError(problem)

@@ -1,7 +1,8 @@
 """``checkpointer_test``: the registration of a saver factory, with the signature of
 langgraph-checkpoint-conformance's (``name``, ``skip_capabilities``, ``lifespan``) plus the
 kit's optional storage hooks (``location``, ``destroy``) that open the reopen, two-instance
-and crash (durability) cases to a saver whose storage outlives an instance."""
+and crash (durability) cases to a saver whose storage outlives an instance, and ``lacks``,
+the saver's declared limits (CONTRACT §5)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,36 @@ FILE = "file"
 
 # The bridge child finds the factory (module:attribute) here (checkpoint_conformance._child).
 FACTORY_ENV = "CHECKPOINT_KIT_PYTHON_FACTORY"
+
+# The features a saver may declare it lacks (CONTRACT §5 "Declared limits"; the kit's
+# `conformance_core::Feature` names, as the bridge child's `checkpoint_bridge.storage.FEATURES`).
+FEATURES = (
+    "task_path_on_reads",
+    "string_versions",
+    "namespaces",
+    "wide_numbers",
+    "updated_channels",
+    "task_path_on_writes",
+)
+
+
+def lacked_features(lacks: Any, what: str = "checkpointer_test(lacks=...)") -> tuple[str, ...]:
+    """The feature names of ``lacks`` (a name or an iterable of names; None: none), each
+    once. Raises ValueError (one line) for a name that is no feature."""
+    if lacks is None:
+        return ()
+    names = [lacks] if isinstance(lacks, str) else lacks
+    try:
+        names = list(names)
+    except TypeError:
+        raise ValueError(f"{what} takes feature names, not {type(lacks).__name__}: {', '.join(FEATURES)}") from None
+    for name in names:
+        if name not in FEATURES:
+            raise ValueError(
+                f"{what}: {name!r} is no feature of the kit; valid features are: {', '.join(FEATURES)} "
+                "(CONTRACT §5 Declared limits)"
+            )
+    return tuple(dict.fromkeys(names))
 
 
 async def _noop_lifespan() -> AsyncGenerator[None, None]:
@@ -43,6 +74,9 @@ class RegisteredCheckpointer:
       and the durability capability is not implemented.
     - ``destroy``: a callable (plain or async) removing the storage at a location after
       its case; the default removes the directory of a ``"file"`` location.
+    - ``lacks``: the features (:data:`FEATURES`) the saver declares it lacks (CONTRACT §5
+      "Declared limits"): the cases that use one are not run, with the declaration as
+      the reason.
     """
 
     name: str
@@ -51,10 +85,22 @@ class RegisteredCheckpointer:
     lifespan: Callable[[], AsyncGenerator[None, None]] = _noop_lifespan
     location: Any = None
     destroy: Callable[[str], Any] | None = None
+    lacks: tuple[str, ...] = ()
 
     def problem(self) -> str | None:
         """Why this registration cannot be run (one line), or None."""
         return factory_problem(self.factory, "the factory")
+
+
+def registration(obj: Any, name: str) -> RegisteredCheckpointer:
+    """``obj`` as a registration: itself, or a plain factory registered under ``name``
+    with the limits it declares in an attribute ``conformance_lacks`` (as the bridge's
+    ``--saver module:factory`` factories do). Raises ValueError (one line) for a name
+    there that is no feature."""
+    if isinstance(obj, RegisteredCheckpointer):
+        return obj
+    lacks = lacked_features(getattr(obj, "conformance_lacks", None), f"{name}.conformance_lacks")
+    return RegisteredCheckpointer(name=name, factory=obj, lacks=lacks)
 
 
 def factory_problem(fn: Any, what: str) -> str | None:
@@ -80,9 +126,10 @@ def checkpointer_test(
     lifespan: Callable[[], AsyncGenerator[None, None]] | None = None,
     location: Any = None,
     destroy: Callable[[str], Any] | None = None,
+    lacks: Any = None,
 ) -> Callable[[Any], RegisteredCheckpointer]:
     """Registers an async generator as a checkpointer factory (the official kit's
-    decorator; ``location`` and ``destroy`` are the kit's additions)::
+    decorator; ``location``, ``destroy`` and ``lacks`` are the kit's additions)::
 
         @checkpointer_test(name="InMemorySaver")
         async def memory_checkpointer():
@@ -95,11 +142,20 @@ def checkpointer_test(
             async with AsyncSqliteSaver.from_conn_string(path) as saver:
                 yield saver
 
+    A saver that stores the root namespace only declares it, and the namespace cases are
+    not run (with the declaration as the reason) instead of failed::
+
+        @checkpointer_test(name="RootOnlySaver", lacks={"namespaces"})
+        async def root_only_checkpointer():
+            yield RootOnlySaver()
+
     The registration must be a module-level name of an importable module (a test module
     pytest collects, or any module on ``sys.path``): the kit's bridge child imports it.
+    Raises ValueError (one line) for a ``lacks`` name that is no feature (:data:`FEATURES`).
     """
     if location is not None and location != FILE and not callable(location):
         raise TypeError(f'checkpointer_test(location=...) takes "file" or a callable, not {location!r}')
+    lacked = lacked_features(lacks)
 
     def decorator(fn: Any) -> RegisteredCheckpointer:
         registered = RegisteredCheckpointer(
@@ -109,6 +165,7 @@ def checkpointer_test(
             lifespan=lifespan or _noop_lifespan,
             location=location,
             destroy=destroy,
+            lacks=lacked,
         )
         _REGISTRY[name] = registered
         return registered

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from checkpoint_conformance import _run
-from checkpoint_conformance.initializer import RegisteredCheckpointer, factory_problem
+from checkpoint_conformance.initializer import RegisteredCheckpointer, factory_problem, registration
 from checkpoint_conformance.report import NOT_RUN_OUTCOMES, CapabilityReport
 from checkpoint_conformance.validate import remember
 
@@ -91,7 +91,10 @@ def load_spec(spec: str) -> RegisteredCheckpointer:
         problem = factory_problem(obj, "the factory")
         if problem:
             raise ValueError(f"--checkpointer {spec}: {problem}")
-        obj = RegisteredCheckpointer(name=attr, factory=obj)
+        try:
+            obj = registration(obj, attr)
+        except ValueError as e:
+            raise ValueError(f"--checkpointer {spec}: {e}") from None
     problem = obj.problem()
     if problem:
         raise ValueError(f"--checkpointer {spec}: {problem}")
@@ -166,7 +169,9 @@ class CheckpointerNode(pytest.Collector):
         elif self.run.data is None:
             self.error = f"{_run.BINARY} exited {self.run.code} without a report: {self.run.stderr.strip()[-2000:]}"
         else:
-            self.report = CapabilityReport.from_json(self.run.data, self.registered.name, self.run.stdout)
+            self.report = CapabilityReport.from_json(
+                self.run.data, self.registered.name, self.run.stdout, selection=not full
+            )
             if full:
                 remember(self.registered, self.report)
 
@@ -262,7 +267,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         r = node.report
         counts = {o: sum(t.outcome == o for t in r.tests) for o in ("passed", "not_strict", "failed")}
         level = (
-            f"{r.conformance_level()} ({r.data.get('capabilities_passed', 0)}/{r.data.get('capabilities_detected', 0)})"
+            f"{r.conformance_level()} ({r.capabilities_passed}/{r.capabilities_detected})"
             if node.full
             else f"{len(r.tests)} of {len(catalog())} cases selected (no level)"
         )

@@ -4,6 +4,7 @@ report (docs/report-schema.md), and the official kit's ``ProgressCallbacks``."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,7 +65,14 @@ class ProgressCallbacks:
 
 @dataclass
 class CapabilityResult:
-    """One capability (the official kit's fields first, then the kit's own)."""
+    """One capability (the official kit's fields first, then the kit's own).
+
+    ``passed`` is the official kit's: ``True`` when the capability ran and passed, ``False``
+    when it failed or is incomplete, ``None`` when it did not run. It is judged on the MUST
+    rules; in a strict run (``validate(strict=True)``) on the SHOULD rules too, so a
+    capability with a case *passed, not strict* is ``False`` there (``status`` "failed",
+    its not-strict cases in ``failures``). ``passed_strict`` is the verdict counting the
+    SHOULD rules, whatever the run."""
 
     detected: bool = False
     passed: bool | None = None
@@ -76,6 +84,7 @@ class CapabilityResult:
     status: str = ""
     skip_reason: str | None = None
     tests_not_strict: int = 0
+    passed_strict: bool | None = None
 
 
 @dataclass
@@ -91,49 +100,148 @@ class CaseResult:
     duration_ms: float = 0.0
 
 
+# The levels of CONTRACT §5, lowest first.
+LEVELS = ("NONE", "BASE", "BASE+PARTIAL", "FULL")
+
+# The kit's Rust wording for a registration that cannot reopen its storage, and what it
+# means for a `checkpointer_test` registration (its `location=`).
+_REOPEN_RUST = re.compile(r"the (?:factory's )?fixture has no Fixture::with_reopen")
+_REOPEN_PY = "the checkpointer_test registration has no location="
+_REOPEN_ADD_RUST = "add Fixture::with_reopen, Fixture::with_location and Registration::open_at"
+_REOPEN_HINT = (
+    'give checkpointer_test(..., location="file"), or location=a callable returning a fresh location per case '
+    '(docs/python-package.md, "Reopen and durability")'
+)
+
+
+def _python_message(message: str | None) -> str | None:
+    """A case's message as a Python user acts on it: the Rust API the kit's text names for
+    reopening (``Fixture::with_reopen``) becomes ``checkpointer_test(location=...)``."""
+    if not message or not _REOPEN_RUST.search(message):
+        return message
+    said = _REOPEN_RUST.sub(_REOPEN_PY, message)
+    if _REOPEN_ADD_RUST in said:
+        return said.replace(_REOPEN_ADD_RUST, _REOPEN_HINT)
+    return f"{said}; {_REOPEN_HINT}"
+
+
+def _level(passed: dict[str, bool | None], detected: dict[str, bool]) -> str:
+    """The level rules of CONTRACT §5 over each capability's verdict."""
+    base = sum(passed.get(c) is True for c in BASE_CAPABILITIES)
+    extended_ok = all(passed[c] is not False for c in passed if c not in BASE_CAPABILITIES and detected.get(c))
+    if base == len(BASE_CAPABILITIES):
+        return "FULL" if extended_ok else "BASE+PARTIAL"
+    return "BASE" if base else "NONE"
+
+
 @dataclass
 class CapabilityReport:
-    """The kit's report. ``data`` is the whole JSON report, ``terminal`` the binary's own
-    text report."""
+    """The kit's report. ``data`` is the binary's JSON report as written, ``terminal`` the
+    binary's own text report, ``strict`` whether the run judged the SHOULD rules too
+    (``validate(strict=True)``), ``selection`` whether it ran only some capabilities or
+    cases (``validate(capabilities=...)``, ``cases=...``, ``pytest -k``).
+
+    Every verdict is derived from the capabilities' ``passed`` (on the MUST rules) and
+    ``passed_strict`` (on the SHOULD rules too) in the same way: in a strict run a
+    capability with a case *passed, not strict* is not passed, whatever binary wrote the
+    report."""
 
     checkpointer_name: str
     results: dict[str, CapabilityResult] = field(default_factory=dict)
     tests: list[CaseResult] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
     terminal: str = ""
+    strict: bool = False
+    selection: bool = False
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], name: str | None = None, terminal: str = "") -> CapabilityReport:
-        results = {}
-        for cap, r in (data.get("results") or {}).items():
-            known = {k: r[k] for k in CapabilityResult.__dataclass_fields__ if k in r}
-            results[cap] = CapabilityResult(**known)
+    def from_json(
+        cls, data: dict[str, Any], name: str | None = None, terminal: str = "", selection: bool | None = None
+    ) -> CapabilityReport:
+        strict = bool(data.get("strict"))
         tests = [
             CaseResult(**{k: t[k] for k in CaseResult.__dataclass_fields__ if k in t}) for t in data.get("tests") or []
         ]
+        for t in tests:
+            t.message = _python_message(t.message)
+        results = {}
+        for cap, r in (data.get("results") or {}).items():
+            result = CapabilityResult(**{k: r[k] for k in CapabilityResult.__dataclass_fields__ if k in r})
+            if result.passed_strict is None and result.passed is not None and "passed_strict" not in r:
+                # A report older than passed_strict: the SHOULD cases not strict say it.
+                result.passed_strict = result.passed and result.tests_not_strict == 0
+            if strict and result.passed is True and result.passed_strict is not True:
+                # Strict: a case passed, not strict, is a failed case of its capability
+                # (as the binary's own report says since it counts the SHOULD cases).
+                result.passed, result.status = False, "failed"
+                listed = {f.split(":", 1)[0] for f in result.failures}
+                result.failures = result.failures + [
+                    f"{t.name}: {t.message or ''}"
+                    for t in tests
+                    if t.capability == cap and t.outcome == "not_strict" and t.name not in listed
+                ]
+            results[cap] = result
+        if selection is None:
+            selection = any(r.status == "not_selected" for r in results.values())
         return cls(
             checkpointer_name=name or data.get("checkpointer_name", ""),
             results=results,
             tests=tests,
             data=data,
             terminal=terminal,
+            strict=strict,
+            selection=selection,
         )
 
-    def passed_all_base(self) -> bool:
-        """Whether every base capability ran and passed its MUST cases."""
-        return all((r := self.results.get(c)) is not None and r.passed is True for c in BASE_CAPABILITIES)
+    def _judged(self) -> list[CapabilityResult]:
+        """The capabilities that ran (``passed`` is not None)."""
+        return [r for r in self.results.values() if r.passed is not None]
 
-    def passed_all(self) -> bool:
-        """Whether no capability failed and at least one passed (a capability that is not
-        implemented, skipped or not selected does not count; a base one that is not
-        implemented fails, CONTRACT §5)."""
-        values = self.results.values()
-        return all(r.passed is not False for r in values) and any(r.passed is True for r in values)
+    @property
+    def capabilities_passed(self) -> int:
+        """Capabilities passed (the first number of ``Result: LEVEL (passed/detected)``)."""
+        return sum(r.passed is True for r in self.results.values())
+
+    @property
+    def capabilities_detected(self) -> int:
+        """Capabilities judged (the second number)."""
+        return len(self._judged())
 
     def conformance_level(self) -> str:
         """``FULL``, ``BASE+PARTIAL``, ``BASE`` or ``NONE``: the kit's level (CONTRACT §5,
-        docs/report-schema.md "Levels")."""
-        return str(self.data.get("conformance_level") or "NONE")
+        docs/report-schema.md "Levels"), on the MUST rules; in a strict run on the SHOULD
+        rules too. The binary's level, or the one the capabilities give if that is lower."""
+        given = str(self.data.get("strict_level") if self.strict and self.data.get("strict_level") else "")
+        given = given or str(self.data.get("conformance_level") or "NONE")
+        passed = {c: r.passed for c, r in self.results.items()}
+        mine = _level(passed, {c: r.detected for c, r in self.results.items()})
+        if given not in LEVELS:
+            return mine
+        return min(given, mine, key=LEVELS.index)
+
+    def passed_all_base(self) -> bool:
+        """The official kit's meaning: every base capability (put, put_writes, get_tuple,
+        list, delete_thread) ran and passed, so the level is BASE+PARTIAL or FULL. Judged on
+        the MUST rules (a case passed, not strict, passes); with ``strict=True`` on the
+        SHOULD rules too."""
+        every = all((r := self.results.get(c)) is not None and r.passed is True for c in BASE_CAPABILITIES)
+        return every and self.conformance_level() in ("BASE+PARTIAL", "FULL")
+
+    def passed_all(self) -> bool:
+        """The official kit's meaning: every capability that ran passed. Here also: the run
+        started, at least one capability passed, and, for a run of the whole catalog, the
+        level is FULL (a base capability that is not implemented, skipped or incomplete is
+        not passed, CONTRACT §5). For a selection (``capabilities=``, ``cases=``) the
+        selected capabilities decide, as for the binary's exit code. Judged on the MUST
+        rules; with ``strict=True`` on the SHOULD rules too. True exactly when the binary
+        exits 0 for the run."""
+        judged = self._judged()
+        ok = (
+            not self.data.get("setup_error")
+            and all(r.passed is True for r in judged)
+            and any(r.passed is True for r in judged)
+        )
+        return bool(ok) and (self.selection or self.conformance_level() == "FULL")
 
     @property
     def saver(self) -> str | None:
@@ -150,57 +258,67 @@ class CapabilityReport:
     def failed(self) -> list[CaseResult]:
         return [t for t in self.tests if t.outcome == "failed"]
 
+    def not_strict(self) -> list[CaseResult]:
+        """The cases passed, not strict (their SHOULD rule failed), with their messages."""
+        return [t for t in self.tests if t.outcome == "not_strict"]
+
     def render(self) -> str:
-        """The report as ``print_report`` prints it."""
-        width = 52
-        border = "  " + "=" * width
-        lines = [border, f"    Checkpointer Validation: {self.checkpointer_name}"]
-        if self.saver:
-            lines.append(f"    {self.saver}")
-        lines.append(border)
-        for title, kind in (("BASE CAPABILITIES", "base"), ("EXTENDED CAPABILITIES", "extended")):
-            lines.append(f"    {title}")
-            for cap, r in self.results.items():
-                if r.kind != kind:
-                    continue
-                ran = r.tests_passed + r.tests_failed + r.tests_not_strict
-                if r.passed is True:
-                    icon, suffix = "✅", f"({r.tests_passed + r.tests_not_strict}/{ran} passed)"
-                elif r.passed is False:
-                    icon, suffix = "❌", f"({r.tests_failed} failed of {ran})" if r.tests_failed else f"({r.status})"
-                elif r.status == "not_implemented":
-                    icon, suffix = "⊘ ", "(not implemented)"
-                else:
-                    icon, suffix = "⏭ ", f"({r.status.replace('_', ' ')}" + (f": {r.skip_reason})" if r.skip_reason else ")")
-                lines.append(f"      {icon} {cap:22s} {suffix}")
-            lines.append("")
-        failed = self.failed()
-        if failed:
-            lines.append("    FAILED")
-            for t in failed:
-                lines.append(f"      ✗ {t.id}")
-                lines.extend(f"          {line}" for line in (t.message or "").splitlines())
-            lines.append("")
-        for w in self.data.get("warnings") or []:
-            lines.append(f"    warning: {w}")
-        counts = {o: sum(t.outcome == o for t in self.tests) for o in ("passed", "not_strict", "failed")}
-        not_run = len(self.tests) - sum(counts.values())
+        """The report as ``print_report`` prints it: the binary's own terminal report of the
+        run (capabilities with their counts, failures and cases passed not strict with the
+        kit's messages, warnings, the level and the strict level), under the registration's
+        name, then the verdicts of this report's methods."""
+        given = self.data.get("checkpointer_name")
+        text = self.terminal.strip("\n")
+        if given and self.checkpointer_name and given != self.checkpointer_name:
+            text = text.replace(f"Checkpointer Validation: {given}", f"Checkpointer Validation: {self.checkpointer_name}", 1)
+        if not text:
+            text = f"  Checkpointer Validation: {self.checkpointer_name} (the binary's text report was not kept)"
+        lines = [text]
+        # A binary that judged --strict before its capabilities counted the SHOULD cases
+        # shows them passed; say which are not.
+        shown = {c: r.get("passed") for c, r in (self.data.get("results") or {}).items()}
+        demoted = [c for c, r in self.results.items() if shown.get(c) is True and r.passed is not True]
+        if demoted:
+            lines.append(
+                f"  strict: not passed, for cases passed not strict (SHOULD rules): {', '.join(demoted)}"
+            )
+        rules = "MUST and SHOULD rules (strict=True)" if self.strict else "MUST rules"
         lines.append(
-            f"    Tests: {counts['passed']} passed, {counts['not_strict']} passed not strict (SHOULD rules), "
-            f"{counts['failed']} failed, {not_run} not run"
+            f"  {self.conformance_level()} ({self.capabilities_passed}/{self.capabilities_detected}) on {rules}: "
+            f"passed_all_base() {self.passed_all_base()}, passed_all() {self.passed_all()}"
         )
-        passed, detected = self.data.get("capabilities_passed", 0), self.data.get("capabilities_detected", 0)
-        lines.append(f"    Result: {self.conformance_level()} ({passed}/{detected})")
-        lines.append(border)
         return "\n".join(lines)
 
     def print_report(self) -> None:
-        """Prints the report: capabilities, failed cases with the kit's messages, level."""
+        """Prints the binary's terminal report of the run and this report's verdicts."""
         print("\n" + self.render() + "\n")
 
     def to_dict(self) -> dict[str, Any]:
         """The kit's JSON report (docs/report-schema.md): the official kit's keys
         (``checkpointer_name``, ``conformance_level``, ``results`` with ``detected``,
         ``passed``, ``tests_passed``, ``tests_failed``, ``tests_skipped``, ``failures``)
-        with the same names and types, plus the kit's own (``tests``, ``facts``, …)."""
-        return {**self.data, "checkpointer_name": self.checkpointer_name}
+        with the same names and types, plus the kit's own (``tests``, ``facts``, …), with
+        the verdicts as this report's methods give them."""
+        out = dict(self.data)
+        results = {}
+        for cap, r in (self.data.get("results") or {}).items():
+            mine = self.results.get(cap)
+            results[cap] = dict(r) if mine is None else {
+                **r,
+                "passed": mine.passed,
+                "passed_strict": mine.passed_strict,
+                "status": mine.status,
+                "failures": list(mine.failures),
+            }
+        by_id = {t.id: t for t in self.tests}
+        out["tests"] = [
+            {**t, "message": by_id[t["id"]].message} if t.get("id") in by_id else t for t in self.data.get("tests") or []
+        ]
+        out.update(
+            checkpointer_name=self.checkpointer_name,
+            conformance_level=self.conformance_level(),
+            results=results,
+            capabilities_passed=self.capabilities_passed,
+            capabilities_detected=self.capabilities_detected,
+        )
+        return out

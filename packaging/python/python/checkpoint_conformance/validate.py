@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from checkpoint_conformance import _run
-from checkpoint_conformance.initializer import RegisteredCheckpointer
+from checkpoint_conformance.initializer import RegisteredCheckpointer, registration
 from checkpoint_conformance.report import CapabilityReport, ProgressCallbacks
 
 # Full runs the pytest plugin made in this process, by registration: a validate() of the
@@ -49,8 +49,10 @@ async def validate(
             "validate() called while the kit's bridge child imports your module: call it from a test "
             "function or under `if __name__ == '__main__':`"
         )
-    if not isinstance(registered, RegisteredCheckpointer):
-        registered = RegisteredCheckpointer(name=getattr(registered, "__name__", "checkpointer"), factory=registered)
+    try:
+        registered = registration(registered, getattr(registered, "__name__", "checkpointer"))
+    except ValueError as e:
+        raise _run.UsageError(str(e)) from None
     report = None
     if capabilities is None and not strict and timeout is None and cases is None:
         report = _reusable(registered)
@@ -62,7 +64,9 @@ async def validate(
             raise _run.UsageError(done.usage_line())
         if done.data is None:
             raise RuntimeError(f"{_run.BINARY} exited {done.code} without a report: {done.stderr.strip()[-2000:]}")
-        report = CapabilityReport.from_json(done.data, registered.name, done.stdout)
+        report = CapabilityReport.from_json(
+            done.data, registered.name, done.stdout, selection=capabilities is not None or cases is not None
+        )
     if progress is not None:
         _replay(report, progress)
     return report
@@ -80,7 +84,9 @@ def _replay(report: CapabilityReport, progress: Any) -> None:
         on_result = getattr(progress, "on_test_result", None)
         for t in ran:
             if on_result:
-                on_result(cap, t.name, t.outcome != "failed", t.message if t.outcome != "passed" else None)
+                # Passed, not strict, is a pass on the MUST rules, a failure under strict.
+                ok = t.outcome == "passed" or (t.outcome == "not_strict" and not report.strict)
+                on_result(cap, t.name, ok, t.message if t.outcome != "passed" else None)
         end = getattr(progress, "on_capability_end", None)
         if end:
             end(cap)
