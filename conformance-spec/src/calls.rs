@@ -223,7 +223,7 @@ impl Cx {
     /// `put(config, step)` of an adversarial identifier of `class` (in the config or the
     /// step): the stored config, or `None` when the saver refused it with `InvalidInput` and
     /// the class may be refused ([`Class::may_be_refused`]), after checking that nothing
-    /// was stored (no latest checkpoint on the config's thread and namespace).
+    /// was stored (no checkpoint with the step's id on the config's thread and namespace).
     ///
     /// # Errors
     /// Any other error, or a refused put that stored something.
@@ -233,9 +233,10 @@ impl Cx {
         config: &CheckpointConfig,
         step: Step,
     ) -> Result<Option<CheckpointConfig>, Failure> {
+        let stored = config.clone().with_id(step.id());
         let reply = self.try_put(config, step).await;
         if class.may_be_refused() && matches!(reply.value, Err(CheckpointError::InvalidInput(_))) {
-            self.after(format!("after {} was refused", reply.call())).get_none(&config.clone().without_id()).await?;
+            self.after(format!("after {} was refused", reply.call())).get_none(&stored).await?;
             return Ok(None);
         }
         Ok(Some(reply.or_fail()?.into_value()))

@@ -33,6 +33,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         config_without_thread_reads_no_thread,
         thread_ids_stay_apart_and_exact,
         #[uses(Namespaces)] namespaces_stay_apart_and_exact,
+        checkpoint_ids_stay_apart_and_exact,
         latest_is_greatest_id_by_bytes,
         latest_is_greatest_id_whatever_the_ts,
         pending_writes_ordered_by_task_id_bytes +[PutWrites],
@@ -387,6 +388,34 @@ async fn thread_ids_stay_apart_and_exact(cx: Cx) -> Checked {
 async fn namespaces_stay_apart_and_exact(cx: Cx) -> Checked {
     let thread = cx.thread("ns");
     expect_apart(&cx, Position::Namespace, every_variant("sub"), |ns| at(&thread, ns)).await
+}
+
+/// CONTRACT §1 "Identifiers are opaque" and §2 get_tuple: checkpoint ids of one thread that
+/// differ only by an identifier class ([`every_variant`], one thread per class) are
+/// different checkpoints: each reads back by id with its id exact, and the latest is the
+/// greatest of them by bytes.
+async fn checkpoint_ids_stay_apart_and_exact(cx: Cx) -> Checked {
+    for class in Class::ALL {
+        let cfg = cx.config("ids");
+        let mut stored = Vec::new();
+        for id in class.variants(&new_id()) {
+            let step = Step::new(&id).value("who", json!(id), 1);
+            if let Some(c) = cx.put_or_refused(class, &cfg, step).await? {
+                stored.push((id, c));
+            }
+        }
+        let all: Vec<String> = stored.iter().map(|(id, _)| shown(id)).collect();
+        let cx = cx.after(format!("after putting the checkpoints [{}] ({} class)", all.join(", "), class.name()));
+        for (id, c) in &stored {
+            let t = cx.get_some(c).await?;
+            t.diffs().config(c, &t.config).channel_value("who", &jv(json!(id)), &t.checkpoint).finish()?;
+        }
+        if let Some((greatest, _)) = stored.iter().max_by(|a, b| a.0.cmp(&b.0)) {
+            let t = cx.get_some(&cfg).await?;
+            t.diffs().eq("checkpoint.id (the greatest by bytes)", greatest, &t.checkpoint.id).finish()?;
+        }
+    }
+    Ok(())
 }
 
 /// CONTRACT §2 get_tuple ("the greatest id") and §1 (strings by bytes): the latest is the

@@ -424,4 +424,18 @@ pub const MUTANTS: &[Mutant] = &[
         [R("get_tuple.writes_order")],
         "pending_writes order task paths and ids case-insensitively"
     ),
+    mutant!(
+        "checkpoint_ids_case_folded",
+        CheckpointIds<CaseFold>,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.by_id")],
+        "checkpoint ids are lower-cased: \"...a\" and \"...A\" are one checkpoint"
+    ),
+    mutant!(
+        "checkpoint_ids_truncated_at_255_bytes",
+        CheckpointIds<Truncate255>,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.by_id")],
+        "checkpoint ids are cut to 255 bytes: long ids that differ past that are one checkpoint"
+    ),
 ];

@@ -102,6 +102,47 @@ impl<M: IdMap> Bug for Namespaces<M> {
     }
 }
 
+/// Checkpoint ids rewritten by `M` wherever they go in: the stored id and the parent of
+/// `put`, the config of `put_writes` and `get_tuple`, `list`'s `checkpoint_id` and `before`.
+#[derive(Default)]
+pub struct CheckpointIds<M>(PhantomData<M>);
+
+impl<M: IdMap> Bug for CheckpointIds<M> {
+    fn put_input(&self, put: &mut Put) {
+        put.checkpoint.id = M::map(&put.checkpoint.id);
+        if let Some(parent) = &mut put.config.checkpoint_id {
+            *parent = M::map(parent);
+        }
+    }
+    fn put_writes_input(&self, call: &mut PutWrites) {
+        if let Some(id) = &mut call.config.checkpoint_id {
+            *id = M::map(id);
+        }
+    }
+    fn get_tuple_input(&self, config: &mut CheckpointConfig) {
+        if let Some(id) = &mut config.checkpoint_id {
+            *id = M::map(id);
+        }
+    }
+    fn list_input(&self, _thread_id: &str, options: &mut ListOptions) {
+        for id in [&mut options.checkpoint_id, &mut options.before].into_iter().flatten() {
+            *id = M::map(id);
+        }
+    }
+}
+
+/// The channel names `delta_channel_history` is asked for rewritten by `M`.
+#[derive(Default)]
+pub struct DeltaChannels<M>(PhantomData<M>);
+
+impl<M: IdMap> Bug for DeltaChannels<M> {
+    fn delta_input(&self, _config: &mut CheckpointConfig, channels: &mut Vec<String>) {
+        for ch in channels.iter_mut() {
+            *ch = M::map(ch);
+        }
+    }
+}
+
 /// The task id of `put_writes` rewritten by `M`.
 #[derive(Default)]
 pub struct TaskIds<M>(PhantomData<M>);
