@@ -143,6 +143,30 @@ impl<M: IdMap> Bug for DeltaChannels<M> {
     }
 }
 
+/// `delete_for_runs` deletes every run whose id equals a listed one once both are
+/// rewritten by `M` (a normalising comparison of the stored `run_id`).
+#[derive(Default)]
+pub struct RunIds<M>(PhantomData<M>);
+
+#[async_trait]
+impl<M: IdMap> Bug for RunIds<M> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteForRuns { run_ids } = &call else { return saver.forward(call).await };
+        let wanted: BTreeSet<String> = run_ids.iter().map(|r| M::map(r)).collect();
+        let mut all = run_ids.clone();
+        for thread in saver.threads() {
+            for t in saver.snapshot(&thread).await? {
+                if let Some(run) = t.metadata.get("run_id").and_then(Value::as_str) {
+                    if wanted.contains(&M::map(run)) && !all.iter().any(|r| r == run) {
+                        all.push(run.to_owned());
+                    }
+                }
+            }
+        }
+        saver.forward(Invocation::DeleteForRuns { run_ids: all }).await
+    }
+}
+
 /// The task id of `put_writes` rewritten by `M`.
 #[derive(Default)]
 pub struct TaskIds<M>(PhantomData<M>);
