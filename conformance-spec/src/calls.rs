@@ -18,6 +18,7 @@ use conformance_core::{
 use serde_json::json;
 
 use crate::compare::{Checked, Entry, Order};
+use crate::data::adversarial::Class;
 use crate::data::{new_id, Ids, Step};
 pub use crate::reply::Reply;
 
@@ -217,6 +218,28 @@ impl Cx {
     /// When the saver returned an error.
     pub async fn put(&self, config: &CheckpointConfig, step: Step) -> Result<CheckpointConfig, Failure> {
         Ok(self.try_put(config, step).await.or_fail()?.into_value())
+    }
+
+    /// `put(config, step)` of an adversarial identifier of `class` (in the config or the
+    /// step): the stored config, or `None` when the saver refused it with `InvalidInput` and
+    /// the class may be refused ([`Class::may_be_refused`]), after checking that nothing
+    /// was stored (no checkpoint with the step's id on the config's thread and namespace).
+    ///
+    /// # Errors
+    /// Any other error, or a refused put that stored something.
+    pub async fn put_or_refused(
+        &self,
+        class: Class,
+        config: &CheckpointConfig,
+        step: Step,
+    ) -> Result<Option<CheckpointConfig>, Failure> {
+        let stored = config.clone().with_id(step.id());
+        let reply = self.try_put(config, step).await;
+        if class.may_be_refused() && matches!(reply.value, Err(CheckpointError::InvalidInput(_))) {
+            self.after(format!("after {} was refused", reply.call())).get_none(&stored).await?;
+            return Ok(None);
+        }
+        Ok(Some(reply.or_fail()?.into_value()))
     }
 
     /// Puts a chain of `n` checkpoints on (`thread`, `ns`), each the parent of the next,

@@ -5,6 +5,8 @@
 //! This module only builds values; [`crate::calls`] makes the calls and
 //! [`crate::compare`] compares what comes back.
 
+pub mod adversarial;
+
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::Checked;
+use crate::data::adversarial::{shown, Class};
 use crate::data::{at, id_of, jv, new_id, pending, Step};
 
 /// The cases of this module.
@@ -31,6 +32,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         deleted_writes_do_not_return_on_reput +[PutWrites] -[List],
         run_id_matches_exactly,
         only_top_level_run_id_counts,
+        run_ids_of_every_class_stay_apart,
         #[uses(Namespaces)] same_id_elsewhere_is_untouched +[PutWrites] -[List],
     ])
 }
@@ -333,4 +335,26 @@ async fn same_id_elsewhere_is_untouched(cx: Cx) -> Checked {
     after.expect_writes(&at(&t, "child:1").with_id(&id), &kept_child).await?;
     let kept_other = [pending("task-1", "", "ch", jv(json!(format!("{u}/"))))];
     after.expect_writes(&at(&u, "").with_id(&id), &kept_other).await
+}
+
+/// CONTRACT §1 "Identifiers are opaque" and §3 delete_for_runs ("others stay"): for each
+/// identifier class, deleting the run of its first variant (`"a"`, `"\u{e9}"`, `"a:b"`,
+/// `"a%"`, ...) removes that run's checkpoint only; the checkpoints of the class's other
+/// run ids (`"A"`, `"e\u{301}"`, `"ab"`, ...) stay.
+async fn run_ids_of_every_class_stay_apart(cx: Cx) -> Checked {
+    for class in Class::ALL {
+        let cfg = cx.config("runs");
+        let runs = class.variants(&cx.thread("run"));
+        let mut stored = Vec::new();
+        for run in &runs {
+            stored.push(cx.put(&cfg, run_step(run)).await?);
+        }
+        cx.delete_for_runs(&[&runs[0]]).await?;
+        let after = cx.after(format!("after delete_for_runs([{}]) ({} class)", shown(&runs[0]), class.name()));
+        after.get_none(&stored[0]).await?;
+        for c in &stored[1..] {
+            after.get_some(c).await?.expect_config(c)?;
+        }
+    }
+    Ok(())
 }

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::{ensure, Checked, Diffs};
+use crate::data::adversarial::{shown, Class};
 use crate::data::{at, jv, values, Ids, Step};
 
 /// The cases of this module.
@@ -26,6 +27,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         threads_sharing_a_prefix_untouched,
         thread_id_pattern_characters_match_literally,
         delete_twice_is_noop,
+        threads_of_every_class_untouched,
     ])
 }
 
@@ -275,4 +277,35 @@ async fn delete_twice_is_noop(cx: Cx) -> Checked {
     cx.delete_thread(&t).await?;
     expect_gone(&cx, &ids, &t, &[""], &["c0", "c1"]).await?;
     cx.after(format!("after deleting {t} twice")).expect_listed(&u, &kept).await
+}
+
+/// CONTRACT §1 "Identifiers are opaque" and §2 delete_thread ("other threads are
+/// untouched"): for each identifier class, deleting its first thread (`"a"`, `"é"`,
+/// `"a:b"`, `"a%"`, ...) leaves every other thread of the class (`"A"`, `"e\u{301}"`,
+/// `"ab"`, ...) as it was. A long thread id may be refused at its put.
+async fn threads_of_every_class_untouched(cx: Cx) -> Checked {
+    let ids = Ids::new(&["c0", "c1"]);
+    for class in Class::ALL {
+        let base = cx.thread("class");
+        let mut threads = Vec::new();
+        for th in class.variants(&base) {
+            let first = Step::new(ids.id("c0")).value("a", json!("a0"), 1);
+            if cx.put_or_refused(class, &at(&th, ""), first).await?.is_some() {
+                populate(&cx, &ids, &th).await?;
+                threads.push(th);
+            }
+        }
+        let Some((deleted, others)) = threads.split_first() else { continue };
+        let mut kept = Vec::new();
+        for th in others {
+            kept.push(cx.list_all(th).await?);
+        }
+        cx.delete_thread(deleted).await?;
+        expect_gone(&cx, &ids, deleted, &[""], &["c0", "c1"]).await?;
+        let after = cx.after(format!("after delete_thread({}) ({} class)", shown(deleted), class.name()));
+        for (th, before) in others.iter().zip(&kept) {
+            after.expect_listed(th, before).await?;
+        }
+    }
+    Ok(())
 }

@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 
 use crate::calls::{Cx, Reply};
 use crate::compare::Checked;
+use crate::data::adversarial::{every_variant, Class};
 use crate::data::{at, id_of, jv, new_id, new_ids, pending, Step};
 use crate::Failure;
 
@@ -52,6 +53,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         follows_replaced_parent,
         long_chain_in_order,
         seed_without_any_write -[PutWrites],
+        channels_of_every_class_stay_apart,
     ])
 }
 
@@ -515,4 +517,28 @@ async fn long_chain_in_order(cx: Cx) -> Checked {
     let got = history(&cx, &c[119], &["ch"]).await?;
     let want: Vec<_> = (0..119).map(|i| step_write("ch", "", i)).collect();
     expect_history(&got, "ch", &want, None)
+}
+
+/// CONTRACT §1 "Identifiers are opaque" and §3 delta_channel_history: channels that differ
+/// only by an identifier class ([`every_variant`]; long names aside, which `put` may
+/// refuse) each get their own writes and their own seed: c0 stores a value on every channel,
+/// c1 writes every channel, and the history of c2 asks for all of them.
+async fn channels_of_every_class_stay_apart(cx: Cx) -> Checked {
+    let channels: Vec<String> =
+        every_variant("ch-").into_iter().filter(|(c, _)| *c != Class::Long).map(|(_, ch)| ch).collect();
+    let mut c0 = Step::fresh();
+    for ch in &channels {
+        c0 = c0.value(ch, json!(ch), 1);
+    }
+    let c0 = cx.put(&cx.config("main"), c0).await?;
+    let c1 = cx.put(&c0, Step::fresh()).await?;
+    let writes = channels.iter().map(|ch| (ch.as_str(), jv(json!(format!("w-{ch}"))))).collect();
+    cx.put_writes(&c1, writes, "task-1", "").await?;
+    let c2 = cx.put(&c1, Step::fresh()).await?;
+    let names: Vec<&str> = channels.iter().map(String::as_str).collect();
+    let got = history(&cx, &c2, &names).await?;
+    for ch in &channels {
+        expect_history(&got, ch, &[pending("task-1", "", ch, jv(json!(format!("w-{ch}"))))], Some(jv(json!(ch))))?;
+    }
+    Ok(())
 }

@@ -7,7 +7,8 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::Checked;
-use crate::data::{jv, metadata, new_id, new_ids, pending, Step};
+use crate::data::adversarial::{byte_order_pairs, every_variant, shown, ts_against_ids, Class, Position};
+use crate::data::{at, jv, metadata, new_id, new_ids, pending, Ids, Step};
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
@@ -30,6 +31,13 @@ pub fn cases() -> Vec<crate::SpecCase> {
         pending_writes_index_compared_as_signed_integer +[PutWrites],
         #[should] empty_thread_id_is_invalid_config -[Put],
         config_without_thread_reads_no_thread,
+        thread_ids_stay_apart_and_exact,
+        #[uses(Namespaces)] namespaces_stay_apart_and_exact,
+        checkpoint_ids_stay_apart_and_exact,
+        latest_is_greatest_id_by_bytes,
+        latest_is_greatest_id_whatever_the_ts,
+        pending_writes_ordered_by_task_id_bytes +[PutWrites],
+        #[uses(TaskPathOnWrites)] pending_writes_ordered_by_task_path_bytes +[PutWrites],
     ])
 }
 
@@ -342,4 +350,153 @@ async fn config_without_thread_reads_no_thread(cx: Cx) -> Checked {
         }
     }
     Ok(())
+}
+
+/// CONTRACT §1 "Identifiers are opaque", in the `thread_id` and `checkpoint_ns` positions:
+/// one checkpoint on each of `ids` (every class's variants, [`every_variant`]), each
+/// carrying its own identifier as the value of `who`; then each reads back, latest and by
+/// id, its own checkpoint with its identifier exact. A long identifier may be refused
+/// ([`Cx::put_or_refused`]).
+async fn expect_apart(
+    cx: &Cx,
+    position: Position,
+    ids: Vec<(Class, String)>,
+    cfg: impl Fn(&str) -> CheckpointConfig,
+) -> Checked {
+    let mut stored = Vec::new();
+    for (class, id) in ids {
+        let step = Step::fresh().value("who", json!(id), 1);
+        if let Some(c) = cx.put_or_refused(class, &cfg(&id), step).await? {
+            stored.push((class, id, c));
+        }
+    }
+    for (class, id, c) in &stored {
+        let same: Vec<String> = stored.iter().filter(|(k, ..)| k == class).map(|(_, i, _)| shown(i)).collect();
+        let note = format!(
+            "after putting one checkpoint on each {} [{}] ({} class)",
+            position.name(),
+            same.join(", "),
+            class.name()
+        );
+        for read in [cfg(id), c.clone()] {
+            let t = cx.after(&note).get_some(&read).await?;
+            t.diffs().config(c, &t.config).channel_value("who", &jv(json!(id)), &t.checkpoint).finish()?;
+        }
+    }
+    Ok(())
+}
+
+/// CONTRACT §1 "Identifiers are opaque": threads whose ids differ only by case, Unicode
+/// normalisation, a space, a separator, a `LIKE`/glob metacharacter, a suffix, the plane of
+/// a character or past 255 bytes stay apart, and each reads back its own checkpoint with
+/// its thread id exact.
+async fn thread_ids_stay_apart_and_exact(cx: Cx) -> Checked {
+    let base = cx.thread("id");
+    expect_apart(&cx, Position::Thread, every_variant(&base), |t| at(t, "")).await
+}
+
+/// CONTRACT §1 "Identifiers are opaque": namespaces of one thread that differ only by an
+/// identifier class ([`thread_ids_stay_apart_and_exact`]) stay apart and come back exact.
+async fn namespaces_stay_apart_and_exact(cx: Cx) -> Checked {
+    let thread = cx.thread("ns");
+    expect_apart(&cx, Position::Namespace, every_variant("sub"), |ns| at(&thread, ns)).await
+}
+
+/// CONTRACT §1 "Identifiers are opaque" and §2 get_tuple: checkpoint ids of one thread that
+/// differ only by an identifier class ([`every_variant`], one thread per class) are
+/// different checkpoints: each reads back by id with its id exact, and the latest is the
+/// greatest of them by bytes.
+async fn checkpoint_ids_stay_apart_and_exact(cx: Cx) -> Checked {
+    for class in Class::ALL {
+        let cfg = cx.config("ids");
+        let mut stored = Vec::new();
+        for id in class.variants(&new_id()) {
+            let step = Step::new(&id).value("who", json!(id), 1);
+            if let Some(c) = cx.put_or_refused(class, &cfg, step).await? {
+                stored.push((id, c));
+            }
+        }
+        let all: Vec<String> = stored.iter().map(|(id, _)| shown(id)).collect();
+        let cx = cx.after(format!("after putting the checkpoints [{}] ({} class)", all.join(", "), class.name()));
+        for (id, c) in &stored {
+            let t = cx.get_some(c).await?;
+            t.diffs().config(c, &t.config).channel_value("who", &jv(json!(id)), &t.checkpoint).finish()?;
+        }
+        if let Some((greatest, _)) = stored.iter().max_by(|a, b| a.0.cmp(&b.0)) {
+            let t = cx.get_some(&cfg).await?;
+            t.diffs().eq("checkpoint.id (the greatest by bytes)", greatest, &t.checkpoint.id).finish()?;
+        }
+    }
+    Ok(())
+}
+
+/// CONTRACT §2 get_tuple ("the greatest id") and §1 (strings by bytes): the latest is the
+/// greatest id by bytes, not by UTF-16 code units (`"\u{FF61}"` against `"\u{1F600}"`)
+/// nor case-insensitively (`"B"` against `"a"`); the other id is put last and has the
+/// later `ts`.
+async fn latest_is_greatest_id_by_bytes(cx: Cx) -> Checked {
+    for (small, great, rule) in byte_order_pairs() {
+        let cfg = cx.config("order");
+        let p = new_id();
+        let (lo, hi) = (format!("{p}{small}"), format!("{p}{great}"));
+        let ts = ts_against_ids(2);
+        cx.put(&cfg, Step::new(&hi).with(|c| c.ts.clone_from(&ts[1]))).await?;
+        cx.put(&cfg, Step::new(&lo).with(|c| c.ts.clone_from(&ts[0]))).await?;
+        let note =
+            format!("after putting {} then {} (greater {rule}, put last, with the later ts)", shown(&hi), shown(&lo));
+        let t = cx.after(note).get_some(&cfg).await?;
+        t.diffs().eq("checkpoint.id (the greatest by bytes)", &hi, &t.checkpoint.id).finish()?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §2 get_tuple: "latest" is decided by id, whatever the `ts`: a chain whose `ts`
+/// decrease as its ids increase still gives its greatest id.
+async fn latest_is_greatest_id_whatever_the_ts(cx: Cx) -> Checked {
+    let cfg = cx.config("ts");
+    let labels = ["c0", "c1", "c2"];
+    let ids = Ids::new(&labels);
+    let ts = ts_against_ids(labels.len());
+    let mut parent = cfg.clone();
+    for (label, ts) in labels.iter().zip(&ts) {
+        parent = cx.put(&parent, Step::new(ids.id(label)).with(|c| c.ts.clone_from(ts))).await?;
+    }
+    let t = cx.after(format!("after putting c0, c1, c2 with ts {ts:?}")).get_some(&cfg).await?;
+    t.diffs()
+        .eq(format_args!("checkpoint.id ({})", ids.legend()), &"c2".to_owned(), &ids.label(&t.checkpoint.id))
+        .finish()
+}
+
+/// Task ids or paths whose order by bytes is not their order by UTF-16 code units or
+/// case-insensitively ([`byte_order_pairs`]), greatest first: the order to write them in.
+fn against_byte_order(prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> =
+        byte_order_pairs().iter().flat_map(|(s, g, _)| [format!("{prefix}{s}"), format!("{prefix}{g}")]).collect();
+    v.sort_by(|a, b| b.cmp(a));
+    v
+}
+
+/// CONTRACT §2 get_tuple: `pending_writes` order task ids by bytes, not by UTF-16 code
+/// units nor case-insensitively.
+async fn pending_writes_ordered_by_task_id_bytes(cx: Cx) -> Checked {
+    let at = cx.put(&cx.config("main"), Step::fresh()).await?;
+    let tasks = against_byte_order("task-");
+    for task in &tasks {
+        cx.put_writes(&at, vec![("x", jv(json!(task)))], task, "").await?;
+    }
+    let want: Vec<_> = tasks.iter().rev().map(|t| pending(t, "", "x", jv(json!(t)))).collect();
+    cx.expect_writes(&at, &want).await
+}
+
+/// CONTRACT §2 get_tuple: `pending_writes` order task paths by bytes, not by UTF-16 code
+/// units nor case-insensitively (task ids run the other way).
+async fn pending_writes_ordered_by_task_path_bytes(cx: Cx) -> Checked {
+    let at = cx.put(&cx.config("main"), Step::fresh()).await?;
+    let paths = against_byte_order("~");
+    let tasks: Vec<String> = (0..paths.len()).map(|i| format!("task-{i}")).collect();
+    for (path, task) in paths.iter().zip(&tasks) {
+        cx.put_writes(&at, vec![("x", jv(json!(path)))], task, path).await?;
+    }
+    let want: Vec<_> = paths.iter().zip(&tasks).rev().map(|(p, t)| pending(t, p, "x", jv(json!(p)))).collect();
+    cx.expect_writes(&at, &want).await
 }

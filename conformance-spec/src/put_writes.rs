@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::{ensure, Checked};
+use crate::data::adversarial::{every_variant, Class};
 use crate::data::{fidelity_values, jv, large_value, new_id, pending, Step, LARGE_VALUE_LEN};
 
 /// The cases of this module.
@@ -38,6 +39,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         missing_checkpoint_id_is_invalid_config,
         #[should] empty_thread_id_is_invalid_config -[Put, GetTuple],
         writes_without_namespace_belong_to_the_root,
+        task_ids_and_channels_stay_apart_and_exact,
     ])
 }
 
@@ -373,4 +375,48 @@ async fn writes_without_namespace_belong_to_the_root(cx: Cx) -> Checked {
             e.display_chain()
         ))),
     }
+}
+
+/// `put_writes` of identifiers of `class`: true when it stored them, false when the saver
+/// refused them with `InvalidInput` and the class may be refused (the caller's expected
+/// writes then leave them out, so anything stored shows).
+async fn put_writes_or_refused(
+    cx: &Cx,
+    class: Class,
+    at: &CheckpointConfig,
+    writes: Vec<(&str, conformance_core::TypedValue)>,
+    task_id: &str,
+) -> Result<bool, crate::Failure> {
+    let reply = cx.try_put_writes(at, writes, task_id, "").await;
+    if class.may_be_refused() && matches!(reply.value, Err(CheckpointError::InvalidInput(_))) {
+        return Ok(false);
+    }
+    reply.or_fail().map(|_| true)
+}
+
+/// CONTRACT §1 "Identifiers are opaque" and §2 put_writes ("the key is (..., task id,
+/// index)"): task ids that differ only by an identifier class ([`every_variant`]) are
+/// different tasks, and channels that differ so are different channels; every write comes
+/// back with its task id and channel exact, in (task id by bytes, index) order. Long ones
+/// may be refused.
+async fn task_ids_and_channels_stay_apart_and_exact(cx: Cx) -> Checked {
+    let at = one_checkpoint(&cx).await?;
+    let mut want = Vec::new();
+    for (class, task) in every_variant("task-") {
+        if put_writes_or_refused(&cx, class, &at, vec![("x", jv(json!(task)))], &task).await? {
+            want.push(pending(&task, "", "x", jv(json!(task))));
+        }
+    }
+    for (long, task) in [(false, "chan-task"), (true, "chan-task-long")] {
+        let class = if long { Class::Long } else { Class::Case };
+        let channels: Vec<String> =
+            every_variant("ch-").into_iter().filter(|(c, _)| (*c == Class::Long) == long).map(|(_, ch)| ch).collect();
+        let writes = channels.iter().map(|ch| (ch.as_str(), jv(json!(ch)))).collect();
+        if put_writes_or_refused(&cx, class, &at, writes, task).await? {
+            want.extend(channels.iter().map(|ch| pending(task, "", ch, jv(json!(ch)))));
+        }
+    }
+    // Stable: each task's writes keep their positions.
+    want.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    cx.after("after put_writes of every task id class, then of every channel class").expect_writes(&at, &want).await
 }

@@ -49,6 +49,11 @@ pub const CONTRACT_RULES: &[Rule] = &[
     ("version.kind", "§1 Channel version", "a version round-trips with its kind"),
     ("checkpoint.fields", "§1 Checkpoint", "every field round-trips; updated_channels None and [] stay distinct"),
     ("metadata.json", "§1 Metadata", "any key and JSON value round-trips exactly, or the whole put is refused"),
+    (
+        "ids.opaque",
+        "§1 Identifiers",
+        "identifiers compared byte for byte: never trimmed, case-folded, normalised, split or matched as patterns",
+    ),
     ("tuple.parent_config", "§1 Checkpoint tuple", "parent_config is (thread, namespace, parent id) or none"),
     ("put.stored", "§2 put", "stored under (thread, namespace, checkpoint.id); the parent is config.checkpoint_id"),
     ("put.returns", "§2 put", "returns the same thread and namespace and checkpoint_id = checkpoint.id"),

@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 
 use crate::calls::Cx;
 use crate::compare::{Checked, Diffs};
-use crate::data::{at, jv, metadata, pending, Ids, Step};
+use crate::data::adversarial::{byte_order_pairs, shown, ts_against_ids};
+use crate::data::{at, jv, metadata, new_id, pending, Ids, Step};
 use filter::*;
 use namespaces::*;
 
@@ -49,6 +50,8 @@ pub fn cases() -> Vec<crate::SpecCase> {
         before_with_filter,
         #[should] #[uses(Namespaces)] before_applies_across_namespaces,
         before_cuts_by_id_not_insertion_order,
+        ids_listed_in_byte_order,
+        reput_is_listed_once,
         filter_numbers_by_value,
         #[uses(WideNumbers)] filter_wide_numbers_by_value,
         #[should] filter_booleans_never_equal_numbers,
@@ -326,4 +329,37 @@ async fn listed_tuples_equal_get_tuple(cx: Cx) -> Checked {
         d.of(format_args!("{listed} compared with get_tuple of each")).tuples(&by_id, &listed);
     }
     d.finish()
+}
+
+/// CONTRACT §2 list ("checkpoint id descending") and §1 (strings by bytes): ids whose order
+/// by bytes is not their order by UTF-16 code units nor case-insensitively
+/// ([`byte_order_pairs`]), put in another order with `ts` against id order, list by bytes,
+/// greatest first; `before` cuts by bytes too.
+async fn ids_listed_in_byte_order(cx: Cx) -> Checked {
+    let t = cx.thread("order");
+    let p = new_id();
+    let mut ids: Vec<String> =
+        byte_order_pairs().iter().flat_map(|(s, g, _)| [format!("{p}{s}"), format!("{p}{g}")]).collect();
+    ids.sort();
+    let ts = ts_against_ids(ids.len());
+    for i in [1, 3, 0, 2] {
+        cx.put(&at(&t, ""), Step::new(&ids[i]).with(|c| c.ts.clone_from(&ts[i]))).await?;
+    }
+    let shown_ids: Vec<String> = ids.iter().map(|i| shown(i)).collect();
+    let cx = cx.after(format!("after putting [{}] (ascending by bytes)", shown_ids.join(", ")));
+    let desc: Vec<&str> = ids.iter().rev().map(String::as_str).collect();
+    cx.expect_ids(&t, &ListOptions::all(), &desc).await?;
+    cx.expect_ids(&t, &ListOptions::all().before(ids[2].clone()), &desc[2..]).await
+}
+
+/// CONTRACT §2 put ("putting an id that already exists replaces its checkpoint") and list:
+/// a checkpoint put twice is listed once.
+async fn reput_is_listed_once(cx: Cx) -> Checked {
+    let t = cx.thread("reput");
+    let ids = Ids::new(&["c0", "c1"]);
+    let c0 = cx.put(&at(&t, ""), step(&ids, "c0", json!({}))).await?;
+    cx.put(&c0, step(&ids, "c1", json!({}))).await?;
+    cx.put(&c0, step(&ids, "c1", json!({"again": true}))).await?;
+    cx.put(&at(&t, ""), step(&ids, "c0", json!({"again": true}))).await?;
+    cx.after("after putting c0, c1, c1 again, c0 again").expect_list(&ids, &t, &ListOptions::all(), &["c1", "c0"]).await
 }

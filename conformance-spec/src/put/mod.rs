@@ -19,7 +19,8 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::{Checked, Diffs};
-use crate::data::{id_of, jv, metadata, new_id, values, Step};
+use crate::data::adversarial::{every_variant, Class};
+use crate::data::{id_of, jv, metadata, new_id, values, Ids, Step};
 use fidelity::*;
 use rebuild::*;
 
@@ -57,6 +58,8 @@ pub fn cases() -> Vec<crate::SpecCase> {
         #[should] kept_older_version_reads_value_stored_at_it,
         reput_replaces_checkpoint_metadata_and_parent,
         reput_keeps_pending_writes +[PutWrites],
+        fork_parent_is_the_named_checkpoint,
+        metadata_keys_stay_apart_and_exact,
         #[should] empty_thread_id_is_invalid_config -[GetTuple],
         next_version_is_strictly_greater -[GetTuple],
         #[uses(WideNumbers)] next_version_beyond_2_53_is_strictly_greater -[GetTuple],
@@ -299,4 +302,45 @@ fn next_versions_greater(cx: &Cx, d: &mut Diffs, currents: Vec<ChannelVersion>) 
             d.of(&next).push("", "a version greater than it", format_args!("{:?}", *next));
         }
     }
+}
+
+/// CONTRACT §2 put ("the parent is `config.checkpoint_id`"), forks: two children of one
+/// parent that is not the latest (`c1` while `c2` exists) both have `c1` as their parent,
+/// the second not the first; a child of the first checkpoint has it as its parent.
+async fn fork_parent_is_the_named_checkpoint(cx: Cx) -> Checked {
+    let cfg = cx.config("fork");
+    let ids = Ids::new(&["c0", "c1", "c2", "f1", "f2", "g"]);
+    let c0 = cx.put(&cfg, Step::new(ids.id("c0"))).await?;
+    let c1 = cx.put(&c0, Step::new(ids.id("c1"))).await?;
+    cx.put(&c1, Step::new(ids.id("c2"))).await?;
+    let mut forks = Vec::new();
+    for (label, parent) in [("f1", &c1), ("f2", &c1), ("g", &c0)] {
+        forks.push((cx.put(parent, Step::new(ids.id(label))).await?, parent.clone()));
+    }
+    let cx = cx.after(format!("after forking f1 and f2 from c1 and g from c0 ({})", ids.legend()));
+    for (child, parent) in &forks {
+        cx.get_some(child).await?.expect_parent(Some(parent))?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §1 "Identifiers are opaque" and "Metadata": metadata keys that differ only by
+/// an identifier class ([`every_variant`]) are kept apart, each with its own value. Long
+/// keys go in a put of their own, which may be refused.
+async fn metadata_keys_stay_apart_and_exact(cx: Cx) -> Checked {
+    for long in [false, true] {
+        let keys: Vec<(Class, String)> =
+            every_variant("k").into_iter().filter(|(c, _)| (*c == Class::Long) == long).collect();
+        let mut md = metadata(json!({}));
+        for (i, (_, key)) in keys.iter().enumerate() {
+            md.insert(key.clone(), json!(i));
+        }
+        let class = if long { Class::Long } else { Class::Case };
+        let Some(at) = cx.put_or_refused(class, &cx.config("keys"), Step::fresh().metadata(md.clone())).await? else {
+            continue;
+        };
+        let t = cx.get_some(&at).await?;
+        t.diffs().metadata(&md, &t.metadata).finish()?;
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! Mutants of CONTRACT §3 delete_for_runs: what is deleted, what is left behind, empty and
 //! unknown inputs.
 
+use super::id_support::*;
 use super::prelude::*;
 
 /// True when `t` belongs to one of `run_ids` (its `run_id` metadata).
@@ -174,5 +175,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[DR],
         [R("delete_for_runs.deletes")],
         "only the root namespace is searched for the runs"
+    ),
+    mutant!(
+        "delete_for_runs_nfc_normalised",
+        RunIds<Nfc>,
+        &[DR],
+        [R("ids.opaque"), R("delete_for_runs.others")],
+        "delete_for_runs compares run ids NFC-composed: deleting \"\\u{e9}\" also deletes \"e\\u{301}\""
     ),
 ];

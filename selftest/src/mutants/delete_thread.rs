@@ -136,6 +136,22 @@ impl Bug for DeleteUnknownThreadFails {
     }
 }
 
+/// `delete_thread` deletes every known thread equal to its argument case-insensitively.
+#[derive(Default)]
+pub struct DeleteThreadCaseInsensitive;
+
+#[async_trait]
+impl Bug for DeleteThreadCaseInsensitive {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteThread { thread_id } = &call else { return saver.forward(call).await };
+        let folded = thread_id.to_lowercase();
+        for other in saver.threads().into_iter().filter(|t| t.to_lowercase() == folded && t != thread_id) {
+            saver.saver().delete_thread(&other).await?;
+        }
+        saver.forward(call).await
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -186,5 +202,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[DT],
         [R("delete_thread.unknown"), S("S14")],
         "delete_thread of an unknown thread fails"
+    ),
+    mutant!(
+        "delete_thread_case_insensitive",
+        DeleteThreadCaseInsensitive,
+        &[DT],
+        [R("ids.opaque"), R("delete_thread.others")],
+        "delete_thread also deletes the threads equal to it case-insensitively"
     ),
 ];

@@ -1,6 +1,7 @@
 //! Mutants of CONTRACT §3 delta_channel_history. Each is the walk of [`walk`] (the
 //! contract's rule, through `get_tuple`) with one step changed by a [`WalkRule`].
 
+use super::id_support::*;
 use super::prelude::*;
 
 /// The steps of the delta walk a mutant changes; the defaults are the contract's.
@@ -316,5 +317,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[DH],
         [R("extended.noop_inputs"), R("delta.target")],
         "a target that is not stored fails the call instead of giving empty entries"
+    ),
+    mutant!(
+        "delta_channels_case_folded",
+        DeltaChannels<CaseFold>,
+        &[DH],
+        [R("ids.opaque"), R("delta.channels")],
+        "delta_channel_history lower-cases the channels asked for: \"A\" gets the history of \"a\""
     ),
 ];

@@ -1,6 +1,7 @@
 //! Mutants of CONTRACT §2 get_tuple: which checkpoint is found, what an absent one gives,
 //! the tuple's config, and the order of its pending writes.
 
+use super::id_support::*;
 use super::prelude::*;
 
 /// "Latest" is the checkpoint put last, not the greatest id.
@@ -223,6 +224,22 @@ impl Bug for MissingThreadReadsUndefined {
     }
 }
 
+/// "Latest" is the checkpoint with the greatest `ts` (ties by id), not the greatest id.
+#[derive(Default)]
+pub struct LatestByTs;
+
+#[async_trait]
+impl Bug for LatestByTs {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        match &call {
+            Invocation::GetTuple { config: cfg } if cfg.checkpoint_id.is_none() => {
+                latest_by(saver, cfg, |t| t.checkpoint.ts.clone()).await
+            }
+            _ => saver.forward(call).await,
+        }
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -315,5 +332,110 @@ pub const MUTANTS: &[Mutant] = &[
         &[GT],
         [R("config.missing_thread")],
         "a config without thread_id reads the thread \"undefined\" (a JS saver stringifying the missing value)"
+    ),
+    mutant!(
+        "latest_by_ts",
+        LatestByTs,
+        &[GT],
+        [R("get_tuple.latest")],
+        "get_tuple without id returns the checkpoint with the greatest ts, not the greatest id"
+    ),
+    mutant!(
+        "thread_ids_case_folded",
+        ThreadIds<CaseFold>,
+        &[GT],
+        [R("ids.opaque")],
+        "thread ids are lower-cased: \"a\" and \"A\" are one thread (a case-insensitive collation)"
+    ),
+    mutant!(
+        "thread_ids_nfc_normalised",
+        ThreadIds<Nfc>,
+        &[GT],
+        [R("ids.opaque")],
+        "thread ids are NFC-composed: \"e\\u{301}\" and \"\\u{e9}\" are one thread"
+    ),
+    mutant!(
+        "thread_ids_trimmed",
+        ThreadIds<Trim>,
+        &[GT],
+        [R("ids.opaque")],
+        "thread ids are trimmed: \"a\", \"a \" and \" a\" are one thread"
+    ),
+    mutant!(
+        "thread_ids_separators_stripped",
+        ThreadIds<StripSeparators>,
+        &[GT],
+        [R("ids.opaque")],
+        "the separators (colon, bar, slash, dot) are stripped from thread ids: \"a:b\" and \"ab\" are one thread"
+    ),
+    mutant!(
+        "thread_ids_truncated_at_255_bytes",
+        ThreadIds<Truncate255>,
+        &[GT],
+        [R("ids.opaque")],
+        "thread ids are cut to 255 bytes (a VARCHAR(255) that truncates): long ids collide"
+    ),
+    mutant!(
+        "get_tuple_thread_like_pattern",
+        GetTupleThreadLike,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.latest")],
+        "get_tuple looks its thread up with LIKE: \"a%\" and \"a_\" find the thread \"ab\""
+    ),
+    mutant!(
+        "get_tuple_thread_prefix",
+        GetTupleThreadPrefix,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.latest")],
+        "get_tuple without id looks its thread up by prefix: \"t\" finds the latest of \"t1\""
+    ),
+    mutant!(
+        "namespaces_nfc_normalised",
+        Namespaces<Nfc>,
+        &[GT],
+        [R("ids.opaque")],
+        "namespaces are NFC-composed: \"e\\u{301}\" and \"\\u{e9}\" are one namespace"
+    ),
+    mutant!(
+        "checkpoint_ids_ordered_by_utf16",
+        CheckpointIdsOrdered<Utf16>,
+        &[GT, LS],
+        [R("get_tuple.latest"), R("list.order")],
+        "checkpoint ids order by UTF-16 code units (JavaScript's sort): \"\\u{FF61}\" after \"\\u{1F600}\""
+    ),
+    mutant!(
+        "checkpoint_ids_ordered_case_insensitively",
+        CheckpointIdsOrdered<NoCase>,
+        &[GT, LS],
+        [R("get_tuple.latest"), R("list.order")],
+        "checkpoint ids order case-insensitively (a database collation): \"B\" after \"a\""
+    ),
+    mutant!(
+        "pending_writes_ordered_by_utf16",
+        PendingWritesOrdered<Utf16>,
+        &[GT, LS],
+        [R("get_tuple.writes_order")],
+        "pending_writes order task paths and ids by UTF-16 code units"
+    ),
+    mutant!(
+        "pending_writes_ordered_case_insensitively",
+        PendingWritesOrdered<NoCase>,
+        &[GT, LS],
+        [R("get_tuple.writes_order")],
+        "pending_writes order task paths and ids case-insensitively"
+    ),
+    mutant!(
+        "checkpoint_ids_case_folded",
+        CheckpointIds<CaseFold>,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.by_id")],
+        "checkpoint ids are lower-cased: \"...a\" and \"...A\" are one checkpoint"
+    ),
+    mutant!(
+        "checkpoint_ids_truncated_at_255_bytes",
+        CheckpointIds<Truncate255>,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.by_id")],
+        "checkpoint ids are cut to 255 bytes: long ids that differ past that are one checkpoint"
     ),
 ];

@@ -50,6 +50,7 @@ pub mod delete_thread;
 pub mod delta_channel_history;
 pub mod durability;
 pub mod get_tuple;
+mod id_support;
 pub mod list;
 mod list_support;
 pub mod prune;
@@ -88,8 +89,8 @@ pub(crate) mod prelude {
     pub(crate) use serde_json::Value;
 
     pub(crate) use super::{
-        apply_writes, key_of, latest_per_namespace, parent_values, race_window, sorted_writes, truncate, ChannelSets,
-        ContractRule, CpKey, KeptWrite, WriteRule, BASE,
+        apply_writes, key_of, latest_by, latest_per_namespace, parent_values, race_window, sorted_writes, truncate,
+        ChannelSets, ContractRule, CpKey, KeptWrite, WriteRule, BASE,
     };
     pub(crate) use crate::bug::{Bug, Invocation, Put, PutWrites, Reply};
     pub(crate) use crate::catalog::{Cover, Mutant};
@@ -125,6 +126,19 @@ pub(crate) fn truncate(mut r: Vec<CheckpointTuple>, limit: Option<usize>) -> Vec
 pub(crate) fn latest_per_namespace(tuples: Vec<CheckpointTuple>) -> Vec<CheckpointTuple> {
     let mut seen = BTreeSet::new();
     tuples.into_iter().filter(|t| seen.insert(t.config.checkpoint_ns.clone())).collect()
+}
+
+/// The "latest" checkpoint of `cfg`'s thread and namespace picked by `key` (ties by id)
+/// instead of by id: what a bug in how a saver finds the latest answers `get_tuple` with.
+pub(crate) async fn latest_by<K: Ord>(
+    saver: &Inner<'_>,
+    cfg: &conformance_core::CheckpointConfig,
+    key: impl Fn(&CheckpointTuple) -> K,
+) -> Result<crate::bug::Reply, CheckpointError> {
+    let all =
+        saver.saver().list(&cfg.thread_id, &conformance_core::ListOptions::all().ns(cfg.checkpoint_ns.clone())).await?;
+    let best = all.into_iter().max_by(|a, b| (key(a), &a.checkpoint.id).cmp(&(key(b), &b.checkpoint.id)));
+    Ok(crate::bug::Reply::Tuple(best))
 }
 
 /// The window in which the concurrency bugs show: 5 ms on the runtime's timer, long enough

@@ -1,6 +1,7 @@
 //! Mutants of CONTRACT §2 put (and get_next_version): what is stored under which key,
 //! what comes back, parents, the values of unchanged channels, re-puts.
 
+use super::id_support::*;
 use super::prelude::*;
 
 /// `put` returns the parent's id instead of the stored checkpoint's.
@@ -366,6 +367,45 @@ impl Bug for NextVersionStringRestarts {
     }
 }
 
+/// A put with a parent gets the latest checkpoint of its thread and namespace as parent,
+/// not the one named (a fork from an older checkpoint hangs under the newest).
+#[derive(Default)]
+pub struct ForkParentIsLatest;
+
+#[async_trait]
+impl Bug for ForkParentIsLatest {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::Put(mut put) = call else { return saver.forward(call).await };
+        if put.config.checkpoint_id.is_some() {
+            if let Some(latest) = saver.saver().get_tuple(&put.config.clone().without_id()).await? {
+                put.config.checkpoint_id = latest.config.checkpoint_id;
+            }
+        }
+        saver.forward(Invocation::Put(put)).await
+    }
+}
+
+/// `list` shows a checkpoint that was put again once per put.
+#[derive(Default)]
+pub struct ReputListedTwice(Mutex<HashMap<CpKey, usize>>);
+
+impl Bug for ReputListedTwice {
+    fn put_input(&self, put: &mut Put) {
+        let key = (put.config.thread_id.clone(), put.config.checkpoint_ns.clone(), put.checkpoint.id.clone());
+        *lock(&self.0).entry(key).or_default() += 1;
+    }
+    fn list_output(&self, _caller: &ListOptions, out: &mut Vec<CheckpointTuple>) {
+        let puts = lock(&self.0);
+        *out = std::mem::take(out)
+            .into_iter()
+            .flat_map(|t| {
+                let n = puts.get(&key_of(&t)).copied().unwrap_or(1).max(1);
+                std::iter::repeat_n(t, n)
+            })
+            .collect();
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -515,5 +555,26 @@ pub const MUTANTS: &[Mutant] = &[
         &[P],
         [R("next_version.greater"), G("7.2-string-versions")],
         "get_next_version of a string version restarts at integer 1"
+    ),
+    mutant!(
+        "fork_parent_is_latest",
+        ForkParentIsLatest,
+        &[P],
+        [R("put.stored")],
+        "a put's parent is the latest checkpoint of its thread and namespace, not config.checkpoint_id"
+    ),
+    mutant!(
+        "reput_listed_twice",
+        ReputListedTwice,
+        &[LS],
+        [R("put.reput"), R("list.scope")],
+        "list shows a checkpoint that was put again once per put"
+    ),
+    mutant!(
+        "metadata_keys_case_folded",
+        MetadataKeys<CaseFold>,
+        &[P],
+        [R("ids.opaque"), R("metadata.json")],
+        "metadata keys are lower-cased: \"a\" and \"A\" are one key"
     ),
 ];

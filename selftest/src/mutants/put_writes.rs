@@ -1,6 +1,7 @@
 //! Mutants of CONTRACT §2 put_writes: required ids, where writes land, their indexes and
 //! keys, which write wins, and what is stored of each value.
 
+use super::id_support::*;
 use super::prelude::*;
 
 /// `put_writes` without `checkpoint_id` returns `Ok` and stores nothing.
@@ -365,5 +366,19 @@ pub const MUTANTS: &[Mutant] = &[
         &[PW],
         [R("config.missing_namespace")],
         "put_writes whose config has no checkpoint_ns returns Ok and stores nothing"
+    ),
+    mutant!(
+        "task_ids_case_folded",
+        TaskIds<CaseFold>,
+        &[PW],
+        [R("ids.opaque"), R("put_writes.key")],
+        "task ids are lower-cased: the writes of tasks \"a\" and \"A\" share a key"
+    ),
+    mutant!(
+        "write_channels_trimmed",
+        WriteChannels<Trim>,
+        &[PW],
+        [R("ids.opaque")],
+        "write channel names are trimmed: \"a \" comes back as \"a\""
     ),
 ];
