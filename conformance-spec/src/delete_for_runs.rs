@@ -32,7 +32,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         deleted_writes_do_not_return_on_reput +[PutWrites] -[List],
         run_id_matches_exactly,
         only_top_level_run_id_counts,
-        run_ids_of_every_class_stay_apart,
+        run_ids_of_every_class_stay_apart -[List],
         #[uses(Namespaces)] same_id_elsewhere_is_untouched +[PutWrites] -[List],
     ])
 }
