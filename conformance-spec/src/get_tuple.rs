@@ -410,8 +410,9 @@ async fn checkpoint_ids_stay_apart_and_exact(cx: Cx) -> Checked {
     for class in Class::ALL {
         let cfg = cx.config("ids");
         let mut stored = Vec::new();
-        for id in class.variants(&new_id()) {
-            let step = Step::new(&id).value("who", json!(id), 1);
+        // Each at its own version of `who`: a saver may key values by (channel, version).
+        for (version, id) in (1..).zip(class.variants(&new_id())) {
+            let step = Step::new(&id).value("who", json!(id), version);
             if let Some(c) = cx.put_or_refused(class, &cfg, step).await? {
                 stored.push((id, c));
             }
