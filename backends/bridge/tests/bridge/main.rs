@@ -10,6 +10,7 @@
 //! The JavaScript trials (`js_*`) likewise install the JS child's pinned packages under
 //! `target/checkpoint-bridge/js` (npm ci on first use) unless `CHECKPOINT_BRIDGE_JS_TESTS=0`.
 
+mod chaos;
 mod handshake;
 mod js_savers;
 mod own_savers;
@@ -121,6 +122,10 @@ fn main() -> ExitCode {
         trial("a_dead_child_gives_typed_errors_and_is_replaced", a_dead_child_gives_typed_errors_and_is_replaced),
         trial("a_stuck_child_is_replaced_after_a_case_times_out", a_stuck_child_is_replaced_after_a_case_times_out),
         trial("garbage_from_the_child_gives_typed_errors", garbage_from_the_child_gives_typed_errors),
+        trial(
+            "chaos_a_handshake_with_an_unknown_protocol_is_refused",
+            chaos::a_handshake_with_an_unknown_protocol_is_refused,
+        ),
         trial("a_childs_declared_limits_reach_the_fixture", handshake::a_childs_declared_limits_reach_the_fixture),
         trial(
             "a_rust_fixtures_declared_limits_cross_the_bridge",
@@ -150,6 +155,7 @@ fn main() -> ExitCode {
             trial("python_sqlite_catalog_completes", || python_catalog("sqlite")),
             trial("python_one_process_storage_passes_the_crash_test", python_one_process_storage_passes_the_crash_test),
         ]);
+        trials.extend(chaos::PYTHON.iter().map(|(name, check)| trial(name, *check)));
         // LangGraph's PostgresSaver on the shared server, when there is one.
         if std::env::var_os(checkpoint_bridge::POSTGRES_URL_ENV).is_some() {
             trials.push(trial("python_postgres_catalog_completes", || {
