@@ -410,6 +410,9 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
                     return ExitCode::from(USAGE);
                 }
                 Err(e) => {
+                    // An install (pip, npm) the interrupt stopped: the handler's exit (128 +
+                    // the signal) and message, not the install's failure (issue 40 row 9).
+                    crate::interrupt::stop_if_interrupted();
                     eprintln!("error: {e}");
                     return ExitCode::FAILURE;
                 }
