@@ -12,6 +12,12 @@ use std::time::{Duration, Instant};
 use checkpoint_bridge::{python_registration, BridgeRegistration, PythonOptions};
 use conformance_core::{Capability, Outcome, Report, RunOptions};
 
+/// Whether the chaos trials run: unless `CHECKPOINT_BRIDGE_CHAOS=0` (.ci/run sets it for
+/// the workspace's tests and runs them in a step of their own, bounded in time).
+pub fn wanted() -> bool {
+    std::env::var("CHECKPOINT_BRIDGE_CHAOS").map_or(true, |v| v != "0")
+}
+
 /// The trials that need the Python child, by name (registered by `main`).
 pub const PYTHON: &[(&str, fn())] = &[
     (
