@@ -8,11 +8,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex, Weak};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use conformance_core::CallNote;
@@ -21,51 +21,26 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::protocol::{id_prefix, run_token, Answer, NoArgs, RemoteError, Request, PARENT_PID_ENV, RUN_TOKEN_ENV};
+use crate::protocol::{run_token, NoArgs, RemoteError, Request, PARENT_PID_ENV, RUN_TOKEN_ENV};
+
+mod answers;
+mod watchdog;
+
+pub(crate) use answers::size_text;
+use answers::{decode, keep_stderr_tail, read_answers};
+use watchdog::watch;
+pub(crate) use watchdog::{StuckOps, PING_DEADLINE, STUCK_LIMIT};
 
 /// How many bytes of the child's stderr are kept for error messages.
 const STDERR_TAIL: usize = 4096;
 /// How long a dead child's reader waits for its exit status before failing the calls.
 const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
 
-/// How long a call may go unanswered before the watchdog pings the child.
-pub(crate) const PING_AFTER: Duration = Duration::from_secs(2);
-/// How long the child has to answer that ping (counted from the last byte that moved on
-/// its pipes: a ping queued behind a large request or answer is not late) before it is
-/// stopped as stuck (docs/bridge-protocol.md, `ping`).
-pub(crate) const PING_DEADLINE: Duration = Duration::from_secs(5);
-/// How long a child may take to answer the handshake (start, import the saver's module)
-/// before it is stopped.
-pub(crate) const HELLO_DEADLINE: Duration = Duration::from_secs(60);
-/// How often the watchdog looks.
-const WATCH_TICK: Duration = Duration::from_millis(250);
 /// Requests and answers from this size on are noted on the call ([`CallNote`]), so a
 /// timeout names their size.
 const LARGE: usize = 1 << 20;
-/// How many times an operation may be the one call in flight of a child stopped as stuck
-/// before its later calls fail at once, unsent (one blocked method must not cost every
-/// later case a child and the ping deadline: issue 40 row 3).
-pub(crate) const STUCK_LIMIT: u32 = 2;
-/// The start of the line the Python child writes on stderr when its event loop is blocked.
-const STALL_PREFIX: &str = "checkpoint-bridge: event loop blocked";
 /// Writes go to the child's stdin in pieces of this size, each one progress.
 const WRITE_CHUNK: usize = 1 << 20;
-
-/// A size for messages: `300.0 MB`, `12.3 KB`, `80 bytes`.
-pub(crate) fn size_text(bytes: usize) -> String {
-    if bytes >= 1_000_000 {
-        format!("{:.1} MB", bytes as f64 / 1e6)
-    } else if bytes >= 1_000 {
-        format!("{:.1} KB", bytes as f64 / 1e3)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
-/// The operations that got a child stopped as stuck, with how often each was the only
-/// call in flight then; shared by the children of one registration
-/// ([`Connection::spawn_sharing`]).
-pub(crate) type StuckOps = Arc<Mutex<HashMap<String, (u32, String)>>>;
 
 /// How to start a child: program, arguments, extra environment, and a label for messages.
 #[derive(Clone, Debug)]
@@ -422,112 +397,6 @@ impl Connection {
         id
     }
 
-    /// One look of the watchdog: pings a child with a call unanswered for [`PING_AFTER`];
-    /// a child that leaves that ping unanswered for [`PING_DEADLINE`] after the last byte
-    /// moved on its pipes is stopped, and every call in flight fails naming the oldest
-    /// (issue 40 row 3: a saver's async method that blocks the child's event loop).
-    fn watch_once(&self) {
-        let now = Instant::now();
-        let (ping, oldest, hello) = {
-            let p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-            // The handshake is not pinged (a child answers pings only once it has started
-            // and imported the saver's module) but has a deadline of its own.
-            let oldest = p.replies.values().filter(|f| f.op != "ping" && f.op != "hello").map(|f| f.since).min();
-            let hello = p.replies.values().filter(|f| f.op == "hello").map(|f| f.since).min();
-            (p.ping.as_ref().map(|(sent, answered)| (*sent, answered.load(Ordering::SeqCst))), oldest, hello)
-        };
-        if hello.is_some_and(|since| now.duration_since(since) >= HELLO_DEADLINE) {
-            let message = format!(
-                "the bridge child {} (pid {}) did not answer the handshake (hello) within {} s: it hangs while \
-                 starting or importing the saver's module; the child was stopped; its stderr ends: {}",
-                self.shared.label,
-                self.shared.pid,
-                HELLO_DEADLINE.as_secs(),
-                self.shared.stderr_tail()
-            );
-            {
-                let mut stuck = self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
-                let entry = stuck.entry("hello".into()).or_default();
-                entry.0 += 1;
-                entry.1.clone_from(&message);
-            }
-            self.shared.kill();
-            return self.shared.fail_all(message);
-        }
-        // One ping per PING_AFTER at most while a call is unanswered that long.
-        let due = |sent: Instant| now.duration_since(sent) >= PING_AFTER;
-        match ping {
-            Some((sent, false)) => {
-                let moved = *self.shared.progress.lock().unwrap_or_else(|e| e.into_inner());
-                if now.duration_since(sent.max(moved)) >= PING_DEADLINE {
-                    self.stop_stuck(now);
-                }
-            }
-            None | Some((_, true))
-                if oldest.is_some_and(|since| due(since)) && ping.is_none_or(|(sent, _)| due(sent)) =>
-            {
-                let answered = Arc::new(AtomicBool::new(false));
-                self.shared.pending.lock().unwrap_or_else(|e| e.into_inner()).ping = Some((now, answered.clone()));
-                self.start(
-                    "ping",
-                    None,
-                    &NoArgs {},
-                    Box::new(move |_| {
-                        answered.store(true, Ordering::SeqCst);
-                    }),
-                );
-            }
-            _ => {}
-        }
-    }
-
-    /// Stops a child that answered no ping in time: the message names the calls in flight
-    /// (oldest first) and what is likely (a blocking call in the saver's method blocks the
-    /// child's event loop); an operation that was the only call in flight counts towards
-    /// [`STUCK_LIMIT`].
-    fn stop_stuck(&self, now: Instant) {
-        let mut calls: Vec<(Instant, String, usize)> = {
-            let p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-            p.replies.values().filter(|f| f.op != "ping").map(|f| (f.since, f.op.clone(), f.request_bytes)).collect()
-        };
-        calls.sort_by_key(|(since, _, _)| *since);
-        let Some((since, op, bytes)) = calls.first().cloned() else { return };
-        let size = if bytes >= LARGE { format!(", a request of {}", size_text(bytes)) } else { String::new() };
-        let others = match calls.len() - 1 {
-            0 => String::new(),
-            n => {
-                let ops: Vec<&str> = calls[1..].iter().take(3).map(|(_, op, _)| op.as_str()).collect();
-                format!(" and {n} more ({})", ops.join(", "))
-            }
-        };
-        // The Python child says on stderr where its event loop is stuck (STALL_PREFIX in
-        // bridges/python/checkpoint_bridge/server.py): the blocking call itself.
-        let said = self.shared.stderr_tail();
-        let said = said
-            .rsplit(" | ")
-            .find_map(|l| l.trim().strip_prefix(STALL_PREFIX))
-            .map(|at| format!("; the child says its event loop is blocked{at}"))
-            .unwrap_or_default();
-        let message = format!(
-            "the bridge child {} (pid {}) answered no ping within {:.0} s while in {op} (unanswered for {:.1} s{size}){others}: \
-             the child's event loop is blocked, most likely by a blocking call in an async method of the saver (one \
-             that does not await){said}; the child was stopped, and a new one serves the next case",
-            self.shared.label,
-            self.shared.pid,
-            PING_DEADLINE.as_secs_f64(),
-            now.duration_since(since).as_secs_f64(),
-        );
-        // Unambiguous only when every call in flight is of the one operation.
-        if calls.iter().all(|(_, o, _)| *o == op) {
-            let mut stuck = self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
-            let entry = stuck.entry(op).or_insert((0, String::new()));
-            entry.0 += 1;
-            entry.1 = message.clone();
-        }
-        self.shared.kill();
-        self.shared.fail_all(message);
-    }
-
     /// Marks call `id` abandoned when it is still in flight (its caller stopped waiting).
     fn abandon(&self, id: u64) {
         let mut p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -650,183 +519,6 @@ impl Drop for Connection {
             }
             drop(workdir);
         });
-    }
-}
-
-fn decode<T: DeserializeOwned>(op: &str, raw: &RawValue) -> Result<T, CallError> {
-    serde_json::from_str(raw.get()).map_err(|e| {
-        let text = raw.get();
-        let head: String = text.chars().take(300).collect();
-        let more = if text.len() > head.len() { "…" } else { "" };
-        CallError::BadAnswer(format!("the bridge child's answer to {op} does not fit: {e}; the answer: {head}{more}"))
-    })
-}
-
-/// The watchdog of a connection: [`Connection::watch_once`] every [`WATCH_TICK`] until the
-/// connection is dropped or broken.
-fn watch(conn: &Weak<Connection>) {
-    loop {
-        std::thread::sleep(WATCH_TICK);
-        let Some(conn) = conn.upgrade() else { return };
-        if !conn.is_alive() {
-            return;
-        }
-        conn.watch_once();
-    }
-}
-
-/// Reads one line into `line` (cleared first), touching the connection's progress for each
-/// piece read and noting a large answer's progress on its call. `Ok(false)` at the end of
-/// the stream (a line cut by the child's end is dropped).
-fn read_line(
-    shared: &Shared,
-    reader: &mut BufReader<std::process::ChildStdout>,
-    line: &mut Vec<u8>,
-) -> std::io::Result<bool> {
-    line.clear();
-    let mut noted = 0;
-    loop {
-        let piece = reader.fill_buf()?;
-        if piece.is_empty() {
-            return Ok(false);
-        }
-        shared.touch();
-        let (take, done) = match piece.iter().position(|b| *b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (piece.len(), false),
-        };
-        line.extend_from_slice(&piece[..take]);
-        reader.consume(take);
-        if done {
-            return Ok(true);
-        }
-        if line.len() >= LARGE && line.len() >= noted + LARGE {
-            noted = line.len();
-            if let Some(id) = id_prefix(line) {
-                shared.note(id, |f| {
-                    format!(
-                        "through the bridge: its answer is arriving, {} of it read so far after {:.1} s",
-                        size_text(noted),
-                        f.since.elapsed().as_secs_f64()
-                    )
-                });
-            }
-        }
-    }
-}
-
-/// Reads answer lines until the child's stdout closes, then fails what is left.
-fn read_answers(shared: &Arc<Shared>, stdout: std::process::ChildStdout) {
-    let mut reader = BufReader::with_capacity(1 << 20, stdout);
-    let mut line = Vec::new();
-    loop {
-        match read_line(shared, &mut reader, &mut line) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                let msg = shared.death_message(&format!("could not be read ({e})"));
-                shared.kill();
-                return shared.fail_all(msg);
-            }
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        if line.len() >= LARGE {
-            if let Some(id) = id_prefix(&line) {
-                let size = line.len();
-                shared.note(id, |f| {
-                    format!(
-                        "through the bridge: an answer of {} read after {:.1} s, being decoded",
-                        size_text(size),
-                        f.since.elapsed().as_secs_f64()
-                    )
-                });
-            }
-        }
-        if line.len() >= LARGE {
-            // Parsed and decoded on a thread of its own: the answers behind it (a ping's,
-            // a close's) are not held up for the seconds a 100 MB answer takes.
-            let (s, big) = (shared.clone(), std::mem::take(&mut line));
-            let spawned = std::thread::Builder::new().name("bridge-large-answer".into()).spawn(move || {
-                if let Err(broken) = deliver(&s, &big) {
-                    broke(&s, &big, &broken);
-                }
-            });
-            if spawned.is_err() {
-                return broke(shared, b"", "cannot start a thread to read a large answer");
-            }
-            continue;
-        }
-        if let Err(broken) = deliver(shared, &line) {
-            return broke(shared, &line, &broken);
-        }
-    }
-    let msg = shared.death_message("exited");
-    shared.fail_all(msg);
-}
-
-/// Ends a connection whose child sent `line`, which broke the protocol (`broken`).
-fn broke(shared: &Shared, line: &[u8], broken: &str) {
-    let head = String::from_utf8_lossy(&line[..line.len().min(300)]).into_owned();
-    let msg = shared.death_message(&format!("broke the protocol: {broken}; the line: {}", head.trim_end()));
-    shared.kill();
-    shared.fail_all(msg);
-}
-
-/// Hands one answer line to its call. `Err` means the connection cannot go on.
-fn deliver(shared: &Shared, line: &[u8]) -> Result<(), String> {
-    let take = |id: u64| {
-        let mut p = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-        p.abandoned.remove(&id);
-        p.replies.remove(&id).map(|f| f.reply)
-    };
-    let answer: Answer = match serde_json::from_slice(line) {
-        Ok(a) => a,
-        Err(e) => {
-            // Not JSON: if it names its request, that request fails alone.
-            let id = id_prefix(line).ok_or_else(|| format!("an answer that is not JSON ({e})"))?;
-            let reply =
-                take(id).ok_or_else(|| format!("an unreadable answer to request {id}, which is not in flight"))?;
-            reply(Err(CallError::BadAnswer(format!("the bridge child's answer is not valid JSON: {e}"))));
-            return Ok(());
-        }
-    };
-    let Some(id) = answer.id else {
-        let why = answer.error.map(|e| format!("{}: {}", e.kind, e.message)).unwrap_or_default();
-        return Err(format!("the child could not read a request: {why}"));
-    };
-    if let (None, None, Some(progress)) = (&answer.error, &answer.ok, &answer.progress) {
-        // Not the answer yet: the child announces a large one it is encoding.
-        let bytes = progress.bytes.unwrap_or(0) as usize;
-        shared.note(id, |f| {
-            format!(
-                "through the bridge: the child has the result, about {}, and is encoding it after {:.1} s",
-                size_text(bytes),
-                f.since.elapsed().as_secs_f64()
-            )
-        });
-        return Ok(());
-    }
-    let reply = take(id).ok_or_else(|| format!("an answer to request {id}, which is not in flight"))?;
-    match (answer.error, answer.ok) {
-        (Some(e), _) => reply(Err(CallError::Remote(e))),
-        (None, Some(ok)) => reply(Ok(ok)),
-        (None, None) => reply(Err(CallError::BadAnswer("the bridge child's answer has neither ok nor error".into()))),
-    }
-    Ok(())
-}
-
-fn keep_stderr_tail(shared: &Shared, mut stderr: std::process::ChildStderr) {
-    let mut buf = [0u8; 8192];
-    while let Ok(n) = stderr.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        let mut tail = shared.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
-        tail.extend(&buf[..n]);
-        let excess = tail.len().saturating_sub(STDERR_TAIL);
-        tail.drain(..excess);
     }
 }
 
