@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use crate::detect::{detect, Detection};
-use crate::isolation::{catch_within, run_isolated};
+use crate::isolation::{catch_within, run_isolated, run_isolated_then};
 pub use crate::isolation::{panic_message, runtime, Abort};
 use crate::progress::Progress;
 use crate::report::{
@@ -152,74 +152,77 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let case_calls = calls.clone();
     let lacked = *case;
     let instance = case.instance;
-    // The case's thread is abandoned ("did not yield") only past what its own limits allow:
-    // the case's limit and the cleanup's. A case that timed out while its cleanup still runs
-    // yielded; its cleanup's own limit names it (issue 40 row 13: a case cancelled in time
-    // was reported as a blocking call because its cleanup waited behind a 100 MB answer).
-    let outcome =
-        run_isolated(case.multi_thread || registration.multi_thread, limit + CLEANUP_LIMIT, move || async move {
-            let mut fixture = match catch_within(limit, reg.make_fixture()).await {
-                Ok(Ok(f)) => f,
-                Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None, false)),
-                Err(a @ Abort::TimedOut { .. }) => {
-                    return Err((
-                        format!("the factory did not finish within {}", crate::isolation::limit_text(limit)),
-                        Some(a),
-                        false,
-                    ))
-                }
-                Err(a) => return Err((format!("the factory {a}"), Some(a), false)),
-            };
-            let closed = close_before(&mut fixture, instance, limit.saturating_sub(start.elapsed())).await;
-            let traced: Arc<dyn CheckpointSaver> =
-                Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
-            let lacked = lacked.lacked_feature(&fixture.lacks);
-            let ctx = CaseEnv::new(traced, fixture.reopen.clone())
-                .for_registration(reg.name.clone(), fixture.location.clone())
-                .with_lacks(fixture.lacks.clone())
-                .with_no_latest_read(reg.no_latest_read)
-                .with_facts(case_facts);
-            let remaining = limit.saturating_sub(start.elapsed());
-            // A case that uses a feature the saver declared it lacks is not run (CONTRACT §5
-            // Declared limits); its fixture is still cleaned up below.
-            let result = match (lacked, closed) {
-                (Some(feature), _) => Ok(Some(crate::lack_reason(feature))),
-                // No verdict of the case: its instance could not be closed before it.
-                (None, Err(m)) => Err((m, None, false)),
-                (None, Ok(())) => match catch_within(remaining, run(ctx)).await {
-                    // Ok(Some(reason)): the case could not check its rule (Failure::not_run).
-                    Ok(Ok(())) => Ok(None),
-                    Ok(Err(f)) if f.is_not_run() => Ok(Some(f.message)),
-                    // The case's own verdict on its rule: the one failure a SHOULD case turns
-                    // into "passed, not strict" (a factory, cleanup, panic or timeout never is).
-                    Ok(Err(f)) => Err((f.message, None, true)),
-                    // The case's limit, not what was left of it after the factory.
-                    Err(Abort::TimedOut { abandoned, .. }) => {
-                        let a = Abort::TimedOut { limit, in_flight: case_calls.describe(), abandoned };
-                        Err((a.to_string(), Some(a), false))
-                    }
-                    Err(a) => Err((format!("the saver {a}{}", case_calls.describe()), Some(a), false)),
-                },
-            };
-            drop(fixture.saver);
-            let cleanup = match fixture.cleanup {
-                None => Ok(()),
-                Some(c) => match catch_within(CLEANUP_LIMIT, c()).await {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(e)) => Err(format!("the cleanup failed: {e}")),
-                    Err(Abort::TimedOut { .. }) => {
-                        Err(format!("the cleanup did not finish within {:.0} s", CLEANUP_LIMIT.as_secs_f64()))
-                    }
-                    Err(a) => Err(format!("the cleanup {a}")),
-                },
-            };
-            match (result, cleanup) {
-                (Ok(not_run), Ok(())) => Ok(not_run),
-                (Err(m), Ok(())) => Err(m),
-                (Ok(_), Err(c)) => Err((c, None, false)),
-                (Err((m, a, _)), Err(c)) => Err((format!("{m}; and {c}"), a, false)),
+    // A case whose thread reached its cleanup yielded in time: it gets the cleanup's limit
+    // on top before it is abandoned as "did not yield", and the cleanup's own limit names it
+    // (issue 40 row 13: a case cancelled in time was reported as a blocking call because its
+    // cleanup waited behind a 100 MB answer).
+    let cleaning = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reached = cleaning.clone();
+    let multi_thread = case.multi_thread || registration.multi_thread;
+    let outcome = run_isolated_then(multi_thread, limit, Some((cleaning, CLEANUP_LIMIT)), move || async move {
+        let mut fixture = match catch_within(limit, reg.make_fixture()).await {
+            Ok(Ok(f)) => f,
+            Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None, false)),
+            Err(a @ Abort::TimedOut { .. }) => {
+                return Err((
+                    format!("the factory did not finish within {}", crate::isolation::limit_text(limit)),
+                    Some(a),
+                    false,
+                ))
             }
-        });
+            Err(a) => return Err((format!("the factory {a}"), Some(a), false)),
+        };
+        let closed = close_before(&mut fixture, instance, limit.saturating_sub(start.elapsed())).await;
+        let traced: Arc<dyn CheckpointSaver> =
+            Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
+        let lacked = lacked.lacked_feature(&fixture.lacks);
+        let ctx = CaseEnv::new(traced, fixture.reopen.clone())
+            .for_registration(reg.name.clone(), fixture.location.clone())
+            .with_lacks(fixture.lacks.clone())
+            .with_no_latest_read(reg.no_latest_read)
+            .with_facts(case_facts);
+        let remaining = limit.saturating_sub(start.elapsed());
+        // A case that uses a feature the saver declared it lacks is not run (CONTRACT §5
+        // Declared limits); its fixture is still cleaned up below.
+        let result = match (lacked, closed) {
+            (Some(feature), _) => Ok(Some(crate::lack_reason(feature))),
+            // No verdict of the case: its instance could not be closed before it.
+            (None, Err(m)) => Err((m, None, false)),
+            (None, Ok(())) => match catch_within(remaining, run(ctx)).await {
+                // Ok(Some(reason)): the case could not check its rule (Failure::not_run).
+                Ok(Ok(())) => Ok(None),
+                Ok(Err(f)) if f.is_not_run() => Ok(Some(f.message)),
+                // The case's own verdict on its rule: the one failure a SHOULD case turns
+                // into "passed, not strict" (a factory, cleanup, panic or timeout never is).
+                Ok(Err(f)) => Err((f.message, None, true)),
+                // The case's limit, not what was left of it after the factory.
+                Err(Abort::TimedOut { abandoned, .. }) => {
+                    let a = Abort::TimedOut { limit, in_flight: case_calls.describe(), abandoned };
+                    Err((a.to_string(), Some(a), false))
+                }
+                Err(a) => Err((format!("the saver {a}{}", case_calls.describe()), Some(a), false)),
+            },
+        };
+        drop(fixture.saver);
+        reached.store(true, std::sync::atomic::Ordering::SeqCst);
+        let cleanup = match fixture.cleanup {
+            None => Ok(()),
+            Some(c) => match catch_within(CLEANUP_LIMIT, c()).await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(format!("the cleanup failed: {e}")),
+                Err(Abort::TimedOut { .. }) => {
+                    Err(format!("the cleanup did not finish within {:.0} s", CLEANUP_LIMIT.as_secs_f64()))
+                }
+                Err(a) => Err(format!("the cleanup {a}")),
+            },
+        };
+        match (result, cleanup) {
+            (Ok(not_run), Ok(())) => Ok(not_run),
+            (Err(m), Ok(())) => Err(m),
+            (Ok(_), Err(c)) => Err((c, None, false)),
+            (Err((m, a, _)), Err(c)) => Err((format!("{m}; and {c}"), a, false)),
+        }
+    });
     let (outcome, message, abort) = match outcome {
         Ok(Ok(None)) => (Outcome::Passed, None, None),
         Ok(Ok(Some(reason))) => (Outcome::NotRun, Some(reason), None),
@@ -227,9 +230,8 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         // failed factory or cleanup, a panic or a timeout fails whatever the strength.
         Ok(Err((m, None, true))) if case.strength == Strength::Should => (Outcome::NotStrict, Some(m), None),
         Ok(Err((m, a, _))) => (Outcome::Failed, Some(m), a),
-        Err(Abort::TimedOut { in_flight, abandoned, .. }) => {
-            // Named with the case's limit, not the grace its cleanup had on top of it.
-            let a = Abort::TimedOut { limit, in_flight, abandoned }.with_in_flight(calls.describe());
+        Err(a @ Abort::TimedOut { .. }) => {
+            let a = a.with_in_flight(calls.describe());
             (Outcome::Failed, Some(format!("the case {a}")), Some(a))
         }
         Err(a) => (Outcome::Failed, Some(format!("the case {a}{}", calls.describe())), Some(a)),
