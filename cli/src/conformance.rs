@@ -363,13 +363,21 @@ pub fn run(args: Args, work_dir: &Path) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(USAGE);
     }
+    // Orphans of what the run starts become this process's, so that none outlives it.
+    conformance_core::process_group::adopt_orphans();
     let code = run_checked(args, work_dir);
     // Everything the run made is gone (dropped with `run_checked`'s locals, on every path
     // out of it): its lock file goes too (conformance_core::leftovers), so the next run does
     // not take this one for a killed run.
     conformance_core::leftovers::release();
+    // Nothing the run started outlives it (issue 40 row 15): a process a saver started, a
+    // bridge child still closing.
+    conformance_core::process_group::end_descendants(END_LIMIT);
     code
 }
+
+/// How long a front end waits, when it exits, for the processes it started to be gone.
+pub(crate) const END_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The run once the arguments passed [`prepare`].
 fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
@@ -445,6 +453,9 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
                     return ExitCode::from(USAGE);
                 }
                 Err(e) => {
+                    // An install (pip, npm) the interrupt stopped: the handler's exit (128 +
+                    // the signal) and message, not the install's failure (issue 40 row 9).
+                    crate::interrupt::stop_if_interrupted();
                     eprintln!("error: {e}");
                     return ExitCode::FAILURE;
                 }

@@ -51,6 +51,8 @@ pub fn install() {
             let _verdict = verdict();
             eprintln!("\ninterrupted (signal {signal}): removing what the run made");
             conformance_core::leftovers::run_interrupt_cleanups();
+            // Nothing the run started outlives it (issue 40 row 15).
+            conformance_core::process_group::end_descendants(crate::conformance::END_LIMIT);
             std::process::exit(128 + signal);
         }
     });

@@ -78,6 +78,7 @@ pub use run::{Detection, Planned, RunOptions};
 pub use session::{Knowledge, Session, Start};
 pub use storage::Storage;
 pub use strength::{lack_reason, Feature, Strength, LACKS_PREFIX};
+pub use traced::CallNote;
 pub use types::*;
 
 /// Re-exported so savers can write `#[conformance_core::async_trait]`.

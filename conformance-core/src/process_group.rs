@@ -68,12 +68,12 @@ fn only_zombies(pgid: u32) -> bool {
             continue;
         }
         match stat_fields(&entry.path().join("stat")) {
-            Some((_, group)) if group == pgid => seen = true,
+            Some((_, _, group)) if group == pgid => seen = true,
             _ => continue,
         }
         let Ok(tasks) = std::fs::read_dir(entry.path().join("task")) else { continue };
         for task in tasks.flatten() {
-            if stat_fields(&task.path().join("stat")).is_some_and(|(state, _)| state != 'Z' && state != 'X') {
+            if stat_fields(&task.path().join("stat")).is_some_and(|(state, _, _)| state != 'Z' && state != 'X') {
                 return false;
             }
         }
@@ -81,14 +81,86 @@ fn only_zombies(pgid: u32) -> bool {
     seen
 }
 
-/// The state and process group of a `/proc/.../stat` file: `pid (comm) state ppid pgrp
-/// ...`, `comm` possibly holding spaces and parentheses.
+/// The state, parent pid and process group of a `/proc/.../stat` file: `pid (comm) state
+/// ppid pgrp ...`, `comm` possibly holding spaces and parentheses.
 #[cfg(unix)]
-fn stat_fields(path: &std::path::Path) -> Option<(char, u32)> {
+fn stat_fields(path: &std::path::Path) -> Option<(char, u32, u32)> {
     let stat = std::fs::read_to_string(path).ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some((fields.first()?.chars().next()?, fields.get(2)?.parse().ok()?))
+    Some((fields.first()?.chars().next()?, fields.get(1)?.parse().ok()?, fields.get(2)?.parse().ok()?))
+}
+
+/// Makes this process the reaper of the processes it starts and their own (Linux's
+/// `PR_SET_CHILD_SUBREAPER`): a process whose parent exits (a `sleep` a saver started, an
+/// installer's helper) becomes this process's child instead of init's, so
+/// [`end_descendants`] still finds it. A front end calls it before it starts anything
+/// (issue 40 row 15). Elsewhere nothing.
+pub fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes no pointers.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// Ends every process this one started, directly or not, before it exits: SIGKILLs each
+/// descendant still there, reaps its own children, and waits until none is left (at most
+/// `limit`). With [`adopt_orphans`] this includes processes whose parent already exited, so
+/// nothing of the run outlives it (issue 40 row 15). Only for the moment a front end exits:
+/// it reaps every child, whatever thread was waiting for it. Linux only; elsewhere nothing.
+pub fn end_descendants(limit: Duration) {
+    #[cfg(target_os = "linux")]
+    {
+        let start = Instant::now();
+        loop {
+            // SAFETY: waitpid(2) without a status pointer, not blocking: reaps this
+            // process's dead children.
+            while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+            let live = descendants(std::process::id());
+            if live.is_empty() || start.elapsed() >= limit {
+                return;
+            }
+            for pid in live {
+                if let Ok(pid) = i32::try_from(pid) {
+                    // SAFETY: kill(2) of a descendant of this process.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = limit;
+}
+
+/// The processes below `root` in the process tree (children, their children, ...) that are
+/// not zombies of `root` itself (those are reaped, not killed).
+#[cfg(target_os = "linux")]
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            if let Some((state, ppid, _)) = stat_fields(&entry.path().join("stat")) {
+                parent_of.push((pid, ppid, state));
+            }
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(parent_of.iter().filter(|(_, ppid, _)| *ppid == parent).map(|(pid, _, _)| *pid));
+        i += 1;
+    }
+    found.retain(|pid| *pid != root);
+    // A zombie child of the root is reaped by its caller's waitpid; a zombie deeper down is
+    // its parent's to reap, and goes when that parent goes.
+    found.retain(|pid| !parent_of.iter().any(|(p, ppid, state)| p == pid && *ppid == root && *state == 'Z'));
+    found
 }
 
 #[cfg(test)]

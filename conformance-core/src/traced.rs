@@ -4,6 +4,7 @@
 //! difference. Calls are logged as [`Call`]s and only written out when a failure names them.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -15,10 +16,45 @@ use crate::types::{
 };
 use crate::{CheckpointError, CheckpointSaver};
 
-/// The calls in flight, by a sequence number.
+tokio::task_local! {
+    static NOTE: CallNote;
+}
+
+/// What a saver says about its call in flight, for the message of a timeout that ends it:
+/// a bridged saver notes the size of a large request or answer and where it is ("an answer
+/// of 300.0 MB, 120.5 MB of it read"), so the case's failure names the call *and* why it
+/// is slow (issue 40 row 13). The runner gives every call of a case's saver, and each
+/// lifespan hook, a note of its own; [`CallNote::current`] finds it from inside the call.
+#[derive(Clone, Debug, Default)]
+pub struct CallNote(Arc<Mutex<Option<String>>>);
+
+impl CallNote {
+    /// The note of the call (or lifespan hook) running on this task, if the runner gave it
+    /// one: `None` outside the kit's runner (a saver used directly).
+    pub fn current() -> Option<CallNote> {
+        NOTE.try_with(Clone::clone).ok()
+    }
+
+    /// Replaces the note's text (one phrase, no trailing period).
+    pub fn set(&self, text: impl Into<String>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(text.into());
+    }
+
+    /// The note's text, if any was set.
+    pub fn text(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Runs `f` with this note as the [`CallNote::current`] of its task.
+    pub async fn scope<F: Future>(&self, f: F) -> F::Output {
+        NOTE.scope(self.clone(), f).await
+    }
+}
+
+/// The calls in flight, by a sequence number, each with its note.
 #[derive(Debug, Default)]
 pub(crate) struct CallLog {
-    state: Mutex<(u64, BTreeMap<u64, Call>)>,
+    state: Mutex<(u64, BTreeMap<u64, (Call, CallNote)>)>,
 }
 
 impl CallLog {
@@ -26,17 +62,26 @@ impl CallLog {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.0 += 1;
         let n = s.0;
-        s.1.insert(n, call);
-        Guard { log: self.clone(), n }
+        let note = CallNote::default();
+        s.1.insert(n, (call, note.clone()));
+        Guard { log: self.clone(), n, note }
     }
 
-    /// `" while in put(…)"`, naming up to three calls in flight (oldest first), or `""`.
+    /// `" while in put(…)"`, naming up to three calls in flight (oldest first), each with
+    /// its note in parentheses, or `""`.
     pub(crate) fn describe(&self) -> String {
         let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if s.1.is_empty() {
             return String::new();
         }
-        let calls: Vec<String> = s.1.values().take(3).map(Call::to_string).collect();
+        let calls: Vec<String> =
+            s.1.values()
+                .take(3)
+                .map(|(call, note)| match note.text() {
+                    Some(n) => format!("{call} ({n})"),
+                    None => call.to_string(),
+                })
+                .collect();
         let more = s.1.len().saturating_sub(3);
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
         format!(" while in {}{more}", calls.join(", "))
@@ -49,10 +94,14 @@ impl CallLog {
 struct Guard {
     log: Arc<CallLog>,
     n: u64,
+    note: CallNote,
 }
 
 impl Guard {
-    fn done<T>(self, out: T) -> T {
+    /// Awaits the call with its note as the task's [`CallNote::current`], then removes it
+    /// from the log.
+    async fn done<F: Future>(self, call: F) -> F::Output {
+        let out = self.note.scope(call).await;
         self.log.state.lock().unwrap_or_else(|e| e.into_inner()).1.remove(&self.n);
         out
     }
@@ -74,7 +123,7 @@ impl CheckpointSaver for Traced {
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
         let g = self.log.enter(Call::Put { config: config.clone(), checkpoint_id: checkpoint.id.clone() });
-        g.done(self.inner.put(config, checkpoint, metadata, new_versions).await)
+        g.done(self.inner.put(config, checkpoint, metadata, new_versions)).await
     }
 
     async fn put_writes(
@@ -90,22 +139,22 @@ impl CheckpointSaver for Traced {
             task_id: task_id.to_owned(),
             task_path: task_path.to_owned(),
         });
-        g.done(self.inner.put_writes(config, writes, task_id, task_path).await)
+        g.done(self.inner.put_writes(config, writes, task_id, task_path)).await
     }
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         let g = self.log.enter(Call::GetTuple { config: config.clone() });
-        g.done(self.inner.get_tuple(config).await)
+        g.done(self.inner.get_tuple(config)).await
     }
 
     async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
         let g = self.log.enter(Call::List { thread_id: thread_id.to_owned(), options: options.clone() });
-        g.done(self.inner.list(thread_id, options).await)
+        g.done(self.inner.list(thread_id, options)).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         let g = self.log.enter(Call::DeleteThread { thread_id: thread_id.to_owned() });
-        g.done(self.inner.delete_thread(thread_id).await)
+        g.done(self.inner.delete_thread(thread_id)).await
     }
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
@@ -114,17 +163,17 @@ impl CheckpointSaver for Traced {
 
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
         let g = self.log.enter(Call::DeleteForRuns { run_ids: run_ids.to_vec() });
-        g.done(self.inner.delete_for_runs(run_ids).await)
+        g.done(self.inner.delete_for_runs(run_ids)).await
     }
 
     async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
         let g = self.log.enter(Call::CopyThread { source: source.to_owned(), target: target.to_owned() });
-        g.done(self.inner.copy_thread(source, target).await)
+        g.done(self.inner.copy_thread(source, target)).await
     }
 
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
         let g = self.log.enter(Call::Prune { thread_ids: thread_ids.to_vec(), strategy });
-        g.done(self.inner.prune(thread_ids, strategy).await)
+        g.done(self.inner.prune(thread_ids, strategy)).await
     }
 
     async fn delta_channel_history(
@@ -133,6 +182,6 @@ impl CheckpointSaver for Traced {
         channels: &[String],
     ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
         let g = self.log.enter(Call::DeltaChannelHistory { config: config.clone(), channels: channels.to_vec() });
-        g.done(self.inner.delta_channel_history(config, channels).await)
+        g.done(self.inner.delta_channel_history(config, channels)).await
     }
 }

@@ -114,10 +114,21 @@ impl Package {
     }
 }
 
-/// Runs a command; its stdout on success, else a message with the last 15 lines of its
-/// output.
+/// Runs a command (`python -m venv`, `pip install`, `npm ci`); its stdout on success, else a
+/// message with the last 15 lines of its output.
+///
+/// The command leads a process group of its own, which an interrupt of the run SIGKILLs
+/// before the process exits, waiting (at most 5 s) until no process of it is left (issue
+/// 40 row 9: pip kept writing into the virtualenv for seconds after a SIGTERM of the front
+/// end); on Linux it also dies with this process. The environment it was making has no
+/// stamp, so the next run makes it again.
 pub(crate) fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
+    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    own_group(cmd);
+    let child = cmd.spawn().map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
+    let pid = child.id();
+    let _stopped_on_interrupt = conformance_core::leftovers::on_interrupt(move || stop_group(pid));
+    let out = child.wait_with_output().map_err(|e| format!("{what}: cannot wait for {:?}: {e}", cmd.get_program()))?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
     }
@@ -125,6 +136,45 @@ pub(crate) fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
     let tail: Vec<&str> = text.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev().collect();
     Err(format!("{what} failed ({}):\n{}", out.status, tail.join("\n")))
 }
+
+/// Makes the command lead a new process group, and (Linux) get SIGKILL when this process dies.
+#[cfg(unix)]
+fn own_group(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: only prctl, an async-signal-safe call, runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn own_group(_cmd: &mut Command) {}
+
+/// SIGKILLs the process group that `pid` leads, reaps `pid` and waits (at most 5 s) until
+/// no process of the group is left (its other processes are reaped by init).
+#[cfg(unix)]
+fn stop_group(pid: u32) {
+    let Ok(pgid) = i32::try_from(pid) else { return };
+    // SAFETY: kill(2) of the group our own child leads, then waitpid on that child (another
+    // thread reaping it first makes this answer ECHILD).
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+        libc::waitpid(pgid, std::ptr::null_mut(), 0);
+    }
+    let start = std::time::Instant::now();
+    // SAFETY: kill(2) with signal 0 only asks whether a process of the group exists.
+    while unsafe { libc::kill(-pgid, 0) } == 0 && start.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[cfg(not(unix))]
+fn stop_group(_pid: u32) {}
 
 /// The saver a `--backend` (and `--saver`) names for language `lang`: `LANG:NAME`, or
 /// `LANG` with `saver`, or `LANG:CUSTOM`. `custom` says whether a spec that is not a

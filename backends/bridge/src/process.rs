@@ -8,23 +8,39 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use conformance_core::CallNote;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::protocol::{id_prefix, run_token, Answer, NoArgs, RemoteError, Request, PARENT_PID_ENV, RUN_TOKEN_ENV};
+use crate::protocol::{run_token, NoArgs, RemoteError, Request, PARENT_PID_ENV, RUN_TOKEN_ENV};
+
+mod answers;
+mod watchdog;
+
+pub(crate) use answers::size_text;
+use answers::{decode, keep_stderr_tail, read_answers};
+use watchdog::watch;
+pub(crate) use watchdog::{StuckOps, PING_DEADLINE, STUCK_LIMIT};
 
 /// How many bytes of the child's stderr are kept for error messages.
 const STDERR_TAIL: usize = 4096;
 /// How long a dead child's reader waits for its exit status before failing the calls.
 const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
+
+/// Requests and answers from this size on are noted on the call ([`CallNote`]), so a
+/// timeout names their size.
+const LARGE: usize = 1 << 20;
+/// Writes go to the child's stdin in pieces of this size, each one progress.
+const WRITE_CHUNK: usize = 1 << 20;
 
 /// How to start a child: program, arguments, extra environment, and a label for messages.
 #[derive(Clone, Debug)]
@@ -64,9 +80,21 @@ impl std::fmt::Display for CallError {
 
 type Reply = Box<dyn FnOnce(Result<Box<RawValue>, CallError>) + Send>;
 
+/// A call in flight.
+struct Flight {
+    op: String,
+    since: Instant,
+    request_bytes: usize,
+    /// The caller's note, told about a large request or answer.
+    note: Option<CallNote>,
+    reply: Reply,
+}
+
 #[derive(Default)]
 struct Pending {
-    replies: HashMap<u64, Reply>,
+    replies: HashMap<u64, Flight>,
+    /// The watchdog's last ping: when it was sent, and set once it was answered.
+    ping: Option<(Instant, Arc<AtomicBool>)>,
     /// Calls still in flight whose caller stopped waiting (a case that timed out).
     abandoned: std::collections::HashSet<u64>,
     /// Set once the connection is broken: every later call fails with it at once.
@@ -83,6 +111,9 @@ struct Shared {
     exited: Condvar,
     /// True once the child has exited (checked, under this lock, before signalling its pid).
     gone: Mutex<bool>,
+    /// When bytes last moved on the child's pipes (a piece of a request written, a piece
+    /// of an answer read).
+    progress: Mutex<Instant>,
 }
 
 impl Shared {
@@ -123,10 +154,25 @@ impl Shared {
                 p.dead = Some(message.clone());
             }
             p.abandoned.clear();
-            p.replies.drain().map(|(_, r)| r).collect()
+            p.ping = None;
+            p.replies.drain().map(|(_, f)| f.reply).collect()
         };
         for r in replies {
             r(Err(CallError::Dead(message.clone())));
+        }
+    }
+
+    fn touch(&self) {
+        *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    /// Tells the note of call `id`, if it has one, `text`.
+    fn note(&self, id: u64, text: impl FnOnce(&Flight) -> String) {
+        let p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = p.replies.get(&id) {
+            if let Some(n) = &f.note {
+                n.set(text(f));
+            }
         }
     }
 
@@ -149,6 +195,8 @@ pub(crate) struct Connection {
     shared: Arc<Shared>,
     writer: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
     next_id: AtomicU64,
+    /// Operations that got a child of this registration stopped as stuck.
+    stuck_ops: StuckOps,
     /// The run's work directory, removed after the child is gone, and by the interrupt
     /// cleanup (`conformance_core::leftovers::on_interrupt`) while it lives.
     workdir: Mutex<Option<(tempfile::TempDir, conformance_core::leftovers::InterruptGuard)>>,
@@ -163,7 +211,19 @@ impl Connection {
     ///
     /// # Errors
     /// A message when the program cannot be started.
+    #[cfg(test)]
     pub(crate) fn spawn(command: &ChildCommand, workdir: Option<tempfile::TempDir>) -> Result<Arc<Self>, String> {
+        Self::spawn_sharing(command, workdir, StuckOps::default())
+    }
+
+    /// [`Connection::spawn`], sharing what earlier children found stuck: an operation that
+    /// was the one call in flight of [`STUCK_LIMIT`] children stopped as stuck fails at
+    /// once, unsent.
+    pub(crate) fn spawn_sharing(
+        command: &ChildCommand,
+        workdir: Option<tempfile::TempDir>,
+        stuck_ops: StuckOps,
+    ) -> Result<Arc<Self>, String> {
         let (tx, rx) = mpsc::channel();
         let cmd = command.clone();
         // The thread that spawns the child also waits for it and lives exactly as long as
@@ -195,6 +255,7 @@ impl Connection {
                 exit: Mutex::new(None),
                 exited: Condvar::new(),
                 gone: Mutex::new(false),
+                progress: Mutex::new(Instant::now()),
             });
             let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
             let _ = tx.send(Ok((shared.clone(), pipes)));
@@ -220,7 +281,12 @@ impl Connection {
             .spawn(move || {
                 let mut stdin = stdin;
                 for line in wrx {
-                    if let Err(e) = stdin.write_all(&line).and_then(|()| stdin.flush()) {
+                    let written = line.chunks(WRITE_CHUNK).try_for_each(|piece| {
+                        stdin.write_all(piece)?;
+                        s.touch();
+                        Ok::<_, std::io::Error>(())
+                    });
+                    if let Err(e) = written.and_then(|()| stdin.flush()) {
                         let msg = s.death_message(&format!("stopped reading requests: {e}"));
                         s.kill();
                         s.fail_all(msg);
@@ -241,10 +307,11 @@ impl Connection {
             .spawn(move || keep_stderr_tail(&s, stderr))
             .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
         let child_pid = shared.pid;
-        Ok(Arc::new(Self {
+        let conn = Arc::new(Self {
             shared,
             writer: Mutex::new(Some(wtx)),
             next_id: AtomicU64::new(0),
+            stuck_ops,
             workdir: Mutex::new(workdir.map(|w| {
                 let path = w.path().to_path_buf();
                 let guard = conformance_core::leftovers::on_interrupt(move || {
@@ -255,7 +322,13 @@ impl Connection {
             _killed_on_interrupt: conformance_core::leftovers::on_interrupt(move || {
                 conformance_core::leftovers::kill_and_release_child(child_pid)
             }),
-        }))
+        });
+        let weak = Arc::downgrade(&conn);
+        std::thread::Builder::new()
+            .name("bridge-watchdog".into())
+            .spawn(move || watch(&weak))
+            .map_err(|e| format!("cannot start the watchdog thread: {e}"))?;
+        Ok(conn)
     }
 
     /// The child's pid.
@@ -271,6 +344,19 @@ impl Connection {
     /// Sends a request; `reply` gets its answer, or the error that ended the connection.
     fn start<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A, reply: Reply) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let refused = self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner()).get(op).and_then(|(n, why)| {
+            (*n >= STUCK_LIMIT).then(|| {
+                format!(
+                    "not sent: {op} was the call in flight of {n} bridge children of {} stopped as stuck, so later \
+                     calls of it fail at once; the last: {why}",
+                    self.shared.label
+                )
+            })
+        });
+        if let Some(refused) = refused {
+            reply(Err(CallError::Dead(refused)));
+            return id;
+        }
         let mut line = match serde_json::to_vec(&Request { id, op, handle, args }) {
             Ok(l) => l,
             Err(e) => {
@@ -287,7 +373,16 @@ impl Connection {
                 reply(Err(CallError::Dead(dead)));
                 return id;
             }
-            p.replies.insert(id, reply);
+            let note = CallNote::current();
+            if line.len() >= LARGE {
+                if let Some(n) = &note {
+                    n.set(format!("through the bridge: a request of {}, no answer yet", size_text(line.len())));
+                }
+            }
+            p.replies.insert(
+                id,
+                Flight { op: op.to_owned(), since: Instant::now(), request_bytes: line.len(), note, reply },
+            );
         }
         let sent = match &*self.writer.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(w) => w.send(line).is_ok(),
@@ -295,8 +390,8 @@ impl Connection {
         };
         if !sent {
             let r = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner()).replies.remove(&id);
-            if let Some(r) = r {
-                r(Err(CallError::Dead(format!("the bridge child {} was shut down", self.shared.label))));
+            if let Some(f) = r {
+                (f.reply)(Err(CallError::Dead(format!("the bridge child {} was shut down", self.shared.label))));
             }
         }
         id
@@ -324,7 +419,7 @@ impl Connection {
     }
 
     /// Calls `op` and decodes its result as `T`.
-    pub(crate) async fn call<A: Serialize, T: DeserializeOwned>(
+    pub(crate) async fn call<A: Serialize, T: DeserializeOwned + Send + 'static>(
         &self,
         op: &str,
         handle: Option<u64>,
@@ -340,24 +435,26 @@ impl Connection {
             }
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
+        // The answer is decoded where it arrives (the reader thread), not on the caller's
+        // runtime: a 300 MB answer then costs the caller time, never its ability to time out.
+        let what = op.to_owned();
         let id = self.start(
             op,
             handle,
             args,
             Box::new(move |r| {
-                let _ = tx.send(r);
+                let _ = tx.send(r.and_then(|raw| decode::<T>(&what, &raw)));
             }),
         );
         let mut waiting = Waiting(self, id, false);
         let answer = rx.await;
         waiting.2 = true;
-        let raw = answer.map_err(|_| CallError::Dead("the bridge connection dropped the call".into()))??;
-        decode(op, &raw)
+        answer.map_err(|_| CallError::Dead("the bridge connection dropped the call".into()))?
     }
 
     /// Calls `op` and waits for it on this thread, at most `timeout` (for the trait's one
     /// sync method, `get_next_version`, and for closing an instance on drop).
-    pub(crate) fn call_blocking<A: Serialize, T: DeserializeOwned>(
+    pub(crate) fn call_blocking<A: Serialize, T: DeserializeOwned + Send + 'static>(
         &self,
         op: &str,
         handle: Option<u64>,
@@ -365,19 +462,19 @@ impl Connection {
         timeout: Duration,
     ) -> Result<T, CallError> {
         let (tx, rx) = mpsc::channel();
+        let what = op.to_owned();
         let id = self.start(
             op,
             handle,
             args,
             Box::new(move |r| {
-                let _ = tx.send(r);
+                let _ = tx.send(r.and_then(|raw| decode::<T>(&what, &raw)));
             }),
         );
-        let raw = rx.recv_timeout(timeout).map_err(|_| {
+        rx.recv_timeout(timeout).map_err(|_| {
             self.abandon(id);
             CallError::Timeout(timeout)
-        })??;
-        decode(op, &raw)
+        })?
     }
 
     /// Closes the child's stdin and waits up to `grace` for it to exit; kills it after
@@ -422,91 +519,6 @@ impl Drop for Connection {
             }
             drop(workdir);
         });
-    }
-}
-
-fn decode<T: DeserializeOwned>(op: &str, raw: &RawValue) -> Result<T, CallError> {
-    serde_json::from_str(raw.get()).map_err(|e| {
-        let text = raw.get();
-        let head: String = text.chars().take(300).collect();
-        let more = if text.len() > head.len() { "…" } else { "" };
-        CallError::BadAnswer(format!("the bridge child's answer to {op} does not fit: {e}; the answer: {head}{more}"))
-    })
-}
-
-/// Reads answer lines until the child's stdout closes, then fails what is left.
-fn read_answers(shared: &Shared, stdout: std::process::ChildStdout) {
-    let mut reader = BufReader::with_capacity(1 << 16, stdout);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                let msg = shared.death_message(&format!("could not be read ({e})"));
-                shared.kill();
-                return shared.fail_all(msg);
-            }
-        }
-        if line.last() != Some(&b'\n') {
-            break; // a line cut by the child's end
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        if let Err(broken) = deliver(shared, &line) {
-            let head = String::from_utf8_lossy(&line[..line.len().min(300)]).into_owned();
-            let msg = shared.death_message(&format!("broke the protocol: {broken}; the line: {}", head.trim_end()));
-            shared.kill();
-            return shared.fail_all(msg);
-        }
-    }
-    let msg = shared.death_message("exited");
-    shared.fail_all(msg);
-}
-
-/// Hands one answer line to its call. `Err` means the connection cannot go on.
-fn deliver(shared: &Shared, line: &[u8]) -> Result<(), String> {
-    let take = |id: u64| {
-        let mut p = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-        p.abandoned.remove(&id);
-        p.replies.remove(&id)
-    };
-    let answer: Answer = match serde_json::from_slice(line) {
-        Ok(a) => a,
-        Err(e) => {
-            // Not JSON: if it names its request, that request fails alone.
-            let id = id_prefix(line).ok_or_else(|| format!("an answer that is not JSON ({e})"))?;
-            let reply =
-                take(id).ok_or_else(|| format!("an unreadable answer to request {id}, which is not in flight"))?;
-            reply(Err(CallError::BadAnswer(format!("the bridge child's answer is not valid JSON: {e}"))));
-            return Ok(());
-        }
-    };
-    let Some(id) = answer.id else {
-        let why = answer.error.map(|e| format!("{}: {}", e.kind, e.message)).unwrap_or_default();
-        return Err(format!("the child could not read a request: {why}"));
-    };
-    let reply = take(id).ok_or_else(|| format!("an answer to request {id}, which is not in flight"))?;
-    match (answer.error, answer.ok) {
-        (Some(e), _) => reply(Err(CallError::Remote(e))),
-        (None, Some(ok)) => reply(Ok(ok)),
-        (None, None) => reply(Err(CallError::BadAnswer("the bridge child's answer has neither ok nor error".into()))),
-    }
-    Ok(())
-}
-
-fn keep_stderr_tail(shared: &Shared, mut stderr: std::process::ChildStderr) {
-    let mut buf = [0u8; 8192];
-    while let Ok(n) = stderr.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        let mut tail = shared.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
-        tail.extend(&buf[..n]);
-        let excess = tail.len().saturating_sub(STDERR_TAIL);
-        tail.drain(..excess);
     }
 }
 

@@ -80,6 +80,17 @@ pub(crate) struct Answer {
     pub ok: Option<Box<RawValue>>,
     #[serde(default)]
     pub error: Option<RemoteError>,
+    /// A line before the answer (neither `ok` nor `error`): the child has the result and is
+    /// encoding it; `bytes` is about how large it is (docs/bridge-protocol.md "progress").
+    #[serde(default)]
+    pub progress: Option<Progress>,
+}
+
+/// What a `progress` line says.
+#[derive(Deserialize)]
+pub(crate) struct Progress {
+    #[serde(default)]
+    pub bytes: Option<u64>,
 }
 
 /// The id of an answer line that is not valid JSON, read from its required `{"id":N`

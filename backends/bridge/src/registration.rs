@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use conformance_core::{BoxError, Feature, Fixture, Registration, Report};
 
-use crate::process::{ChildCommand, Connection};
+use crate::process::{ChildCommand, Connection, StuckOps};
 use crate::protocol::{parse_lacks, Hello, HelloArgs, NoArgs, Opened, Reopened, ServedSaver, PROTOCOL_VERSION};
 use crate::saver::{to_error, BridgeSaver};
 
@@ -51,6 +51,16 @@ struct Supervisor {
     /// The lifespan setup ran: a child started to replace one that died gets `setup` too
     /// (an initializer's `beforeAll` may prepare what its `createCheckpointer` needs).
     set_up: std::sync::atomic::AtomicBool,
+    /// The operations that got this registration's children stopped as stuck.
+    stuck_ops: StuckOps,
+}
+
+/// Tells the running call's or hook's note (`conformance_core::CallNote`) `text`, which a
+/// timeout then names.
+fn note(text: impl FnOnce() -> String) {
+    if let Some(n) = conformance_core::CallNote::current() {
+        n.set(text());
+    }
 }
 
 impl Supervisor {
@@ -82,11 +92,23 @@ impl Supervisor {
             saver: self.spec.saver.clone(),
             workdir: Some(workdir.path().to_string_lossy().into_owned()),
         };
-        let conn = Connection::spawn(&self.spec.command, Some(workdir))?;
+        let conn = Connection::spawn_sharing(&self.spec.command, Some(workdir), self.stuck_ops.clone())?;
+        let label = &self.spec.command.label;
+        note(|| format!("the bridge child {label} (pid {}) has not answered the handshake (hello)", conn.pid()));
         let hello: Hello = conn
             .call("hello", None, &args)
             .await
             .map_err(|e| format!("the bridge child {} refused the handshake: {e}", self.spec.command.label))?;
+        if hello.protocol != PROTOCOL_VERSION {
+            // Issue 40 row 5: an answer naming a version the host never offered was taken.
+            conn.shutdown(Duration::ZERO);
+            return Err(format!(
+                "the bridge child {label} answered the handshake with protocol {}, which this kit does not speak \
+                 (it offered protocol {PROTOCOL_VERSION} only)",
+                hello.protocol
+            )
+            .into());
+        }
         if let Err(e) = hello.lacked() {
             return Err(format!("the bridge child {} {e}", self.spec.command.label).into());
         }
@@ -106,6 +128,15 @@ impl Supervisor {
 
     async fn setup(&self) -> Result<(), BoxError> {
         let conn = self.connection().await?;
+        let label = &self.spec.command.label;
+        note(|| {
+            format!(
+                "the saver's setup, sent to the bridge child {label} (pid {}), has had no answer; the child's event \
+                 loop is not blocked (a child that answers no ping within {} s is stopped)",
+                conn.pid(),
+                crate::process::PING_DEADLINE.as_secs()
+            )
+        });
         conn.call::<_, serde_json::Value>("setup", None, &NoArgs {})
             .await
             .map_err(|e| format!("the saver's setup failed: {e}"))?;
@@ -207,11 +238,18 @@ impl Supervisor {
 
 /// Sends `op` (`close`, `release`) for the instance `handle` and waits for its answer; an
 /// error says what the host was `doing` ("closing the saver (handle 3) failed: ...").
+///
+/// On a child that is gone (it died, or was stopped as stuck, and the case already failed
+/// saying so) there is nothing left to close: its instances went with it, and the run's
+/// work directory and the teardown remove their storage.
 async fn handle_op(conn: Arc<Connection>, op: &'static str, handle: u64, doing: &str) -> Result<(), BoxError> {
-    conn.call::<_, serde_json::Value>(op, Some(handle), &NoArgs {})
-        .await
-        .map(|_| ())
-        .map_err(|e| BoxError::from(format!("{doing} the saver (handle {handle}) failed: {e}")))
+    if !conn.is_alive() {
+        return Ok(());
+    }
+    match conn.call::<_, serde_json::Value>(op, Some(handle), &NoArgs {}).await {
+        Ok(_) | Err(crate::process::CallError::Dead(_)) => Ok(()),
+        Err(e) => Err(BoxError::from(format!("{doing} the saver (handle {handle}) failed: {e}"))),
+    }
 }
 
 /// Removes the run directories (`run-<pid>-*`) of processes that are gone: a host killed
@@ -248,6 +286,7 @@ impl BridgeRegistration {
             current: tokio::sync::Mutex::new(None),
             facts: Mutex::new(BridgeFacts::default()),
             set_up: std::sync::atomic::AtomicBool::new(false),
+            stuck_ops: StuckOps::default(),
         });
         let (s1, s2, s3, s4) = (supervisor.clone(), supervisor.clone(), supervisor.clone(), supervisor.clone());
         let registration = Registration::new(name, move || s1.clone().open())

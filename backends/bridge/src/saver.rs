@@ -48,7 +48,7 @@ impl BridgeSaver {
         self.handle
     }
 
-    async fn call<A: Serialize, T: serde::de::DeserializeOwned>(
+    async fn call<A: Serialize, T: serde::de::DeserializeOwned + Send + 'static>(
         &self,
         op: &'static str,
         args: &A,

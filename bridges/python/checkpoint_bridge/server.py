@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import linecache
 import os
 import platform
 import queue
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -38,6 +40,27 @@ from .values import decode_value
 PROTOCOL_VERSION = 1
 # How long the child may take to close its savers after stdin closed.
 SHUTDOWN_GRACE_SECONDS = 10.0
+# How long after a ping arrived the event loop may go without running before the child
+# says on stderr where it is stuck (the host stops a child that answers no ping within 5 s
+# and quotes that line: issue 40 row 3).
+STALL_REPORT_SECONDS = 3.0
+STALL_PREFIX = "checkpoint-bridge: event loop blocked"
+# A read whose result holds this many bytes or more is announced to the host before it is
+# encoded (a "progress" line), so a timeout meanwhile names its size (issue 40 row 13).
+LARGE_ANSWER = 1 << 20
+
+
+def approx_size(obj: Any, depth: int = 0) -> int:
+    """The bytes of the strings and bytes in a saver's result (nested dicts, lists, tuples)."""
+    if isinstance(obj, (bytes, bytearray, str)):
+        return len(obj)
+    if depth > 12:
+        return 0
+    if isinstance(obj, dict):
+        return sum(approx_size(k, depth + 1) + approx_size(v, depth + 1) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return sum(approx_size(v, depth + 1) for v in obj)
+    return 0
 PACKAGES = ("langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg")
 
 
@@ -112,6 +135,9 @@ class Server:
         self.next_handle = 1
         self.tasks: set[asyncio.Task[None]] = set()
         self.loop = asyncio.get_running_loop()
+        self.loop_thread = threading.get_ident()
+        # When the event loop last ran a request line (monotonic seconds).
+        self.loop_ran = time.monotonic()
         self.eof = asyncio.Event()
 
     # ---- transport ---------------------------------------------------------------
@@ -130,8 +156,29 @@ class Server:
     def reader(self, stdin: BinaryIO) -> None:
         for line in stdin:
             if line.strip():
+                if b'"op":"ping"' in line:
+                    timer = threading.Timer(STALL_REPORT_SECONDS, self.report_stall, (time.monotonic(),))
+                    timer.daemon = True
+                    timer.start()
                 self.loop.call_soon_threadsafe(self.on_line, line)
         self.loop.call_soon_threadsafe(self.eof.set)
+
+    def report_stall(self, since: float) -> None:
+        """On a timer thread: if the event loop has not run since a ping arrived, one line
+        on stderr naming where its thread is (the innermost frames, with their source)."""
+        if self.loop_ran >= since:
+            return
+        frame = sys._current_frames().get(self.loop_thread)
+        where = []
+        while frame is not None and len(where) < 4:
+            code = frame.f_code
+            text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+            place = f"{os.path.basename(code.co_filename)}:{frame.f_lineno} in {code.co_name}"
+            where.append(f"{place}: {text}" if text else place)
+            frame = frame.f_back
+        stack = " <- ".join(where) or "an unknown place"
+        waited = time.monotonic() - since
+        print(f"{STALL_PREFIX} for {waited:.1f} s at {stack}", file=sys.stderr, flush=True)
 
     def send(self, message: dict[str, Any]) -> None:
         try:
@@ -145,6 +192,7 @@ class Server:
         return json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
     def on_line(self, line: bytes) -> None:
+        self.loop_ran = time.monotonic()
         request: Any = None
         try:
             request = json.loads(line)
@@ -161,7 +209,7 @@ class Server:
 
     async def handle(self, rid: int, op: str, handle: Any, args: dict[str, Any]) -> None:
         try:
-            result = await self.dispatch(op, handle, args)
+            result = await self.dispatch(op, handle, args, rid)
         except ProtocolError as e:
             self.send({"id": rid, "error": {"kind": "Protocol", "message": str(e)}})
         except WireError as e:
@@ -175,7 +223,7 @@ class Server:
 
     # ---- operations --------------------------------------------------------------
 
-    async def dispatch(self, op: str, handle: Any, args: dict[str, Any]) -> Any:
+    async def dispatch(self, op: str, handle: Any, args: dict[str, Any], rid: int = -1) -> Any:
         if op == "hello":
             return self.hello(args)
         if op == "ping":
@@ -226,7 +274,7 @@ class Server:
             return await self.release(handle)
         if inst.released:
             raise ProtocolError(f"{op}: handle {handle} was released")
-        return await self.saver_call(inst.served, op, args)
+        return await self.saver_call(inst.served, op, args, rid)
 
     def hello(self, args: dict[str, Any]) -> dict[str, Any]:
         versions = args.get("protocol")
@@ -328,7 +376,7 @@ class Server:
         if errors:
             raise RuntimeError("; ".join(errors))
 
-    async def saver_call(self, served: ServedSaver, op: str, args: dict[str, Any]) -> Any:
+    async def saver_call(self, served: ServedSaver, op: str, args: dict[str, Any], rid: int = -1) -> Any:
         try:
             call = decode_call(op, args)
         except (KeyError, TypeError, ValueError) as e:
@@ -337,6 +385,11 @@ class Server:
         if op == "get_next_version":
             return await served.next_version(args.get("current"))
         result = await served.call(op, *call[0], **call[1])
+        if op in ("get_tuple", "list", "delta_channel_history"):
+            size = approx_size(result)
+            if size >= LARGE_ANSWER:
+                # Before the seconds its encoding takes (docs/bridge-protocol.md "progress").
+                self.send({"id": rid, "progress": {"bytes": size}})
         if op == "put":
             return wire_config(result, "the config put returned")
         if op == "get_tuple":

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use crate::detect::{detect, Detection};
-use crate::isolation::{catch_within, run_isolated};
+use crate::isolation::{catch_within, run_isolated, run_isolated_then};
 pub use crate::isolation::{panic_message, runtime, Abort};
 use crate::progress::Progress;
 use crate::report::{
@@ -152,7 +152,14 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let case_calls = calls.clone();
     let lacked = *case;
     let instance = case.instance;
-    let outcome = run_isolated(case.multi_thread || registration.multi_thread, limit, move || async move {
+    // A case whose thread reached its cleanup yielded in time: it gets the cleanup's limit
+    // on top before it is abandoned as "did not yield", and the cleanup's own limit names it
+    // (issue 40 row 13: a case cancelled in time was reported as a blocking call because its
+    // cleanup waited behind a 100 MB answer).
+    let cleaning = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reached = cleaning.clone();
+    let multi_thread = case.multi_thread || registration.multi_thread;
+    let outcome = run_isolated_then(multi_thread, limit, Some((cleaning, CLEANUP_LIMIT)), move || async move {
         let mut fixture = match catch_within(limit, reg.make_fixture()).await {
             Ok(Ok(f)) => f,
             Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None, false)),
@@ -225,6 +232,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             },
         };
         drop(fixture.saver);
+        reached.store(true, std::sync::atomic::Ordering::SeqCst);
         let cleanup = match fixture.cleanup {
             None => Ok(()),
             Some(c) => match catch_within(CLEANUP_LIMIT, c()).await {
@@ -436,13 +444,24 @@ pub fn lifespan_teardown(registration: &Registration) -> Result<(), String> {
     run_hook(registration, "teardown", registration.teardown.clone())
 }
 
-/// Runs a lifespan hook isolated, with four times the case timeout.
+/// Runs a lifespan hook isolated, with four times the case timeout. A hook that yields is
+/// cancelled at the limit ("timed out after 120.0 s", with what the hook noted on its
+/// [`crate::CallNote`], such as a bridge child's unanswered `setup`); only one that blocks
+/// its thread is abandoned as "did not yield" (issue 40 row 5: a child that never answered
+/// `setup` was blamed on a blocking call).
 fn run_hook(registration: &Registration, which: &str, hook: Option<crate::registration::HookFn>) -> Result<(), String> {
     let Some(hook) = hook else { return Ok(()) };
-    match run_isolated(registration.multi_thread, registration.timeout * 4, move || hook()) {
+    let limit = registration.timeout * 4;
+    let note = crate::CallNote::default();
+    let noted = note.clone();
+    let outcome = run_isolated(registration.multi_thread, limit, move || async move {
+        catch_within(limit, noted.scope(hook())).await
+    });
+    let noted = || note.text().map(|n| format!(" ({n})")).unwrap_or_default();
+    match outcome.and_then(|r| r) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(format!("the lifespan {which} failed: {e}")),
-        Err(a) => Err(format!("the lifespan {which} {a}")),
+        Err(a) => Err(format!("the lifespan {which} {a}{}", noted())),
     }
 }
 

@@ -7,9 +7,12 @@
 //! The Python trials (`python_*`) use the managed environment under
 //! `target/checkpoint-bridge` (made on first use: pip reaches PyPI) and write their reports
 //! to `target/checkpoint-bridge/reports/`. They run unless `CHECKPOINT_BRIDGE_PYTHON_TESTS=0`.
+//! The chaos trials (`chaos_*`, chaos.rs) run unless `CHECKPOINT_BRIDGE_CHAOS=0` (.ci/run runs
+//! them in a step of their own, bounded in time).
 //! The JavaScript trials (`js_*`) likewise install the JS child's pinned packages under
 //! `target/checkpoint-bridge/js` (npm ci on first use) unless `CHECKPOINT_BRIDGE_JS_TESTS=0`.
 
+mod chaos;
 mod handshake;
 mod js_savers;
 mod own_savers;
@@ -127,6 +130,13 @@ fn main() -> ExitCode {
             handshake::a_rust_fixtures_declared_limits_cross_the_bridge,
         ),
     ];
+    trials.push(
+        trial(
+            "chaos_a_handshake_with_an_unknown_protocol_is_refused",
+            chaos::a_handshake_with_an_unknown_protocol_is_refused,
+        )
+        .with_ignored_flag(!chaos::wanted()),
+    );
     if python_tests() {
         own_savers::on_python_path();
         trials.extend([
@@ -150,6 +160,8 @@ fn main() -> ExitCode {
             trial("python_sqlite_catalog_completes", || python_catalog("sqlite")),
             trial("python_one_process_storage_passes_the_crash_test", python_one_process_storage_passes_the_crash_test),
         ]);
+        trials
+            .extend(chaos::PYTHON.iter().map(|(name, check)| trial(name, *check).with_ignored_flag(!chaos::wanted())));
         // LangGraph's PostgresSaver on the shared server, when there is one.
         if std::env::var_os(checkpoint_bridge::POSTGRES_URL_ENV).is_some() {
             trials.push(trial("python_postgres_catalog_completes", || {

@@ -1,0 +1,155 @@
+//! The watchdog of a connection (docs/bridge-protocol.md "Stuck children"): pings a child
+//! with a call unanswered for a while, stops one that does not answer, and remembers which
+//! operation got children stopped (issue 40 row 3).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use super::{size_text, Connection, LARGE};
+use crate::protocol::NoArgs;
+
+/// How long a call may go unanswered before the watchdog pings the child.
+pub(crate) const PING_AFTER: Duration = Duration::from_secs(2);
+/// How long the child has to answer that ping (counted from the last byte that moved on
+/// its pipes: a ping queued behind a large request or answer is not late) before it is
+/// stopped as stuck (docs/bridge-protocol.md, `ping`).
+pub(crate) const PING_DEADLINE: Duration = Duration::from_secs(5);
+/// How long a child may take to answer the handshake (start, import the saver's module)
+/// before it is stopped.
+pub(crate) const HELLO_DEADLINE: Duration = Duration::from_secs(60);
+/// How often the watchdog looks.
+const WATCH_TICK: Duration = Duration::from_millis(250);
+/// How many times an operation may be the one call in flight of a child stopped as stuck
+/// before its later calls fail at once, unsent (one blocked method must not cost every
+/// later case a child and the ping deadline: issue 40 row 3).
+pub(crate) const STUCK_LIMIT: u32 = 2;
+/// The start of the line the Python child writes on stderr when its event loop is blocked.
+const STALL_PREFIX: &str = "checkpoint-bridge: event loop blocked";
+
+/// The operations that got a child stopped as stuck, with how often each was the only
+/// call in flight then; shared by the children of one registration
+/// ([`Connection::spawn_sharing`]).
+pub(crate) type StuckOps = Arc<Mutex<HashMap<String, (u32, String)>>>;
+
+/// The watchdog of a connection: [`Connection::watch_once`] every [`WATCH_TICK`] until the
+/// connection is dropped or broken.
+pub(super) fn watch(conn: &Weak<Connection>) {
+    loop {
+        std::thread::sleep(WATCH_TICK);
+        let Some(conn) = conn.upgrade() else { return };
+        if !conn.is_alive() {
+            return;
+        }
+        conn.watch_once();
+    }
+}
+
+impl Connection {
+    /// One look of the watchdog: pings a child with a call unanswered for [`PING_AFTER`];
+    /// a child that leaves that ping unanswered for [`PING_DEADLINE`] after the last byte
+    /// moved on its pipes is stopped, and every call in flight fails naming the oldest
+    /// (issue 40 row 3: a saver's async method that blocks the child's event loop).
+    fn watch_once(&self) {
+        let now = Instant::now();
+        let (ping, oldest, hello) = {
+            let p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
+            // The handshake is not pinged (a child answers pings only once it has started
+            // and imported the saver's module) but has a deadline of its own.
+            let oldest = p.replies.values().filter(|f| f.op != "ping" && f.op != "hello").map(|f| f.since).min();
+            let hello = p.replies.values().filter(|f| f.op == "hello").map(|f| f.since).min();
+            (p.ping.as_ref().map(|(sent, answered)| (*sent, answered.load(Ordering::SeqCst))), oldest, hello)
+        };
+        if hello.is_some_and(|since| now.duration_since(since) >= HELLO_DEADLINE) {
+            let message = format!(
+                "the bridge child {} (pid {}) did not answer the handshake (hello) within {} s: it hangs while \
+                 starting or importing the saver's module; the child was stopped; its stderr ends: {}",
+                self.shared.label,
+                self.shared.pid,
+                HELLO_DEADLINE.as_secs(),
+                self.shared.stderr_tail()
+            );
+            {
+                let mut stuck = self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
+                let entry = stuck.entry("hello".into()).or_default();
+                entry.0 += 1;
+                entry.1.clone_from(&message);
+            }
+            self.shared.kill();
+            return self.shared.fail_all(message);
+        }
+        // One ping per PING_AFTER at most while a call is unanswered that long.
+        let due = |sent: Instant| now.duration_since(sent) >= PING_AFTER;
+        match ping {
+            Some((sent, false)) => {
+                let moved = *self.shared.progress.lock().unwrap_or_else(|e| e.into_inner());
+                if now.duration_since(sent.max(moved)) >= PING_DEADLINE {
+                    self.stop_stuck(now);
+                }
+            }
+            None | Some((_, true))
+                if oldest.is_some_and(|since| due(since)) && ping.is_none_or(|(sent, _)| due(sent)) =>
+            {
+                let answered = Arc::new(AtomicBool::new(false));
+                self.shared.pending.lock().unwrap_or_else(|e| e.into_inner()).ping = Some((now, answered.clone()));
+                self.start(
+                    "ping",
+                    None,
+                    &NoArgs {},
+                    Box::new(move |_| {
+                        answered.store(true, Ordering::SeqCst);
+                    }),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// Stops a child that answered no ping in time: the message names the calls in flight
+    /// (oldest first) and what is likely (a blocking call in the saver's method blocks the
+    /// child's event loop); an operation that was the only call in flight counts towards
+    /// [`STUCK_LIMIT`].
+    fn stop_stuck(&self, now: Instant) {
+        let mut calls: Vec<(Instant, String, usize)> = {
+            let p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
+            p.replies.values().filter(|f| f.op != "ping").map(|f| (f.since, f.op.clone(), f.request_bytes)).collect()
+        };
+        calls.sort_by_key(|(since, _, _)| *since);
+        let Some((since, op, bytes)) = calls.first().cloned() else { return };
+        let size = if bytes >= LARGE { format!(", a request of {}", size_text(bytes)) } else { String::new() };
+        let others = match calls.len() - 1 {
+            0 => String::new(),
+            n => {
+                let ops: Vec<&str> = calls[1..].iter().take(3).map(|(_, op, _)| op.as_str()).collect();
+                format!(" and {n} more ({})", ops.join(", "))
+            }
+        };
+        // The Python child says on stderr where its event loop is stuck (STALL_PREFIX in
+        // bridges/python/checkpoint_bridge/server.py): the blocking call itself.
+        let said = self.shared.stderr_tail();
+        let said = said
+            .rsplit(" | ")
+            .find_map(|l| l.trim().strip_prefix(STALL_PREFIX))
+            .map(|at| format!("; the child says its event loop is blocked{at}"))
+            .unwrap_or_default();
+        let message = format!(
+            "the bridge child {} (pid {}) answered no ping within {:.0} s while in {op} (unanswered for {:.1} s{size}){others}: \
+             the child's event loop is blocked, most likely by a blocking call in an async method of the saver (one \
+             that does not await){said}; the child was stopped, and a new one serves the next case",
+            self.shared.label,
+            self.shared.pid,
+            PING_DEADLINE.as_secs_f64(),
+            now.duration_since(since).as_secs_f64(),
+        );
+        // Unambiguous only when every call in flight is of the one operation.
+        if calls.iter().all(|(_, o, _)| *o == op) {
+            let mut stuck = self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
+            let entry = stuck.entry(op).or_insert((0, String::new()));
+            entry.0 += 1;
+            entry.1 = message.clone();
+        }
+        self.shared.kill();
+        self.shared.fail_all(message);
+    }
+}
