@@ -17,8 +17,12 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    match Cli::try_parse() {
+    let code = match Cli::try_parse() {
         Ok(cli) => checkpoint_conformance::run(cli.args, &checkpoint_conformance::cache_work_dir()),
         Err(e) => checkpoint_conformance::usage_error(&e, &Cli::command(), "checkpoint-conformance --help"),
-    }
+    };
+    // A run that ended because the interrupt's cleanup stopped its processes leaves the
+    // exit to the handler (128 + the signal).
+    checkpoint_conformance::interrupt::stop_if_interrupted();
+    code
 }

@@ -62,7 +62,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return checkpoint_conformance::usage_error(&e, &Cli::command(), "cargo xtask --help"),
     };
-    match cli.task {
+    let code = match cli.task {
         None => {
             let _ = Cli::command().print_help();
             ExitCode::SUCCESS
@@ -72,7 +72,11 @@ fn main() -> ExitCode {
         Some(Task::Bench(args)) => bench::run(args),
         Some(Task::Fuzz(args)) => fuzz::run(args),
         Some(Task::Replay(args)) => fuzz::run_replay(args),
-    }
+    };
+    // A task that ended because the interrupt's cleanup stopped its processes (a crash
+    // child, an installer) leaves the exit to the handler: 128 + the signal, not its error.
+    checkpoint_conformance::interrupt::stop_if_interrupted();
+    code
 }
 
 /// Where the bridge keeps its managed Python and JS environments and run directories under
