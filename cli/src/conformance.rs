@@ -352,7 +352,7 @@ fn prepare(args: &Args) -> Result<(), String> {
 /// catalog, prints and writes the reports. `work_dir` is where the bridge keeps its managed
 /// Python and JS environments and its run directories (created on first use); it must not
 /// depend on the current directory.
-pub fn run(args: Args, work_dir: &Path) -> ExitCode {
+pub fn run(mut args: Args, work_dir: &Path) -> ExitCode {
     if args.list_cases {
         let lines: String =
             conformance_spec::catalog().iter().map(|c| format!("{} {}\n", c.id(), c.strength)).collect();
@@ -361,6 +361,11 @@ pub fn run(args: Args, work_dir: &Path) -> ExitCode {
     }
     if let Err(e) = prepare(&args) {
         eprintln!("error: {e}");
+        return ExitCode::from(USAGE);
+    }
+    // `--json /dev/stdout | jq`: the stream carries the report alone.
+    if let Err(e) = crate::stdout_report::reserve_for_reports(&mut [&mut args.json, &mut args.junit]) {
+        eprintln!("error: could not keep standard output for the reports: {e}");
         return ExitCode::from(USAGE);
     }
     // Orphans of what the run starts become this process's, so that none outlives it.

@@ -21,6 +21,7 @@ mod conformance;
 mod guard;
 pub mod interrupt;
 mod settings;
+mod stdout_report;
 
 pub use conformance::{run, Args, Choice};
 

@@ -10,19 +10,20 @@ mod support;
 use support::*;
 
 /// Issue 40 row 7: `--json /dev/stdout` with stdout a pipe (`| jq`, a CI log) was refused
-/// ("is a FIFO", exit 2); the report now goes down the pipe, after the terminal report.
+/// ("is a FIFO", exit 2). The report now goes down the pipe alone, so a JSON parser reads
+/// the whole stream; the progress and the terminal report go to stderr.
 #[test]
-fn json_to_dev_stdout_goes_down_a_pipe() {
+fn json_to_dev_stdout_goes_down_a_pipe_alone() {
     let tmp = tempfile::tempdir().unwrap();
-    let args = ["--backend", "memory", "--capabilities", "put", "--progress", "quiet", "--json", "/dev/stdout"];
+    let args = ["--backend", "memory", "--capabilities", "put", "--progress", "dots", "--json", "/dev/stdout"];
     // `output()` gives the child a pipe for stdout.
     let out = xtask_in(tmp.path(), &args, &[]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}\nstdout: {stdout}");
-    let json = &stdout[stdout.find("\n{").expect("a JSON report on stdout") + 1..];
-    let report: serde_json::Value = serde_json::from_str(json).expect("the JSON report whole");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is the JSON report alone");
     assert_eq!(report["checkpointer_name"], "memory");
     assert_eq!(report["results"]["put"]["status"], "passed");
+    assert!(stderr.contains("Result: "), "the terminal report goes to stderr: {stderr}");
 }
 
 /// Issue 40 row 12: `--python /nonexistent`, or `$CHECKPOINT_BRIDGE_PYTHON` naming no
