@@ -26,6 +26,13 @@ const PACKAGES = [
   "pg",
 ];
 
+// The package that defines each short name's saver (storage.mjs's SHORT_NAMES).
+const SHORT_NAME_PACKAGES = {
+  memory: "@langchain/langgraph-checkpoint",
+  sqlite: "@langchain/langgraph-checkpoint-sqlite",
+  postgres: "@langchain/langgraph-checkpoint-postgres",
+};
+
 // The kit's operation -> the saver's method.
 const METHODS = {
   put: "put",
@@ -173,7 +180,7 @@ async function probeLacks(saver) {
 }
 
 function served(inst) {
-  return { class: className(inst.saver), side: "async", methods: inst.methods };
+  return { class: className(inst.saver), side: "async", methods: inst.methods, ...state.origin };
 }
 
 async function leave(h) {
@@ -233,6 +240,45 @@ function packageVersions(saver) {
   return out;
 }
 
+/** Where the served saver comes from (`open`'s `module`, `distribution`, `version`;
+ * docs/bridge-protocol.md): for a short name, the LangGraph package that defines it, as the
+ * child's pinned install resolves it; for an initializer module, that module's path and the
+ * package it belongs to (the nearest package.json with a name, from its directory up), if any. */
+function saverOrigin(saver) {
+  const short = SHORT_NAME_PACKAGES[saver];
+  const require = createRequire(short ? import.meta.url : path.resolve(saver));
+  let manifest;
+  if (short) {
+    try {
+      manifest = require.resolve(`${short}/package.json`);
+    } catch {
+      return { module: short };
+    }
+  } else {
+    for (let dir = path.dirname(path.resolve(saver)); ; dir = path.dirname(dir)) {
+      const candidate = path.join(dir, "package.json");
+      try {
+        if (JSON.parse(fs.readFileSync(candidate, "utf8")).name) {
+          manifest = candidate;
+          break;
+        }
+      } catch {
+        // no package.json here, or not JSON
+      }
+      if (path.dirname(dir) === dir) return { module: path.resolve(saver) };
+    }
+  }
+  try {
+    const { name, version } = JSON.parse(fs.readFileSync(manifest, "utf8"));
+    const origin = { module: short ?? path.resolve(saver) };
+    if (typeof name === "string") origin.distribution = name;
+    if (typeof version === "string") origin.version = version;
+    return origin;
+  } catch {
+    return { module: short ?? path.resolve(saver) };
+  }
+}
+
 // ---- operations ------------------------------------------------------------------
 
 async function hello(args) {
@@ -246,6 +292,7 @@ async function hello(args) {
   } catch (e) {
     throw new ProtocolError(e.message);
   }
+  state.origin = saverOrigin(args.saver);
   return {
     protocol: PROTOCOL_VERSION,
     server: SERVER,
