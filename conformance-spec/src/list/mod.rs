@@ -70,6 +70,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         #[uses(Namespaces)] parent_config_is_full_config,
         #[uses(Namespaces)] same_id_in_two_namespaces_and_threads_stays_apart +[PutWrites, GetTuple],
         fork_parents_are_listed_as_put +[GetTuple],
+        #[uses(Namespaces)] namespace_scope_is_no_pattern_or_prefix,
     ])
 }
 

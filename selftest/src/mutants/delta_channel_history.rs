@@ -232,6 +232,43 @@ walk_rule!(
 );
 walk_rule!(DeltaMissingTargetFails, missing_target_fails, "A target that is not stored fails the call.");
 
+/// Each requested channel is looked up with `WHERE channel LIKE ?`: a channel name with
+/// `%` or `_` gets, after its own writes, the writes of every other channel of the thread
+/// the pattern matches (`"a%"` gets those of `"ab"`), and their seed when it has none.
+#[derive(Default)]
+pub struct DeltaChannelsLike;
+
+#[async_trait]
+impl Bug for DeltaChannelsLike {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeltaChannelHistory { config, channels } = &call else { return saver.forward(call).await };
+        let mut known = BTreeSet::new();
+        let scope = ListOptions::all().ns(config.checkpoint_ns.clone());
+        for t in saver.saver().list(&config.thread_id, &scope).await? {
+            known.extend(t.checkpoint.channel_values.keys().cloned());
+            known.extend(t.pending_writes.iter().map(|w| w.channel.clone()));
+        }
+        let matched = |ch: &String| -> Vec<String> {
+            known.iter().filter(|k| *k != ch && ch.contains(['%', '_']) && like_str(ch, k)).cloned().collect()
+        };
+        let mut asked: Vec<String> = channels.clone();
+        asked.extend(channels.iter().flat_map(matched));
+        let all = saver.saver().delta_channel_history(config, &asked).await?;
+        let mut out = BTreeMap::new();
+        for ch in channels {
+            let mut h = all.get(ch).cloned().unwrap_or_default();
+            for other in matched(ch).iter().filter_map(|m| all.get(m)) {
+                h.writes.extend(other.writes.iter().cloned());
+                if h.seed.is_none() {
+                    h.seed.clone_from(&other.seed);
+                }
+            }
+            out.insert(ch.clone(), h);
+        }
+        Ok(Reply::History(out))
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -324,5 +361,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[DH],
         [R("ids.opaque"), R("delta.channels")],
         "delta_channel_history lower-cases the channels asked for: \"A\" gets the history of \"a\""
+    ),
+    mutant!(
+        "delta_channels_like",
+        DeltaChannelsLike,
+        &[DH],
+        [R("ids.opaque"), R("delta.channels")],
+        "delta_channel_history looks each channel up with LIKE: \"a%\" also gets the writes of \"ab\""
     ),
 ];

@@ -1,6 +1,7 @@
 //! Mutants of CONTRACT §2 list: order, limit, before, filter, scope, and what each listed
 //! tuple carries.
 
+use super::id_support::like_str;
 use super::list_filter::*;
 use super::list_support::{namespaces, newest_first, Filtered, PutOrder};
 use super::prelude::*;
@@ -336,6 +337,25 @@ impl Bug for ListParentIsNextOlder {
     }
 }
 
+/// A namespace scope is a `WHERE checkpoint_ns LIKE ?`: a namespace with `%` or `_` also
+/// lists every namespace the pattern matches (`"sub%"` lists `"subab"`).
+#[derive(Default)]
+pub struct ListNamespaceLike;
+
+#[async_trait]
+impl Bug for ListNamespaceLike {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::List { thread_id, options } = &call else { return saver.forward(call).await };
+        let Some(ns) = options.checkpoint_ns.as_ref().filter(|ns| ns.contains(['%', '_'])) else {
+            return saver.forward(call).await;
+        };
+        let every = ListOptions { checkpoint_ns: None, limit: None, ..options.clone() };
+        let found = saver.saver().list(thread_id, &every).await?;
+        let matched = found.into_iter().filter(|t| like_str(ns, &t.config.checkpoint_ns)).collect();
+        Ok(Reply::Tuples(truncate(matched, options.limit)))
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -534,5 +554,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[LS],
         [R("list.tuples"), R("put.stored")],
         "list gives each tuple the next older checkpoint of its namespace as parent (a LAG over ids), wrong on forks"
+    ),
+    mutant!(
+        "list_namespace_like",
+        ListNamespaceLike,
+        &[LS],
+        [R("ids.opaque"), R("list.scope")],
+        "list scopes its namespace with LIKE: \"sub%\" also lists the namespace \"subab\""
     ),
 ];
