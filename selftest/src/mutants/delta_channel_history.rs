@@ -54,6 +54,10 @@ pub(crate) trait WalkRule: Default + Send + Sync + 'static {
     fn id_order(&self) -> bool {
         false
     }
+    /// Without a checkpoint id, the target is the checkpoint with the greatest `ts`.
+    fn latest_by_ts(&self) -> bool {
+        false
+    }
 }
 
 /// A mutant whose `delta_channel_history` walks under the wrong rule `R`.
@@ -128,6 +132,11 @@ async fn walk(
     }
     if channels.is_empty() || (rule.latest_unresolved() && cfg.checkpoint_id.is_none()) {
         return Ok(out);
+    }
+    if rule.latest_by_ts() && cfg.checkpoint_id.is_none() {
+        if let Some(t) = latest_by(saver, &cfg, |t| t.checkpoint.ts.clone()).await?.tuple()? {
+            cfg.checkpoint_id = Some(t.checkpoint.id.clone());
+        }
     }
     let Some(target) = saver.saver().get_tuple(&cfg).await? else {
         if rule.missing_target_fails() {
@@ -231,6 +240,11 @@ walk_rule!(
     "No channels requested means every channel with history on the target's ancestry."
 );
 walk_rule!(DeltaMissingTargetFails, missing_target_fails, "A target that is not stored fails the call.");
+walk_rule!(
+    DeltaLatestByTs,
+    latest_by_ts,
+    "Without a checkpoint id, the target is the checkpoint with the greatest `ts` (`ORDER BY ts DESC LIMIT 1`)."
+);
 
 /// Each requested channel is looked up with `WHERE channel LIKE ?`: a channel name with
 /// `%` or `_` gets, after its own writes, the writes of every other channel of the thread
@@ -368,5 +382,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[DH],
         [R("ids.opaque"), R("delta.channels")],
         "delta_channel_history looks each channel up with LIKE: \"a%\" also gets the writes of \"ab\""
+    ),
+    mutant!(
+        "delta_latest_by_ts",
+        Walked<DeltaLatestByTs>,
+        &[DH],
+        [R("delta.target"), R("get_tuple.latest")],
+        "without a checkpoint id, the target is the checkpoint with the greatest ts, not the greatest id"
     ),
 ];
