@@ -356,6 +356,21 @@ impl Bug for ListNamespaceLike {
     }
 }
 
+/// `list` orders by `ts` (`ORDER BY ts DESC`, ties by id) instead of by id, `limit`
+/// applied after: the same as by id while `ts` follows the ids.
+#[derive(Default)]
+pub struct ListOrderedByTs;
+
+#[async_trait]
+impl Bug for ListOrderedByTs {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::List { thread_id, options } = &call else { return saver.forward(call).await };
+        let mut r = saver.saver().list(thread_id, &ListOptions { limit: None, ..options.clone() }).await?;
+        r.sort_by(|a, b| (&b.checkpoint.ts, &b.checkpoint.id).cmp(&(&a.checkpoint.ts, &a.checkpoint.id)));
+        Ok(Reply::Tuples(truncate(r, options.limit)))
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -561,5 +576,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[LS],
         [R("ids.opaque"), R("list.scope")],
         "list scopes its namespace with LIKE: \"sub%\" also lists the namespace \"subab\""
+    ),
+    mutant!(
+        "list_ordered_by_ts",
+        ListOrderedByTs,
+        &[LS],
+        [R("list.order")],
+        "list orders by ts (ORDER BY ts DESC), not by id"
     ),
 ];
