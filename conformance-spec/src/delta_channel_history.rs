@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 use crate::calls::{Cx, Reply};
 use crate::compare::Checked;
-use crate::data::adversarial::{every_variant, Class};
+use crate::data::adversarial::{every_variant, ts_against_ids, Class};
 use crate::data::{at, id_of, jv, new_id, new_ids, pending, Step};
 use crate::Failure;
 
@@ -54,6 +54,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         long_chain_in_order,
         seed_without_any_write -[PutWrites],
         channels_of_every_class_stay_apart,
+        no_checkpoint_id_resolves_greatest_id_whatever_the_ts,
     ])
 }
 
@@ -541,4 +542,27 @@ async fn channels_of_every_class_stay_apart(cx: Cx) -> Checked {
         expect_history(&got, ch, &[pending("task-1", "", ch, jv(json!(format!("w-{ch}"))))], Some(jv(json!(ch))))?;
     }
     Ok(())
+}
+
+/// CONTRACT §3 delta_channel_history ("resolve the target as `get_tuple` does") and §2
+/// get_tuple ("the greatest id"), whatever the `ts`: a chain c0 <- c1 <- c2 whose `ts`
+/// decrease as the ids increase ([`ts_against_ids`]), c0 storing the channel and c0 and c1
+/// each writing it; without an id the target is c2 (the writes of c0 and c1, seed c0's
+/// value), not c0 (the greatest `ts`, no parent, no history).
+async fn no_checkpoint_id_resolves_greatest_id_whatever_the_ts(cx: Cx) -> Checked {
+    let t = cx.thread("ts");
+    let ts = ts_against_ids(3);
+    let ids = new_ids(3);
+    let mut parent = CheckpointConfig::new(&t);
+    for (i, id) in ids.iter().enumerate() {
+        let step = Step::new(id).with(|c| c.ts.clone_from(&ts[i]));
+        let step = if i == 0 { step.value("ch", json!("s0"), 1) } else { step };
+        parent = cx.put(&parent, step).await?;
+        if i < 2 {
+            cx.put_writes(&parent, vec![("ch", jv(json!(format!("w{i}"))))], "task", "").await?;
+        }
+    }
+    let got = history(&cx, &CheckpointConfig::new(&t), &["ch"]).await?;
+    let want = [pending("task", "", "ch", jv(json!("w0"))), pending("task", "", "ch", jv(json!("w1")))];
+    expect_history(&got, "ch", &want, Some(jv(json!("s0"))))
 }

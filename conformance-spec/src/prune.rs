@@ -15,6 +15,7 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::Checked;
+use crate::data::adversarial::ts_against_ids;
 use crate::data::{id_of, jv, new_ids, pending, values, Step};
 
 use PruneStrategy::{Delete, KeepLatest};
@@ -40,6 +41,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         #[uses(Namespaces)] delete_removes_every_namespace +[PutWrites, GetTuple],
         delete_leaves_nothing_behind +[PutWrites, GetTuple] -[List],
         #[uses(Namespaces)] scenario_s15_keep_latest_keeps_what_it_reads +[PutWrites, GetTuple],
+        keep_latest_keeps_greatest_id_whatever_the_ts,
     ])
 }
 
@@ -343,4 +345,21 @@ async fn scenario_s15_keep_latest_keeps_what_it_reads(cx: Cx) -> Checked {
         .finish()?;
     after.expect_writes(&c3, &[pending("task-1", "", "b", jv(json!("w")))]).await?;
     after.expect_listed(&u, &u_before).await
+}
+
+/// CONTRACT §3 prune ("keeps the newest checkpoint") read as get_tuple's "latest": the
+/// greatest id, whatever the `ts`. A chain c0 <- c1 <- c2 whose `ts` decrease as the ids
+/// increase ([`ts_against_ids`]) keeps c2 (the greatest id), not c0 (the greatest `ts`).
+async fn keep_latest_keeps_greatest_id_whatever_the_ts(cx: Cx) -> Checked {
+    let t = cx.thread("ts");
+    let ids = new_ids(3);
+    let ts = ts_against_ids(ids.len());
+    let mut parent = CheckpointConfig::new(&t);
+    for (id, ts) in ids.iter().zip(&ts) {
+        parent = cx.put(&parent, Step::new(id).with(|c| c.ts.clone_from(ts))).await?;
+    }
+    cx.prune(&[&t], KeepLatest).await?;
+    let after =
+        cx.after(format!("after putting a chain of 3 with ts {ts:?} (against id order) and prune([{t}], keep_latest)"));
+    after.expect_ids(&t, &ListOptions::all(), &[&ids[2]]).await
 }

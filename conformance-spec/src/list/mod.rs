@@ -69,6 +69,8 @@ pub fn cases() -> Vec<crate::SpecCase> {
         listed_tuples_equal_get_tuple +[PutWrites, GetTuple],
         #[uses(Namespaces)] parent_config_is_full_config,
         #[uses(Namespaces)] same_id_in_two_namespaces_and_threads_stays_apart +[PutWrites, GetTuple],
+        fork_parents_are_listed_as_put +[GetTuple],
+        #[uses(Namespaces)] namespace_scope_is_no_pattern_or_prefix,
     ])
 }
 
@@ -362,4 +364,36 @@ async fn reput_is_listed_once(cx: Cx) -> Checked {
     cx.put(&c0, step(&ids, "c1", json!({"again": true}))).await?;
     cx.put(&at(&t, ""), step(&ids, "c0", json!({"again": true}))).await?;
     cx.after("after putting c0, c1, c1 again, c0 again").expect_list(&ids, &t, &ListOptions::all(), &["c1", "c0"]).await
+}
+
+/// CONTRACT §2 put ("the parent is `config.checkpoint_id`"), list ("each tuple carries
+/// get_tuple's parent_config") and get_tuple ("the greatest id"), on a forked history:
+/// c0 <- c1 <- c2, then f1 and f2 both children of c1 (no longer the latest) and g a child
+/// of c0. Each listed tuple names the parent its put named, never the next older id of its
+/// namespace; the listing has each checkpoint once, greatest id first, and the latest is g.
+async fn fork_parents_are_listed_as_put(cx: Cx) -> Checked {
+    let t = cx.thread("fork");
+    let ids = Ids::new(&["c0", "c1", "c2", "f1", "f2", "g"]);
+    let c0 = cx.put(&at(&t, ""), step(&ids, "c0", json!({}))).await?;
+    let c1 = cx.put(&c0, step(&ids, "c1", json!({}))).await?;
+    cx.put(&c1, step(&ids, "c2", json!({}))).await?;
+    for (label, parent) in [("f1", &c1), ("f2", &c1), ("g", &c0)] {
+        cx.put(parent, step(&ids, label, json!({}))).await?;
+    }
+    let parents = [("c1", "c0"), ("c2", "c1"), ("f1", "c1"), ("f2", "c1"), ("g", "c0")];
+    let cx = cx.after(format!("after forking f1 and f2 from c1 and g from c0 ({})", ids.legend()));
+    let listed = cx.list_all(&t).await?;
+    let mut d = listed.diffs();
+    for tuple in listed.iter() {
+        let label = ids.label(&tuple.checkpoint.id);
+        let want = parents.iter().find(|(child, _)| *child == label).map(|(_, p)| at(&t, "").with_id(ids.id(p)));
+        d.of(format_args!("{listed}: tuple {label}")).parent_config(want.as_ref(), tuple.parent_config.as_ref());
+    }
+    d.finish()?;
+    cx.expect_list(&ids, &t, &ListOptions::all(), &["g", "f2", "f1", "c2", "c1", "c0"]).await?;
+    let latest = cx.get_some(&at(&t, "")).await?;
+    latest
+        .diffs()
+        .eq(format_args!("checkpoint.id ({})", ids.legend()), &"g".to_owned(), &ids.label(&latest.checkpoint.id))
+        .finish()
 }

@@ -60,7 +60,10 @@ pub fn a_js_saver_mishandling_a_missing_config_field_is_caught() {
 pub fn a_js_saver_refusing_a_config_through_its_schema_passes() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge/savers/schema_checks.mjs");
     let report = run(&crate::js("js", Some(path)), &[Capability::PutWrites]);
-    for id in ["put_writes::missing_checkpoint_id_is_invalid_config", "put_writes::writes_without_namespace_belong_to_the_root"] {
+    for id in [
+        "put_writes::missing_checkpoint_id_is_invalid_config",
+        "put_writes::writes_without_namespace_belong_to_the_root",
+    ] {
         let (o, m) = outcome(&report, id);
         assert_eq!(o, Outcome::Passed, "{id}: {m}");
     }
