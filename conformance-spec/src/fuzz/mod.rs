@@ -26,6 +26,7 @@ pub mod domain;
 pub mod exec;
 pub mod gen;
 pub mod trace;
+pub mod trial;
 
 use domain::World;
 use exec::{compare, expected, may_refuse, Instances};
