@@ -80,6 +80,25 @@ pub struct RunOptions {
     /// Stop at the first failed case: the cases not yet started are reported as skipped
     /// with the reason ([`FAIL_FAST_SKIP`] and the failed case's id).
     pub fail_fast: bool,
+    /// A trial run after the cases, in the same session (its lifespan still set up): the
+    /// default run's fuzz trial (issue 36; conformance-spec's `fuzz::trial`). It runs unless
+    /// the run was stopped (`--fail-fast`, an interrupt). `None`: none.
+    pub after_cases: Option<AfterCases>,
+}
+
+/// What [`AfterCases`] runs: given the session's registration, the report's `fuzz` section
+/// and, when the trial found a broken rule, the failed result it adds to the run, counted
+/// against that result's capability (the capability of the call that diverged).
+pub type AfterCasesFn = dyn Fn(&Registration) -> (crate::FuzzSection, Option<CaseResult>) + Send + Sync;
+
+/// A trial run after the cases ([`RunOptions::after_cases`]).
+#[derive(Clone)]
+pub struct AfterCases(pub Arc<AfterCasesFn>);
+
+impl std::fmt::Debug for AfterCases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AfterCases(..)")
+    }
 }
 
 /// The start of the skip reason of a case that `--fail-fast` did not run.
@@ -97,6 +116,7 @@ impl Default for RunOptions {
             jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             repeat: 1,
             fail_fast: false,
+            after_cases: None,
         }
     }
 }
