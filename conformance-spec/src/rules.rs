@@ -262,7 +262,12 @@ mod tests {
     #[test]
     fn planted_rule_without_case_is_reported() {
         let mut rules = RULES.to_vec();
-        rules.push(Rule { id: "planted.rule", section: "§9 nowhere", strength: Strength::Must, text: "no case checks this" });
+        rules.push(Rule {
+            id: "planted.rule",
+            section: "§9 nowhere",
+            strength: Strength::Must,
+            text: "no case checks this",
+        });
         let problems = untraced(&rules, &crate::catalog());
         assert_eq!(problems, ["rule planted.rule has no case"]);
         let mut cases = crate::catalog();
@@ -276,6 +281,9 @@ mod tests {
     /// A planted mark in the page without a rule is found.
     #[test]
     fn contract_marks_are_parsed() {
-        assert_eq!(ids_in_contract("a `[put.reput]` b `[x]` c `[list.order_across]`."), ["put.reput", "list.order_across"]);
+        assert_eq!(
+            ids_in_contract("a `[put.reput]` b `[x]` c `[list.order_across]`."),
+            ["put.reput", "list.order_across"]
+        );
     }
 }

@@ -42,7 +42,8 @@ pub use conformance_spec::rules::{Rule, RULES, UNCHECKABLE};
 pub fn untraced_mutants(rules: &[Rule], mutants: &[Mutant]) -> Vec<String> {
     let mut out = Vec::new();
     for m in mutants {
-        let named: Vec<&str> = m.covers.iter().filter_map(|c| if let Cover::Rule(r) = c { Some(*r) } else { None }).collect();
+        let named: Vec<&str> =
+            m.covers.iter().filter_map(|c| if let Cover::Rule(r) = c { Some(*r) } else { None }).collect();
         if named.is_empty() {
             out.push(format!("mutant {} names no rule (add a Cover::Rule)", m.name));
         }

@@ -49,7 +49,8 @@ pub fn rules_markdown(rules: &[Rule], cases: &[SpecCase], mutants: &[Mutant]) ->
             .map(|m| format!("`{}`", m.name))
             .collect();
         let why = UNCHECKABLE.iter().find(|(id, _)| *id == rule.id).map(|(_, why)| format!("none: {why}"));
-        let list = |items: Vec<String>| if items.is_empty() { why.clone().unwrap_or_default() } else { items.join(", ") };
+        let list =
+            |items: Vec<String>| if items.is_empty() { why.clone().unwrap_or_default() } else { items.join(", ") };
         let _ = writeln!(
             out,
             "| `{}` | {strength} | {} | {} | {} |",

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
+use conformance_core::Strength;
 use conformance_selftest::rules_doc::rules_markdown;
 use conformance_selftest::{untraced_mutants, Cover, Mutant, Rule, MUTANTS, RULES};
-use conformance_core::Strength;
 
 #[test]
 fn every_rule_has_a_mutant_and_every_mutant_a_rule() {
@@ -19,7 +19,8 @@ fn every_rule_has_a_mutant_and_every_mutant_a_rule() {
 #[test]
 fn planted_rule_without_mutant_is_reported() {
     let mut rules = RULES.to_vec();
-    rules.push(Rule { id: "planted.rule", section: "§9 nowhere", strength: Strength::Must, text: "nothing breaks it" });
+    rules
+        .push(Rule { id: "planted.rule", section: "§9 nowhere", strength: Strength::Must, text: "nothing breaks it" });
     assert_eq!(untraced_mutants(&rules, MUTANTS), ["rule planted.rule has no mutant"]);
     let mut mutants: Vec<Mutant> = MUTANTS.to_vec();
     mutants.push(Mutant { name: "no_rule", covers: &[Cover::Scenario("S01")], ..MUTANTS[0] });
@@ -56,7 +57,12 @@ fn rules_doc_is_current() {
         return;
     }
     let have = std::fs::read_to_string(&path).unwrap_or_default();
-    let line = have.lines().zip(want.lines()).position(|(a, b)| a != b).map_or(have.lines().count().min(want.lines().count()), |i| i) + 1;
+    let line = have
+        .lines()
+        .zip(want.lines())
+        .position(|(a, b)| a != b)
+        .map_or(have.lines().count().min(want.lines().count()), |i| i)
+        + 1;
     assert!(
         have == want,
         "{} is stale (first difference at line {line}); regenerate: UPDATE_RULES=1 cargo test -p conformance-selftest --test rules",

@@ -354,7 +354,7 @@ pub const MUTANTS: &[Mutant] = &[
         "empty_thread_id_accepted",
         EmptyThreadIdAccepted,
         BASE,
-        [R("config.thread_id"), R("ids.opaque"), G("7.2-empty-thread")],
+        [R("config.thread_id"), G("7.2-empty-thread")],
         "an empty thread_id is stored as the thread \"\" (as LangGraph's savers do) instead of refused"
     ),
     mutant!(
