@@ -17,14 +17,14 @@ use crate::data::{id_of, jv, pending, rich_step, Step};
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::Durability, needs [Put, PutWrites, GetTuple, List] => [
-        reopened_instance_reads_checkpoints_and_writes,
-        reopened_instance_sees_a_deleted_thread_gone +[DeleteThread],
-        reopened_instance_sees_a_replaced_checkpoint -[List],
-        reopened_instance_keeps_the_first_regular_write -[List],
-        reopened_instance_reads_checkpoints -[PutWrites, List],
-        #[closed_instance] #[budget(crate::crash::budget)] acknowledged_writes_survive_kill,
-        reopened_instance_shows_writes_made_before_their_checkpoint -[List],
-        reopened_instance_keeps_the_last_special_write -[List],
+        #[rules(durability.acknowledged)] reopened_instance_reads_checkpoints_and_writes,
+        #[rules(durability.acknowledged)] reopened_instance_sees_a_deleted_thread_gone +[DeleteThread],
+        #[rules(durability.acknowledged, put.reput)] reopened_instance_sees_a_replaced_checkpoint -[List],
+        #[rules(durability.acknowledged, put_writes.regular_first)] reopened_instance_keeps_the_first_regular_write -[List],
+        #[rules(durability.acknowledged)] reopened_instance_reads_checkpoints -[PutWrites, List],
+        #[rules(durability.acknowledged)] #[closed_instance] #[budget(crate::crash::budget)] acknowledged_writes_survive_kill,
+        #[rules(durability.acknowledged, put_writes.early)] reopened_instance_shows_writes_made_before_their_checkpoint -[List],
+        #[rules(durability.acknowledged, put_writes.special_last)] reopened_instance_keeps_the_last_special_write -[List],
     ])
 }
 

@@ -23,15 +23,15 @@ use readers::{list_during_writes_returns_complete_tuples, reader_sees_none_or_al
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::Concurrency, needs [Put, PutWrites, GetTuple] => [
-        #[multi_thread] put_writes_of_many_tasks_all_kept,
-        #[multi_thread] put_writes_of_one_key_keep_exactly_one,
-        #[multi_thread] mixed_put_writes_of_one_task_follow_a_serial_order,
-        #[multi_thread] puts_from_many_tasks_all_land +[List] -[PutWrites],
-        #[multi_thread] reader_sees_none_or_all_of_a_checkpoint -[PutWrites],
-        #[multi_thread] list_during_writes_returns_complete_tuples +[List] -[GetTuple],
-        #[multi_thread] put_and_put_writes_of_one_checkpoint_at_once,
-        #[multi_thread] two_instances_write_at_once,
-        #[multi_thread] latest_is_greatest_id_under_concurrent_puts +[List] -[PutWrites],
+        #[rules(concurrency.serial)] #[multi_thread] put_writes_of_many_tasks_all_kept,
+        #[rules(concurrency.serial, put_writes.regular_first)] #[multi_thread] put_writes_of_one_key_keep_exactly_one,
+        #[rules(concurrency.serial, put_writes.per_write)] #[multi_thread] mixed_put_writes_of_one_task_follow_a_serial_order,
+        #[rules(concurrency.serial)] #[multi_thread] puts_from_many_tasks_all_land +[List] -[PutWrites],
+        #[rules(concurrency.serial)] #[multi_thread] reader_sees_none_or_all_of_a_checkpoint -[PutWrites],
+        #[rules(concurrency.serial)] #[multi_thread] list_during_writes_returns_complete_tuples +[List] -[GetTuple],
+        #[rules(concurrency.serial, put_writes.early)] #[multi_thread] put_and_put_writes_of_one_checkpoint_at_once,
+        #[rules(concurrency.two_instances)] #[multi_thread] two_instances_write_at_once,
+        #[rules(concurrency.serial, get_tuple.latest)] #[multi_thread] latest_is_greatest_id_under_concurrent_puts +[List] -[PutWrites],
     ])
 }
 

@@ -305,7 +305,7 @@ pub const MUTANTS: &[Mutant] = &[
         "busy_across_instances",
         BusyAcrossInstances,
         &[CC],
-        [R("concurrency.serial"), S("S19")],
+        [R("concurrency.serial"), S("S19"), R("concurrency.two_instances")],
         "a call that finds the storage held by another instance fails with \"database is locked\""
     ),
     mutant!(

@@ -366,7 +366,7 @@ pub const MUTANTS: &[Mutant] = &[
         "delta_missing_target_fails",
         Walked<DeltaMissingTargetFails>,
         &[DH],
-        [R("extended.noop_inputs"), R("delta.target")],
+        [R("extended.noop_inputs"), R("delta.target"), R("delta.missing_target")],
         "a target that is not stored fails the call instead of giving empty entries"
     ),
     mutant!(

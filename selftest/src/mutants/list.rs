@@ -441,7 +441,7 @@ pub const MUTANTS: &[Mutant] = &[
         "list_limit_split_across_namespaces",
         ListLimitSplitAcrossNamespaces,
         &[LS],
-        [R("list.limit")],
+        [R("list.order_across")],
         "without a namespace, each namespace gives its newest ceil(limit / namespaces), then the merge is cut"
     ),
     mutant!(
@@ -476,14 +476,14 @@ pub const MUTANTS: &[Mutant] = &[
         "list_filter_null_needs_key",
         Filtered<ListFilterNullNeedsKey>,
         &[LS],
-        [R("list.filter"), G("7.2-filters")],
+        [R("list.filter"), G("7.2-filters"), R("list.filter_strict")],
         "a null filter value does not match a missing key (upstream Postgres)"
     ),
     mutant!(should
         "list_filter_bool_equals_number",
         Filtered<ListFilterBoolEqualsNumber>,
         &[LS],
-        [R("list.filter"), G("7.2-filters")],
+        [R("list.filter"), G("7.2-filters"), R("list.filter_strict")],
         "a boolean filter value matches 0/1 (upstream SQLite)"
     ),
     mutant!(
@@ -504,21 +504,21 @@ pub const MUTANTS: &[Mutant] = &[
         "list_filter_nested_containment",
         Filtered<ListFilterNestedContainment>,
         &[LS],
-        [R("list.filter"), G("7.2-filters")],
+        [R("list.filter"), G("7.2-filters"), R("list.filter_strict")],
         "a nested filter object matches by containment, not equality (upstream Postgres)"
     ),
     mutant!(should
         "list_grouped_by_namespace",
         ListGroupedByNamespace,
         &[LS],
-        [R("list.order"), S("S10")],
+        [R("list.order_across"), S("S10")],
         "list is grouped by namespace instead of in global id order (upstream InMemory)"
     ),
     mutant!(should
         "list_equal_ids_namespace_descending",
         ListEqualIdsNamespaceDescending,
         &[LS],
-        [R("list.order")],
+        [R("list.order_across")],
         "equal ids in different namespaces come namespace descending"
     ),
     mutant!(

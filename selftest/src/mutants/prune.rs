@@ -234,7 +234,7 @@ pub const MUTANTS: &[Mutant] = &[
         "prune_drops_inherited_values",
         PruneDropsInheritedValues,
         &[PR],
-        [R("prune.keep_latest"), S("S15"), G("7.3-prune")],
+        [R("prune.keep_latest"), S("S15"), G("7.3-prune"), R("put.kept_values")],
         "keep_latest keeps only the values the kept checkpoint's put carried: kept channels lose theirs"
     ),
     mutant!(
