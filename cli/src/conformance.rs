@@ -164,7 +164,8 @@ pub struct Args {
 
     /// Seconds of generated call sequences after the cases, compared with the contract's
     /// model (the fuzz trial, docs/using-the-kit.md "Model-based fuzzing"); a divergence is
-    /// shrunk and fails the capability of the call that diverged. 0 turns it off; not run
+    /// shrunk and reported "passed, not strict" in the capability of the call that diverged
+    /// (--strict counts it). 0 turns it off; not run
     /// with --capabilities or --cases. Default: $CHECKPOINT_CONFORMANCE_FUZZ_BUDGET, else 3.
     #[arg(long, value_name = "SECONDS", value_parser = conformance_spec::fuzz::trial::parse_budget, allow_negative_numbers = true)]
     fuzz_budget: Option<Duration>,

@@ -56,10 +56,9 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
         let keys: Vec<_> = model.checkpoints.keys().collect();
         (thread, ns, id) = pick(&keys, p[2] >> 2).clone();
     }
-    // Now and then an empty thread id in a base method (CONTRACT §1 Config: InvalidConfig).
-    if p[0] % 23 == 22 && kind % KINDS <= 9 {
-        thread = String::new();
-    }
+    // No empty thread id: refusing it is a SHOULD rule (CONTRACT §1 Config; LangGraph's
+    // InMemorySaver stores the thread ""), judged by the spec cases, and the fuzzer judges
+    // MUST rules.
     let get_config =
         CheckpointConfig::new(thread.clone()).with_ns(ns.clone()).with_id(id.clone()).without_id_if(p[3] % 3 == 0);
     let get = move || Op::Call(Invocation::GetTuple { config: get_config });

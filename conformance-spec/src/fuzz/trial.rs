@@ -1,8 +1,9 @@
 //! The fuzz trial of a default run (issue 36): after the catalog's cases, in the same
 //! session, generated sequences for a time budget ([`DEFAULT_BUDGET`], `--fuzz-budget`,
 //! `$CHECKPOINT_CONFORMANCE_FUZZ_BUDGET`), from a printed seed. A divergence is shrunk
-//! and counted as a failed MUST result, `{capability}::fuzz_model_sequences`, in the
-//! capability of the call that diverged; the report's `fuzz` section holds what ran and the
+//! and counted as a "passed, not strict" result, `{capability}::fuzz_model_sequences`, in
+//! the capability of the call that diverged (the model holds SHOULD rules too, so a
+//! divergence costs the strict level, not the level); the report's `fuzz` section holds what ran and the
 //! shrunk trace (replayable with `cargo xtask replay`).
 
 use std::sync::Arc;
@@ -106,8 +107,12 @@ fn trial(reg: &Registration, budget: Duration, seed: u64, rerun: &str) -> (FuzzS
             id: format!("{capability}::{TRIAL_NAME}"),
             capability,
             name: TRIAL_NAME.to_owned(),
-            outcome: Outcome::Failed,
-            strength: Strength::Must,
+            // The model holds the SHOULD rules too (NUL kept in metadata, booleans apart from
+            // numbers, ...), and a divergence does not say which rule it broke: it is judged
+            // as a SHOULD, "passed, not strict", which `--strict` counts. Replaying its trace
+            // names the call and the field; a MUST breach there is a bug to fix first.
+            outcome: Outcome::NotStrict,
+            strength: Strength::Should,
             message: Some(message(seed, outcome.sequences, &d.trace, &d.message, rerun)),
             duration_ms: outcome.elapsed.as_secs_f64() * 1e3,
             facts: Default::default(),
