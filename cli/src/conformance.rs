@@ -336,7 +336,9 @@ fn fuzz_seed_from_env() -> Result<Option<u64>, String> {
     let name = conformance_spec::harness::FUZZ_SEED_ENV;
     match std::env::var(name) {
         Ok(v) if v.trim().is_empty() => Ok(None),
-        Ok(v) => v.trim().parse().map(Some).map_err(|_| format!("${name}={v:?}: a seed from 0 to {} is expected", u64::MAX)),
+        Ok(v) => {
+            v.trim().parse().map(Some).map_err(|_| format!("${name}={v:?}: a seed from 0 to {} is expected", u64::MAX))
+        }
         Err(std::env::VarError::NotPresent) => Ok(None),
         Err(_) => Err(format!("${name} is not valid UTF-8: a seed is expected")),
     }

@@ -149,7 +149,9 @@ impl Session {
                 let reason = Planned::Skipped(format!("not run: {e}"));
                 (Detection::default(), cases.iter().map(|c| not_run(c, &reason)).collect())
             }
-            Knowledge::Detected(d) => (d.clone(), self.fill(cases, selection, tests).into_iter().chain(after).collect()),
+            Knowledge::Detected(d) => {
+                (d.clone(), self.fill(cases, selection, tests).into_iter().chain(after).collect())
+            }
             Knowledge::Unprobed => {
                 (Detection::default(), self.fill(cases, selection, tests).into_iter().chain(after).collect())
             }

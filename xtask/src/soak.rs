@@ -368,9 +368,8 @@ fn finish(mut s: Spawned, limit: Duration) -> Ended {
             }
         }
     };
-    let code = status.and_then(|st| {
-        st.code().or_else(|| std::os::unix::process::ExitStatusExt::signal(&st).map(|n| 128 + n))
-    });
+    let code =
+        status.and_then(|st| st.code().or_else(|| std::os::unix::process::ExitStatusExt::signal(&st).map(|n| 128 + n)));
     let stderr = s.stderr.join().unwrap_or_default();
     Ended { code, stderr, env: s.env, elapsed_note: note }
 }
@@ -404,8 +403,14 @@ mod tests {
         let span = Duration::from_secs(10);
         let ms: Vec<Duration> = (0..1000).map(|_| moment(&mut rng, span)).collect();
         assert!(ms.iter().all(|m| *m <= span));
-        assert!(ms.iter().filter(|m| **m < Duration::from_secs(1)).count() > 250, "a quarter and more in the first tenth");
-        assert!(ms.iter().filter(|m| **m > Duration::from_secs(8)).count() > 250, "a quarter and more in the last sixth");
+        assert!(
+            ms.iter().filter(|m| **m < Duration::from_secs(1)).count() > 250,
+            "a quarter and more in the first tenth"
+        );
+        assert!(
+            ms.iter().filter(|m| **m > Duration::from_secs(8)).count() > 250,
+            "a quarter and more in the last sixth"
+        );
     }
 
     #[test]

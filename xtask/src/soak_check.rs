@@ -78,7 +78,8 @@ impl UserFiles {
         // Empty: the kit takes it as a new database, and must never write it.
         std::fs::write(dir.join("user.db"), b"").map_err(|e| format!("{}: {e}", dir.display()))?;
         for name in ["user.db.case-99999-3", "user.db.case-1-0", "user.db-wal.bak", ".checkpoint-report-99999-0"] {
-            std::fs::write(dir.join(name), format!("{name}: the user's, not the kit's\n")).map_err(|e| e.to_string())?;
+            std::fs::write(dir.join(name), format!("{name}: the user's, not the kit's\n"))
+                .map_err(|e| e.to_string())?;
         }
         let snapshot = read_dir_bytes(dir);
         Ok(Self { dir: dir.to_path_buf(), snapshot })

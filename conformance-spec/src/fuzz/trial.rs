@@ -89,7 +89,8 @@ fn trial(reg: &Registration, budget: Duration, seed: u64, rerun: &str) -> (FuzzS
     }
     eprintln!("fuzz: {:.1} s of generated sequences, seed {seed} ({rerun} reproduces)", budget.as_secs_f64());
     // Shrinking a bridged saver's divergence can take minutes: the default run spends 20 s.
-    let options = FuzzOptions { seed, cases: u32::MAX, time: Some(budget), shrink_ms: 20_000, ..FuzzOptions::default() };
+    let options =
+        FuzzOptions { seed, cases: u32::MAX, time: Some(budget), shrink_ms: 20_000, ..FuzzOptions::default() };
     let outcome = match fuzz_in_lifespan(reg, &options) {
         Ok(o) => o,
         Err(e) => return (empty(Some(e)), None),

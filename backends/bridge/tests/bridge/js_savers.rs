@@ -94,8 +94,8 @@ pub fn a_replacement_child_is_set_up_again() {
 /// (the JS report named neither before).
 pub fn the_report_names_the_js_savers_package_and_version() {
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bridges/js/package.json");
-    let pins: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).expect("package.json"))
-        .expect("package.json is JSON");
+    let pins: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest).expect("package.json")).expect("package.json is JSON");
     let pin = pins["dependencies"]["@langchain/langgraph-checkpoint"].as_str().expect("a pin").to_owned();
     let report = crate::own_savers::judged(&crate::js("js:memory", None), &[Capability::DeleteThread]);
     for (key, value) in [
