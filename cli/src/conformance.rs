@@ -316,34 +316,6 @@ fn selected_cases(cases: Option<&[String]>) -> Result<Vec<conformance_core::Spec
     Ok(catalog.into_iter().filter(|c| ids.contains(&c.id())).collect())
 }
 
-/// The fuzz trial of a whole run (issue 36): none with --capabilities or --cases, or a
-/// budget of 0. Its budget and seed were checked by [`prepare`].
-fn fuzz_trial(args: &Args) -> Option<conformance_core::AfterCases> {
-    use conformance_spec::fuzz::trial;
-    let budget = args.fuzz_budget.or_else(|| trial::budget_from_env().ok()).unwrap_or(trial::DEFAULT_BUDGET);
-    if budget.is_zero() || args.capabilities.is_some() || args.cases.is_some() {
-        return None;
-    }
-    let seed = args.fuzz_seed.or_else(|| fuzz_seed_from_env().ok().flatten()).unwrap_or_else(|| fastrand::u64(..));
-    Some(trial::after_cases(budget, seed, format!("--fuzz-seed {seed}")))
-}
-
-/// `$CHECKPOINT_CONFORMANCE_FUZZ_SEED`, when set.
-///
-/// # Errors
-/// A set value that is not a u64, naming the variable.
-fn fuzz_seed_from_env() -> Result<Option<u64>, String> {
-    let name = conformance_spec::harness::FUZZ_SEED_ENV;
-    match std::env::var(name) {
-        Ok(v) if v.trim().is_empty() => Ok(None),
-        Ok(v) => {
-            v.trim().parse().map(Some).map_err(|_| format!("${name}={v:?}: a seed from 0 to {} is expected", u64::MAX))
-        }
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(_) => Err(format!("${name} is not valid UTF-8: a seed is expected")),
-    }
-}
-
 /// Everything checked before the run; a message is a usage error.
 fn prepare(args: &Args) -> Result<(), String> {
     selected_cases(args.cases.as_deref())?;
@@ -384,7 +356,7 @@ fn prepare(args: &Args) -> Result<(), String> {
         conformance_spec::fuzz::trial::budget_from_env()?;
     }
     if args.fuzz_seed.is_none() {
-        fuzz_seed_from_env()?;
+        crate::fuzz_trial::fuzz_seed_from_env()?;
     }
     check_postgres_url(args)?;
     conformance_spec::crash::check_env_settings()?;
@@ -535,7 +507,11 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
     if let Some(n) = args.repeat {
         options.repeat = n;
     }
-    options.after_cases = fuzz_trial(&args);
+    options.after_cases = crate::fuzz_trial::fuzz_trial(
+        args.fuzz_budget,
+        args.fuzz_seed,
+        args.capabilities.is_some() || args.cases.is_some(),
+    );
 
     // A signal during the setup above: no case, no lifespan, no report.
     crate::interrupt::stop_if_interrupted();

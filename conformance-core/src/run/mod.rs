@@ -6,6 +6,7 @@
 //! teardown, [`build_report`]) and run each case with [`execute_case_repeated`]; [`run`]
 //! strings them together for the front ends that run every case themselves.
 
+mod after;
 mod parallel;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,7 @@ use crate::report::{
 };
 use crate::traced::{CallLog, Traced};
 use crate::{Capability, CaseEnv, CaseInstance, CheckpointSaver, Registration, SpecCase, Strength};
+pub use after::{AfterCases, AfterCasesFn};
 pub use parallel::{run, timeout_hint};
 
 /// What the plan says about a case.
@@ -84,21 +86,6 @@ pub struct RunOptions {
     /// default run's fuzz trial (issue 36; conformance-spec's `fuzz::trial`). It runs unless
     /// the run was stopped (`--fail-fast`, an interrupt). `None`: none.
     pub after_cases: Option<AfterCases>,
-}
-
-/// What [`AfterCases`] runs: given the session's registration, the report's `fuzz` section
-/// and, when the trial found a broken rule, the failed result it adds to the run, counted
-/// against that result's capability (the capability of the call that diverged).
-pub type AfterCasesFn = dyn Fn(&Registration) -> (crate::FuzzSection, Option<CaseResult>) + Send + Sync;
-
-/// A trial run after the cases ([`RunOptions::after_cases`]).
-#[derive(Clone)]
-pub struct AfterCases(pub Arc<AfterCasesFn>);
-
-impl std::fmt::Debug for AfterCases {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("AfterCases(..)")
-    }
 }
 
 /// The start of the skip reason of a case that `--fail-fast` did not run.
