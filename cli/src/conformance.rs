@@ -356,7 +356,7 @@ fn prepare(args: &Args) -> Result<(), String> {
         conformance_spec::fuzz::trial::budget_from_env()?;
     }
     if args.fuzz_seed.is_none() {
-        crate::fuzz_trial::fuzz_seed_from_env()?;
+        conformance_spec::harness::fuzz_seed_env().map_err(|e| format!("${e}"))?;
     }
     check_postgres_url(args)?;
     conformance_spec::crash::check_env_settings()?;

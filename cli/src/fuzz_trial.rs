@@ -14,22 +14,7 @@ pub(crate) fn fuzz_trial(
     if budget.is_zero() || selected {
         return None;
     }
-    let seed = seed.or_else(|| fuzz_seed_from_env().ok().flatten()).unwrap_or_else(|| fastrand::u64(..));
+    let seed =
+        seed.or_else(|| conformance_spec::harness::fuzz_seed_env().ok().flatten()).unwrap_or_else(|| fastrand::u64(..));
     Some(trial::after_cases(budget, seed, format!("--fuzz-seed {seed}")))
-}
-
-/// `$CHECKPOINT_CONFORMANCE_FUZZ_SEED`, when set.
-///
-/// # Errors
-/// A set value that is not a u64, naming the variable.
-pub(crate) fn fuzz_seed_from_env() -> Result<Option<u64>, String> {
-    let name = conformance_spec::harness::FUZZ_SEED_ENV;
-    match std::env::var(name) {
-        Ok(v) if v.trim().is_empty() => Ok(None),
-        Ok(v) => {
-            v.trim().parse().map(Some).map_err(|_| format!("${name}={v:?}: a seed from 0 to {} is expected", u64::MAX))
-        }
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(_) => Err(format!("${name} is not valid UTF-8: a seed is expected")),
-    }
 }

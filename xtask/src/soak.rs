@@ -183,7 +183,7 @@ struct Spawned {
 
 fn soak_target(target: Target, n: u32, rng: &mut fastrand::Rng, root: &soak_check::Root) -> Result<Totals, String> {
     let server = match target {
-        Target::PostgresUrl => Some(soak_check::GivenServer::start(root)?),
+        Target::PostgresUrl => Some(soak_check::GivenServer::start()?),
         _ => None,
     };
     let user = soak_check::UserFiles::plant(&root.path().join(format!("user-{}", target.name().replace(':', "-"))))?;
@@ -199,7 +199,7 @@ fn soak_target(target: Target, n: u32, rng: &mut fastrand::Rng, root: &soak_chec
             let s = spawn(target, root, &bridge_home, server.as_ref(), &user, false, false)?;
             let out = finish(s, Duration::from_secs(1800));
             times.push(t0.elapsed());
-            let left = soak_check::leftovers(&out.env, &user, server.as_ref(), &bridge_home);
+            let left = soak_check::leftovers(&out.env, &user, server.as_ref());
             report_line(target, 0, "no signal", &out, &left);
             totals.leftovers += left.len();
             if !matches!(out.code, Some(0 | 1)) {
@@ -246,7 +246,7 @@ fn soak_target(target: Target, n: u32, rng: &mut fastrand::Rng, root: &soak_chec
             soak_check::signal(pid, sigint);
         }
         let out = finish(spawned, EXIT_LIMIT);
-        let mut left = soak_check::leftovers(&out.env, &user, server.as_ref(), &bridge_home);
+        let mut left = soak_check::leftovers(&out.env, &user, server.as_ref());
         let signo = if sigint { 2 } else { 15 };
         let what = format!(
             "{} at {:.2} s{}{}",

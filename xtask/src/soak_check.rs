@@ -110,7 +110,7 @@ pub(crate) struct GivenServer {
 const LOOK_ALIKES: [&str; 3] = ["checkpoint_test_lookalike", "checkpoint_test_0a1b2c3d_1", "checkpoint_test_"];
 
 impl GivenServer {
-    pub(crate) fn start(_root: &Root) -> Result<Self, String> {
+    pub(crate) fn start() -> Result<Self, String> {
         let server = checkpoint_postgres::test_server::TestServer::start()
             .map_err(|e| format!("could not start a PostgreSQL server: {e}"))?;
         let psql = find_psql().ok_or("no psql (Debian's postgresql-client) on PATH or in /usr/lib/postgresql")?;
@@ -251,12 +251,7 @@ fn entries(dir: &Path) -> Vec<String> {
 }
 
 /// What the run of `env` left, each named in a line; everything found is removed after.
-pub(crate) fn leftovers(
-    env: &RunEnv,
-    user: &UserFiles,
-    server: Option<&GivenServer>,
-    _bridge_home: &Path,
-) -> Vec<String> {
+pub(crate) fn leftovers(env: &RunEnv, user: &UserFiles, server: Option<&GivenServer>) -> Vec<String> {
     let mut left = Vec::new();
     // Processes: the front end has exited; give what it ended a moment to go.
     let t0 = Instant::now();

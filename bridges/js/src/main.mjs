@@ -242,40 +242,24 @@ function packageVersions(saver) {
 
 /** Where the served saver comes from (`open`'s `module`, `distribution`, `version`;
  * docs/bridge-protocol.md): for a short name, the LangGraph package that defines it, as the
- * child's pinned install resolves it; for an initializer module, that module's path and the
+ * child's pinned install resolves it (`packages`, from packageVersions); for an initializer module, that module's path and the
  * package it belongs to (the nearest package.json with a name, from its directory up), if any. */
-function saverOrigin(saver) {
+function saverOrigin(saver, packages) {
   const short = SHORT_NAME_PACKAGES[saver];
-  const require = createRequire(short ? import.meta.url : path.resolve(saver));
-  let manifest;
   if (short) {
-    try {
-      manifest = require.resolve(`${short}/package.json`);
-    } catch {
-      return { module: short };
-    }
-  } else {
-    for (let dir = path.dirname(path.resolve(saver)); ; dir = path.dirname(dir)) {
-      const candidate = path.join(dir, "package.json");
-      try {
-        if (JSON.parse(fs.readFileSync(candidate, "utf8")).name) {
-          manifest = candidate;
-          break;
-        }
-      } catch {
-        // no package.json here, or not JSON
-      }
-      if (path.dirname(dir) === dir) return { module: path.resolve(saver) };
-    }
+    return { module: short, distribution: short, ...(packages[short] ? { version: packages[short] } : {}) };
   }
-  try {
-    const { name, version } = JSON.parse(fs.readFileSync(manifest, "utf8"));
-    const origin = { module: short ?? path.resolve(saver) };
-    if (typeof name === "string") origin.distribution = name;
-    if (typeof version === "string") origin.version = version;
-    return origin;
-  } catch {
-    return { module: short ?? path.resolve(saver) };
+  const module = path.resolve(saver);
+  for (let dir = path.dirname(module); ; dir = path.dirname(dir)) {
+    try {
+      const { name, version } = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+      if (typeof name === "string" && name) {
+        return { module, distribution: name, ...(typeof version === "string" ? { version } : {}) };
+      }
+    } catch {
+      // no package.json here, or not JSON
+    }
+    if (path.dirname(dir) === dir) return { module };
   }
 }
 
@@ -292,12 +276,13 @@ async function hello(args) {
   } catch (e) {
     throw new ProtocolError(e.message);
   }
-  state.origin = saverOrigin(args.saver);
+  const packages = packageVersions(args.saver);
+  state.origin = saverOrigin(args.saver, packages);
   return {
     protocol: PROTOCOL_VERSION,
     server: SERVER,
     runtime: `node ${process.versions.node}`,
-    packages: packageVersions(args.saver),
+    packages,
     saver: args.saver,
     reopen: Boolean(state.storage.reopenable),
     // What every LangGraph JS saver lacks (docs/bridge-protocol.md, "Declared limits"):
