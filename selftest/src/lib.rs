@@ -41,6 +41,7 @@
 pub mod analysis;
 mod bug;
 pub mod catalog;
+pub mod classes;
 mod mutants;
 mod registration;
 pub mod rules_doc;

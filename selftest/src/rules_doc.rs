@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use conformance_core::{SpecCase, Strength};
 
 use crate::catalog::{Cover, Mutant, Rule, UNCHECKABLE};
+use crate::classes::CLASS_MUTANTS;
 
 /// The Markdown of `docs/rules.md` for `rules`, the spec `cases` and the `mutants`.
 pub fn rules_markdown(rules: &[Rule], cases: &[SpecCase], mutants: &[Mutant]) -> String {
@@ -59,6 +60,28 @@ pub fn rules_markdown(rules: &[Rule], cases: &[SpecCase], mutants: &[Mutant]) ->
             list(checked),
             list(broken)
         );
+    }
+    out.push_str(
+        "\n## Adversarial data classes\n\nThe classes of `conformance_spec::data::adversarial` (identifiers that a \
+         case-folding, normalising, trimming, splitting, pattern-matching, prefix-matching, UTF-16-ordering or \
+         truncating saver makes equal or orders differently, and timestamps against id order), each with the \
+         mutants that break only that class and the rules they break; `cargo xtask mutants` shows the case of \
+         the home capability that catches each.\n\n\
+         | Class | Mutants | Rules they break |\n|---|---|---|\n",
+    );
+    for (class, names) in CLASS_MUTANTS {
+        let rules: Vec<String> = {
+            let mut r: Vec<&str> = mutants
+                .iter()
+                .filter(|m| names.contains(&m.name))
+                .flat_map(|m| m.covers.iter().filter_map(|c| if let Cover::Rule(id) = c { Some(*id) } else { None }))
+                .collect();
+            r.sort_unstable();
+            r.dedup();
+            r.into_iter().map(|id| format!("`{id}`")).collect()
+        };
+        let named: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        let _ = writeln!(out, "| {class} | {} | {} |", named.join(", "), rules.join(", "));
     }
     out
 }

@@ -69,3 +69,23 @@ fn rules_doc_is_current() {
         path.display()
     );
 }
+
+/// Every class of the adversarial data has a mutant in [`CLASS_MUTANTS`], and every name
+/// there is a mutant of the catalog (issue 36: "for each class, a mutant that breaks only
+/// that class").
+#[test]
+fn every_adversarial_class_has_a_mutant() {
+    use conformance_selftest::classes::{CLASS_MUTANTS, TIMESTAMPS};
+    use conformance_spec::data::adversarial::Class;
+    let mut wanted: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+    wanted.push(TIMESTAMPS);
+    for class in wanted {
+        let names = CLASS_MUTANTS.iter().find(|(c, _)| *c == class).map(|(_, n)| *n).unwrap_or_default();
+        assert!(!names.is_empty(), "class {class} has no mutant in CLASS_MUTANTS");
+    }
+    for (class, names) in CLASS_MUTANTS {
+        for name in *names {
+            assert!(MUTANTS.iter().any(|m| m.name == *name), "class {class}: no mutant named {name}");
+        }
+    }
+}

@@ -51,6 +51,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         #[rules(put.kept_values)] #[should] new_channel_is_read_alongside_kept_ones ["test_put_new_channel_added"],
         #[rules(put.outside_versions)] channel_not_in_versions_is_absent ["test_put_channel_removed"],
         #[rules(put.emptied)] channel_in_new_versions_without_value_is_absent,
+        #[rules(put.emptied, put.siblings)] emptied_sibling_stays_empty,
         #[rules(put.kept_values, put.values)] #[should] #[uses(Namespaces)] kept_channel_reads_its_own_thread_and_namespace,
         #[rules(put.siblings)] sibling_checkpoints_read_their_own_values,
         #[rules(put.kept_values, put.siblings)] #[should] fork_reads_value_at_kept_version_not_newest,

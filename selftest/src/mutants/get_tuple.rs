@@ -464,4 +464,32 @@ pub const MUTANTS: &[Mutant] = &[
         [R("ids.opaque"), R("get_tuple.by_id"), R("get_tuple.latest")],
         "get_tuple looks its namespace up with LIKE: \"sub%\" finds the checkpoint of the namespace \"subab\""
     ),
+    mutant!(
+        "get_tuple_thread_fallback_trimmed",
+        GetTupleFallback<Trim, OnThread>,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.latest")],
+        "get_tuple retries a thread it does not find trimmed: \" t\" finds the thread \"t\" (exact threads still win)"
+    ),
+    mutant!(
+        "get_tuple_namespace_fallback_case_folded",
+        GetTupleFallback<CaseFold, OnNamespace>,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.latest")],
+        "get_tuple retries a namespace it does not find case-insensitively: \"subA\" finds \"suba\" (exact namespaces still win)"
+    ),
+    mutant!(
+        "get_tuple_checkpoint_id_fallback_case_folded",
+        GetTupleFallback<CaseFold, OnCheckpointId>,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.by_id")],
+        "get_tuple retries a checkpoint id it does not find case-insensitively (exact ids still win)"
+    ),
+    mutant!(
+        "get_tuple_checkpoint_id_fallback_nfc",
+        GetTupleFallback<Nfc, OnCheckpointId>,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.by_id")],
+        "get_tuple retries a checkpoint id it does not find NFC-composed: \"e\\u{301}\" finds \"\\u{e9}\""
+    ),
 ];

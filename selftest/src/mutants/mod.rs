@@ -56,6 +56,7 @@ mod list_filter;
 mod list_support;
 pub mod prune;
 pub mod put;
+mod put_values;
 pub mod put_writes;
 pub mod traces;
 pub mod types;

@@ -3,6 +3,7 @@
 
 use super::id_support::*;
 use super::prelude::*;
+use super::put_values::*;
 
 /// `put` returns the parent's id instead of the stored checkpoint's.
 #[derive(Default)]
@@ -576,5 +577,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[P],
         [R("ids.opaque"), R("metadata.json")],
         "metadata keys are lower-cased: \"a\" and \"A\" are one key"
+    ),
+    mutant!(
+        "emptied_channel_filled_from_store",
+        EmptiedFilledFromStore,
+        &[P],
+        [R("put.emptied")],
+        "a channel in new_versions without a value is filled from a sibling's value stored at the same version"
     ),
 ];
