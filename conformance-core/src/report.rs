@@ -268,6 +268,11 @@ pub struct FuzzSection {
 pub struct FuzzDivergence {
     /// Every difference at the diverging call.
     pub message: String,
+    /// `MUST` when a difference remains once the SHOULD rules are set aside (the trial
+    /// fails), `SHOULD` when every difference is one a SHOULD rule allows ("passed, not
+    /// strict"). Absent in reports older than this field: read as `MUST`.
+    #[serde(default)]
+    pub strength: crate::Strength,
     /// Steps in the shrunk trace.
     pub steps: usize,
     /// The shrunk trace (docs/trace-format.md), replayable with `cargo xtask replay`.

@@ -126,7 +126,7 @@ pub fn run_main(registrations: Vec<Registration>) -> ExitCode {
     if let Some(code) = crate::child_main_if_requested_among(&registrations) {
         return code;
     }
-    run_with_args(registrations, crate::catalog(), std::env::args_os())
+    run_inner(registrations, crate::catalog(), std::env::args_os(), true)
 }
 
 /// The harness with explicit registrations, cases and arguments (the first argument is
@@ -137,10 +137,23 @@ pub fn run_main(registrations: Vec<Registration>) -> ExitCode {
 /// `--junit` flag or two registrations with the same name (their trials and crash children
 /// could not be told apart), and 1 when the run passed but a requested report could not be
 /// written.
+///
+/// The fuzz trial runs here only when `CHECKPOINT_CONFORMANCE_FUZZ` or
+/// `CHECKPOINT_CONFORMANCE_FUZZ_BUDGET` asks for it; [`run_main`] (the whole catalog, as
+/// `checkpointer_test!` runs it) fuzzes by default.
 pub fn run_with_args(
     registrations: Vec<Registration>,
     cases: Vec<SpecCase>,
     args: impl IntoIterator<Item = OsString>,
+) -> ExitCode {
+    run_inner(registrations, cases, args, false)
+}
+
+fn run_inner(
+    registrations: Vec<Registration>,
+    cases: Vec<SpecCase>,
+    args: impl IntoIterator<Item = OsString>,
+    fuzz_by_default: bool,
 ) -> ExitCode {
     let mut names = BTreeSet::new();
     if let Some(twice) = registrations.iter().map(Registration::name).find(|n| !names.insert(*n)) {
@@ -165,7 +178,9 @@ pub fn run_with_args(
         return ExitCode::from(USAGE_ERROR);
     }
     let args = Arguments::from_iter(rest);
-    Harness::new(registrations, cases, args, junit).run()
+    let mut harness = Harness::new(registrations, cases, args, junit);
+    harness.fuzz_by_default = fuzz_by_default;
+    harness.run()
 }
 
 /// Removes `--junit PATH` / `--junit=PATH` from `args`.
@@ -254,6 +269,8 @@ struct Harness {
     junit: Option<PathBuf>,
     /// `NEXTEST_EXECUTION_MODE=process-per-test` was set.
     under_nextest: bool,
+    /// The fuzz trial runs without being asked for ([`run_main`]).
+    fuzz_by_default: bool,
 }
 
 impl Harness {
@@ -267,7 +284,7 @@ impl Harness {
         // sorted by name separately.
         cases.sort_by_key(|c| c.capability);
         let under_nextest = std::env::var("NEXTEST_EXECUTION_MODE").is_ok_and(|m| m == "process-per-test");
-        Self { registrations, cases, args, junit, under_nextest }
+        Self { registrations, cases, args, junit, under_nextest, fuzz_by_default: false }
     }
 
     fn trial_name(reg: &Registration, case: &SpecCase) -> String {
@@ -333,7 +350,7 @@ impl Harness {
                 "fuzz::model_sequences".to_owned()
             };
             let fuzz = Arc::default();
-            if let Some(trial) = fuzz_trial(reg, name, &fuzz) {
+            if let Some(trial) = fuzz_trial(reg, name, &fuzz, self.fuzz_by_default) {
                 trials.push(trial);
             }
             parts.push(Part { session, plans, results, fuzz });
@@ -417,7 +434,7 @@ impl Harness {
                 return ExitCode::from(2);
             }
         }
-        if let Err(e) = fuzz_env() {
+        if let Err(e) = fuzz_env(self.fuzz_by_default) {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }

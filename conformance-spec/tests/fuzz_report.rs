@@ -1,6 +1,7 @@
-//! Issue 15: the report of a `checkpointer_test!` run has a `fuzz` section when the fuzz
-//! trial ran (`CHECKPOINT_CONFORMANCE_FUZZ=N`), with the seed, the sequences run and the
-//! divergence found, and none when it did not. The binary re-executes itself as such a
+//! Issues 15 and 36: the report of a `checkpointer_test!` run has a `fuzz` section when the
+//! fuzz trial ran (by default, for `CHECKPOINT_CONFORMANCE_FUZZ_BUDGET` seconds, or
+//! `CHECKPOINT_CONFORMANCE_FUZZ=N` sequences), with the seed, the sequences run and the
+//! divergence found (MUST), and none when it was turned off (a budget of 0). The binary re-executes itself as such a
 //! main, over a saver that implements nothing (so the first put diverges from the model).
 
 use std::process::{Command, ExitCode};
@@ -17,6 +18,7 @@ fn report(path: &std::path::Path, envs: &[(&str, &str)]) -> Report {
     let mut c = Command::new(std::env::current_exe().unwrap());
     c.env(CHILD, "1").env_remove("GITHUB_STEP_SUMMARY").env("CHECKPOINT_CONFORMANCE_REPORT", path);
     c.env_remove("CHECKPOINT_CONFORMANCE_FUZZ").env_remove("CHECKPOINT_CONFORMANCE_FUZZ_SEED");
+    c.env_remove("CHECKPOINT_CONFORMANCE_FUZZ_BUDGET");
     for (k, v) in envs {
         c.env(k, v);
     }
@@ -43,7 +45,9 @@ fn check() -> ExitCode {
     let with = report(&path, &[("CHECKPOINT_CONFORMANCE_FUZZ", "3"), ("CHECKPOINT_CONFORMANCE_FUZZ_SEED", "7")]);
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
-    let without = report(&path, &[]);
+    let by_default = report(&path, &[("CHECKPOINT_CONFORMANCE_FUZZ_BUDGET", "0.5")]);
+    std::fs::remove_file(&path).unwrap();
+    let without = report(&path, &[("CHECKPOINT_CONFORMANCE_FUZZ_BUDGET", "0")]);
     let without_text = std::fs::read_to_string(&path).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 
@@ -60,9 +64,10 @@ fn check() -> ExitCode {
             match f.divergences.as_slice() {
                 [d] => {
                     let steps = d.trace.get("steps").and_then(|s| s.as_array()).map_or(0, Vec::len);
-                    if !d.message.contains("Unsupported") || d.steps == 0 || steps != d.steps {
+                    let must = d.strength == conformance_core::Strength::Must;
+                    if !d.message.contains("Unsupported") || d.steps == 0 || steps != d.steps || !must {
                         failed.push(format!(
-                            "fuzz.divergences[0]: expected an Unsupported put with its trace, got {d:?}"
+                            "fuzz.divergences[0]: expected an Unsupported put (MUST) with its trace, got {d:?}"
                         ));
                     }
                 }
@@ -78,7 +83,7 @@ fn check() -> ExitCode {
     // A typo in either variable is a usage error (exit 2, one line), before any trial.
     for (k, v) in [("CHECKPOINT_CONFORMANCE_FUZZ", "lots"), ("CHECKPOINT_CONFORMANCE_FUZZ", "0")]
         .into_iter()
-        .chain([("CHECKPOINT_CONFORMANCE_FUZZ_SEED", "-1")])
+        .chain([("CHECKPOINT_CONFORMANCE_FUZZ_SEED", "-1"), ("CHECKPOINT_CONFORMANCE_FUZZ_BUDGET", "soon")])
     {
         let mut c = Command::new(std::env::current_exe().unwrap());
         c.env(CHILD, "1").env_remove("GITHUB_STEP_SUMMARY").env_remove("CHECKPOINT_CONFORMANCE_REPORT");
@@ -89,8 +94,14 @@ fn check() -> ExitCode {
             failed.push(format!("{k}={v}: expected exit 2 and one line naming it, got {:?}: {err}", out.status));
         }
     }
+    if by_default.fuzz.as_ref().is_none_or(|f| f.divergences.len() != 1) {
+        failed.push(format!(
+            "by default (a budget of 0.5 s): expected a fuzz section with 1 divergence, got {:?}",
+            by_default.fuzz
+        ));
+    }
     if without.fuzz.is_some() || without_text.contains("\"fuzz\"") {
-        failed.push("without CHECKPOINT_CONFORMANCE_FUZZ: expected no fuzz section, got one".to_owned());
+        failed.push("CHECKPOINT_CONFORMANCE_FUZZ_BUDGET=0: expected no fuzz section, got one".to_owned());
     }
     for f in &failed {
         println!("FAIL {f}");

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use checkpoint_conformance::Choice;
 use checkpoint_postgres::test_server::TestServer;
-use conformance_core::Registration;
+use conformance_core::{Registration, Strength};
 use conformance_spec::fuzz::trace::{Op, Trace};
 use conformance_spec::fuzz::{fuzz, replay, FuzzOptions};
 
@@ -329,23 +329,33 @@ pub fn mutants(only: Option<&str>) -> ExitCode {
         total += 1;
         let reg = conformance_selftest::registration(m);
         match fuzz(&reg, &options) {
-            Ok(o) => match &o.divergence {
-                Some(d) => {
-                    killed += 1;
-                    let first = d.message.lines().next().unwrap_or("");
-                    let first: String = first.chars().take(110).collect();
-                    println!(
-                        "  KILLED   {:<45} after {:>4} sequences, {:>2} steps: {first}",
-                        m.name,
-                        o.sequences,
-                        d.trace.steps.len()
-                    );
+            // A MUST mutant is killed by a MUST divergence only, as by a failed case.
+            Ok(o) => {
+                match o.divergence.as_ref().filter(|d| d.strength == Strength::Must || m.strength == Strength::Should) {
+                    Some(d) => {
+                        killed += 1;
+                        let first = d.message.lines().next().unwrap_or("");
+                        let first: String = first.chars().take(110).collect();
+                        println!(
+                            "  KILLED   {:<45} {:<6} after {:>4} sequences, {:>2} steps: {first}",
+                            m.name,
+                            format!("{:?}", d.strength).to_uppercase(),
+                            o.sequences,
+                            d.trace.steps.len()
+                        );
+                    }
+                    None => {
+                        survivors.push(m.name);
+                        let should = if o.divergence.is_some() { " (a SHOULD divergence only)" } else { "" };
+                        println!(
+                            "  survived {:<45} {} sequences in {:.1} s{should}",
+                            m.name,
+                            o.sequences,
+                            o.elapsed.as_secs_f64()
+                        );
+                    }
                 }
-                None => {
-                    survivors.push(m.name);
-                    println!("  survived {:<45} {} sequences in {:.1} s", m.name, o.sequences, o.elapsed.as_secs_f64());
-                }
-            },
+            }
             Err(e) => {
                 survivors.push(m.name);
                 println!("  error    {:<45} {e}", m.name);

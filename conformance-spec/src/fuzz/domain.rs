@@ -13,18 +13,58 @@ use serde_json::{json, Value};
 
 /// Thread ids.
 pub const THREADS: &[&str] = &[
-    "a", "a ", " a", "A", "a|b", "ab", "a:b", "a/b", "a.b", "a%", "a_", "%", "_", "a'b", "a\"b", "é", "e\u{301}",
-    "日本", "a\\b", "a-1", "a-10", "a-2", "a\tb",
+    "a",
+    "a ",
+    " a",
+    "A",
+    "a|b",
+    "ab",
+    "a:b",
+    "a/b",
+    "a.b",
+    "a%",
+    "a_",
+    "%",
+    "_",
+    "a'b",
+    "a\"b",
+    "é",
+    "e\u{301}",
+    "日本",
+    "a\\b",
+    "a-1",
+    "a-10",
+    "a-2",
+    "a\tb",
+    "\u{FF61}",
+    "\u{1F600}",
 ];
 /// Namespaces (`""` is the root).
-pub const NAMESPACES: &[&str] =
-    &["", "child:1", "child:1|x", "child:10", "child", "child:1 ", "Child:1", "%", "_", "ns'1", "ünï", "a.b", " "];
+pub const NAMESPACES: &[&str] = &[
+    "",
+    "child:1",
+    "child:1|x",
+    "child:10",
+    "child",
+    "child:1 ",
+    "Child:1",
+    "%",
+    "_",
+    "ns'1",
+    "é",
+    "e\u{301}",
+    "ünï",
+    "a.b",
+    " ",
+];
 /// Checkpoint ids (ordered by bytes, so `"10"` < `"2"`).
-pub const IDS: &[&str] = &["1", "10", "2", "1 ", "A", "a", "aa", "é", "01", "1f", "~", "%_", "1%"];
+pub const IDS: &[&str] =
+    &["1", "10", "2", "1 ", "A", "B", "a", "aa", "é", "01", "1f", "~", "%_", "1%", "\u{FF61}", "\u{1F600}", "ab", "b"];
 /// Task ids.
-pub const TASKS: &[&str] = &["t", "t ", "T", "t:1", "t|1", "t%", "tt", "t'"];
+pub const TASKS: &[&str] = &["t", "t ", "T", "t:1", "t|1", "t%", "tt", "t'", "B", "a", "\u{FF61}", "\u{1F600}"];
 /// Task paths.
-pub const PATHS: &[&str] = &["~0", "~10", "~2", "", "~0:1", "~1", "~0|1", "~0.5", "~ "];
+pub const PATHS: &[&str] =
+    &["~0", "~10", "~2", "", "~0:1", "~1", "~0|1", "~0.5", "~ ", "~B", "~a", "~\u{FF61}", "~\u{1F600}"];
 /// Channel names (regular ones; the special channels are added for writes).
 pub const CHANNELS: &[&str] = &["a", "a ", "A", "a:b", "a|b", "a.b", "ab", "%", "_", "é", "a'"];
 /// Run ids.
@@ -170,6 +210,25 @@ pub struct World {
     pub meta_keys: Vec<String>,
 }
 
+/// Four checkpoint ids from one of several generators (CONTRACT §1: ids are opaque
+/// strings, ordered by bytes): a window of [`IDS`] (raw 0 mod 4, where shrinking goes),
+/// LangGraph-style uuid6 strings, zero-padded counters of two widths, or long ids that
+/// differ only past 255 bytes.
+fn checkpoint_ids(raw: u16) -> Vec<String> {
+    let r = u32::from(raw >> 2);
+    match raw % 4 {
+        1 => (0..4u32)
+            .map(|i| {
+                let t = r.wrapping_mul(7919).wrapping_add(i * (1 + r % 3));
+                format!("1ef{:05x}-{:04x}-6{:03x}-8{:03x}-{:012x}", t, r % 0xffff, i, r % 0xfff, u64::from(t) * 31)
+            })
+            .collect(),
+        2 => (0..4u32).map(|i| if i % 2 == 0 { format!("{:08}", r + i) } else { format!("{:032}", r + i) }).collect(),
+        3 => (0..4u32).map(|i| format!("{}{}", "c".repeat(300), i + r % 7)).collect(),
+        _ => window(IDS, raw >> 2, 4),
+    }
+}
+
 fn window(domain: &[&str], start: u16, n: usize) -> Vec<String> {
     let start = usize::from(start) % domain.len();
     (0..n).map(|i| domain[(start + i) % domain.len()].to_owned()).collect()
@@ -179,7 +238,7 @@ impl World {
     /// The world picked by `raw` (each entry the start of a window in one domain; zeros
     /// give the simplest world, which is where shrinking goes).
     pub fn new(raw: &[u16; 8]) -> Self {
-        let mut ids = window(IDS, raw[2], 4);
+        let mut ids = checkpoint_ids(raw[2]);
         ids.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
         // The root namespace, the default the contract treats apart (CONTRACT §2 get_tuple
         // and list), is in half the worlds, beside a neighbour from the domain.
@@ -189,7 +248,9 @@ impl World {
         }
         let mut threads = window(THREADS, raw[0], 3);
         if raw[0] % 7 == 6 {
-            threads[2] = "a".repeat(300);
+            // Two long ids that differ only past 255 bytes (a truncating column mixes them).
+            threads[1] = format!("{}1", "a".repeat(300));
+            threads[2] = format!("{}2", "a".repeat(300));
         }
         Self {
             threads,

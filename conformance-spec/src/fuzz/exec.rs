@@ -274,6 +274,16 @@ pub fn may_refuse(op: &Op) -> bool {
     matches!(op, Op::Call(Invocation::Put(Put { metadata, .. })) if metadata.iter().any(|(k, v)| k.contains('\0') || has_nul(v)))
 }
 
+/// True when `op` may be answered by either of two results the contract allows, so the
+/// saver's answer is the expected one: `put_writes` of no writes without a
+/// `checkpoint_id` is a no-op (CONTRACT §2 put_writes, "an empty list is a no-op") or an
+/// `InvalidConfig` error ("`checkpoint_id` is required"); both leave the state as it was.
+pub fn either_allowed(op: &Op, got: &Outcome) -> bool {
+    let empty_without_id =
+        matches!(op, Op::Call(Invocation::PutWrites(w)) if w.writes.is_empty() && w.config.checkpoint_id.is_none());
+    empty_without_id && (*got == Outcome::Done || *got == Outcome::Error("InvalidConfig".into()))
+}
+
 /// Every difference between what `op` should have returned and what it returned, each
 /// naming the call, the checkpoint, the field, the expected and the actual value.
 pub fn compare(op: &Op, expected: &Outcome, got: &Outcome) -> Diffs {

@@ -18,13 +18,14 @@
 use std::time::{Duration, Instant};
 
 use conformance_core::run::{detect, lifespan_setup, lifespan_teardown};
-use conformance_core::{Capability, CheckpointTuple, Failure, Invocation, Registration};
+use conformance_core::{Capability, CheckpointTuple, Failure, Invocation, Registration, Strength};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
 pub mod domain;
 pub mod exec;
 pub mod gen;
+pub mod strength;
 pub mod trace;
 pub mod trial;
 
@@ -55,13 +56,17 @@ impl Default for FuzzOptions {
     }
 }
 
-/// The first divergence, shrunk.
+/// The first divergence, shrunk: the first MUST one, or when every sequence broke at most
+/// SHOULD rules, the first of those ([`strength`]).
 #[derive(Clone, Debug)]
 pub struct Divergence {
     /// The minimal trace, ending with the diverging call; its `expect`s are the model's.
     pub trace: Trace,
     /// Every difference at the diverging call.
     pub message: String,
+    /// MUST when a difference remains once the SHOULD rules are set aside
+    /// ([`strength::strength`]); a hang, a panic or a failed factory is MUST.
+    pub strength: conformance_core::Strength,
 }
 
 /// What a fuzz run did.
@@ -96,6 +101,7 @@ impl FuzzOutcome {
                 .iter()
                 .map(|d| conformance_core::FuzzDivergence {
                     message: d.message.clone(),
+                    strength: d.strength,
                     steps: d.trace.steps.len(),
                     trace: serde_json::to_value(&d.trace).unwrap_or_default(),
                 })
@@ -112,7 +118,10 @@ pub fn config_of(t: &CheckpointTuple) -> &conformance_core::CheckpointConfig {
 
 struct Run {
     steps: Vec<Step>,
+    /// A MUST divergence (or a hang, a panic, a failed factory or cleanup).
     failure: Option<String>,
+    /// A divergence that breaks SHOULD rules only; the sequence stops there too.
+    should: Option<String>,
 }
 
 /// Runs one sequence against a fresh fixture, judging reads as the saver returns them
@@ -120,7 +129,7 @@ struct Run {
 async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8], raws: &[Raw]) -> Run {
     let fixture = match reg.fixture().await {
         Ok(f) => f,
-        Err(e) => return Run { steps: Vec::new(), failure: Some(format!("the factory failed: {e}")) },
+        Err(e) => return Run { steps: Vec::new(), failure: Some(format!("the factory failed: {e}")), should: None },
     };
     let lacks = fixture.lacks().clone();
     crate::compare::judging(lacks, run_on(fixture, reg.case_timeout(), can, world_raw, raws)).await
@@ -140,6 +149,7 @@ async fn run_on(
     let mut ops: Vec<Op> = Vec::new();
     let mut steps = Vec::new();
     let mut failure = None;
+    let mut should = None;
     let mut i = 0;
     let mut sweep: Vec<Op> = Vec::new();
     loop {
@@ -166,18 +176,27 @@ async fn run_on(
                 want = Some(refused.clone());
             }
         }
+        if let Ok(Some(g)) = &got {
+            if exec::either_allowed(&op, g) {
+                want = Some(g.clone());
+            }
+        }
         ops.push(op.clone());
         steps.push(Step { op: op.clone(), expect: want.clone() });
         match (want, got) {
             (_, Err(e)) => failure = Some(e),
             (Some(w), Ok(Some(g))) => {
                 if let Err(f) = compare(&op, &w, &g).finish() {
-                    failure = Some(instances.with_errors(f.message));
+                    let message = instances.with_errors(f.message);
+                    match strength::strength(&op, &w, &g, &model) {
+                        Strength::Must => failure = Some(message),
+                        Strength::Should => should = Some(message),
+                    }
                 }
             }
             _ => {}
         }
-        if failure.is_some() {
+        if failure.is_some() || should.is_some() {
             break;
         }
     }
@@ -187,7 +206,7 @@ async fn run_on(
             failure.get_or_insert(format!("the cleanup failed: {e}"));
         }
     }
-    Run { steps, failure }
+    Run { steps, failure, should }
 }
 
 /// The reads after the generated calls, so that a corrupted state shows even if no
@@ -289,6 +308,8 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
     let shrinking = std::cell::Cell::new(false);
     // The run whose step took longer than its limit, when one did.
     let stuck: std::cell::RefCell<Option<Run>> = std::cell::RefCell::new(None);
+    // The first sequence that broke SHOULD rules only: reported when no MUST one is found.
+    let first_should: std::cell::RefCell<Option<([u16; 8], Vec<Raw>)>> = std::cell::RefCell::new(None);
     let mut chunk = 0u64;
     let mut left = options.cases;
     while left > 0 && options.time.is_none_or(|t| start.elapsed() < t) {
@@ -319,6 +340,9 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
             let run = rt.block_on(run_sequence(reg, can, &world, &raws));
             if !shrinking.get() {
                 counters.set(counters.get().add(&run.steps));
+                if run.should.is_some() && first_should.borrow().is_none() {
+                    *first_should.borrow_mut() = Some((world, raws.clone()));
+                }
             }
             match run.failure {
                 // While another divergence is shrunk, a candidate that hangs is not that
@@ -327,7 +351,7 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
                 Some(m) => {
                     shrinking.set(true);
                     if m.contains(exec::NO_ANSWER) {
-                        *stuck.borrow_mut() = Some(Run { steps: run.steps, failure: Some(m.clone()) });
+                        *stuck.borrow_mut() = Some(Run { steps: run.steps, failure: Some(m.clone()), should: None });
                     }
                     Err(TestCaseError::fail(m))
                 }
@@ -361,14 +385,38 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
                     batches,
                     reopens,
                     elapsed: start.elapsed(),
-                    divergence: Some(Divergence { trace, message }),
+                    divergence: Some(Divergence { trace, message, strength: Strength::Must }),
                 });
             }
             Err(TestError::Abort(reason)) => return Err(format!("the fuzzer stopped: {reason}")),
         }
     }
     let Counts { sequences, ops, batches, reopens } = counters.get();
-    Ok(FuzzOutcome { seed: options.seed, sequences, ops, batches, reopens, elapsed: start.elapsed(), divergence: None })
+    let divergence =
+        first_should.into_inner().map(|(world, raws)| should_divergence(reg, options, can, &rt, world, &raws));
+    Ok(FuzzOutcome { seed: options.seed, sequences, ops, batches, reopens, elapsed: start.elapsed(), divergence })
+}
+
+/// The first SHOULD-only divergence, shrunk by [`drop_needless`] within the options'
+/// shrink time (what is left when the time is up stays in the trace).
+fn should_divergence(
+    reg: &Registration,
+    options: &FuzzOptions,
+    can: &Abilities,
+    rt: &tokio::runtime::Runtime,
+    world: [u16; 8],
+    raws: &[Raw],
+) -> Divergence {
+    let deadline = Instant::now() + Duration::from_millis(u64::from(options.shrink_ms));
+    let raws = drop_needless(raws, |fewer| {
+        Instant::now() < deadline && rt.block_on(run_sequence(reg, can, &world, fewer)).should.is_some()
+    });
+    let run = rt.block_on(run_sequence(reg, can, &world, &raws));
+    let source = format!("cargo xtask fuzz --backend {} --seed {}", reg.name(), options.seed);
+    let trace = Trace { format: FORMAT.to_owned(), source, steps: run.steps };
+    let message =
+        run.should.or(run.failure).unwrap_or_else(|| "the divergence did not reproduce on the shrunk sequence".into());
+    Divergence { trace, message, strength: Strength::Should }
 }
 
 /// After proptest's shrinking (which removes elements of a sequence only before it

@@ -1,10 +1,12 @@
-//! The fuzz trial of a default run (issue 36): after the catalog's cases, in the same
-//! session, generated sequences for a time budget ([`DEFAULT_BUDGET`], `--fuzz-budget`,
-//! `$CHECKPOINT_CONFORMANCE_FUZZ_BUDGET`), from a printed seed. A divergence is shrunk
-//! and counted as a "passed, not strict" result, `{capability}::fuzz_model_sequences`, in
-//! the capability of the call that diverged (the model holds SHOULD rules too, so a
-//! divergence costs the strict level, not the level); the report's `fuzz` section holds what ran and the
-//! shrunk trace (replayable with `cargo xtask replay`).
+//! The fuzz trial of a run (issue 36): after the catalog's cases, in the same session
+//! (a whole run's, [`after_cases`]) or as the test `fuzz::model_sequences` of
+//! `checkpointer_test!` ([`trial`]), generated sequences for a time budget
+//! ([`DEFAULT_BUDGET`], `--fuzz-budget`, `$CHECKPOINT_CONFORMANCE_FUZZ_BUDGET`) from a
+//! printed seed. A divergence is shrunk and judged by the rules it breaks
+//! ([`super::strength`]): `{capability}::fuzz_model_sequences`, in the capability of the
+//! call that diverged, is failed for a MUST divergence and "passed, not strict" for a
+//! SHOULD one; the report's `fuzz` section holds what ran and the shrunk trace (replayable
+//! with `cargo xtask replay`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +14,7 @@ use std::time::Duration;
 use conformance_core::run::AfterCases;
 use conformance_core::{Capability, CaseResult, Feature, FuzzSection, Outcome, Registration, Strength};
 
-use super::trace::{Op, Trace};
+use super::trace::Op;
 use super::{fuzz_in_lifespan, FuzzOptions};
 
 /// The default budget of the fuzz trial: 3 seconds of generated sequences.
@@ -64,10 +66,22 @@ pub fn capability_of(op: &Op) -> Capability {
 /// The trial for [`conformance_core::RunOptions::after_cases`]: `budget` of sequences from
 /// `seed`; `rerun` is the command line that reproduces it (printed with the seed).
 pub fn after_cases(budget: Duration, seed: u64, rerun: String) -> AfterCases {
-    AfterCases(Arc::new(move |reg: &Registration| trial(reg, budget, seed, &rerun)))
+    AfterCases(Arc::new(move |reg: &Registration| trial(reg, Some(budget), u32::MAX, seed, &rerun)))
 }
 
-fn trial(reg: &Registration, budget: Duration, seed: u64, rerun: &str) -> (FuzzSection, Option<CaseResult>) {
+/// The fuzz trial on `reg`: at most `cases` sequences within `budget` (none: no time
+/// limit) from `seed`, inside a lifespan the caller set up. Returns the report's `fuzz`
+/// section and, for a divergence, the result `{capability}::fuzz_model_sequences`
+/// (failed for a MUST divergence, passed, not strict for a SHOULD one). A saver that
+/// declares a limit outside the generator's domain is not fuzzed: the section's `error`
+/// says why and there is no result. `rerun` is printed with the seed.
+pub fn trial(
+    reg: &Registration,
+    budget: Option<Duration>,
+    cases: u32,
+    seed: u64,
+    rerun: &str,
+) -> (FuzzSection, Option<CaseResult>) {
     let empty = |error: Option<String>| FuzzSection {
         seed: seed.to_string(),
         sequences: 0,
@@ -76,6 +90,9 @@ fn trial(reg: &Registration, budget: Duration, seed: u64, rerun: &str) -> (FuzzS
         divergences: Vec::new(),
         error,
     };
+    if let Some(reason) = reg.skips().get(&Capability::Put) {
+        return (empty(Some(format!("not run: put is skipped ({reason})"))), None);
+    }
     let lacks: Vec<&Feature> =
         reg.declared_lacks().into_iter().flatten().filter(|f| OUT_OF_DOMAIN.contains(f)).collect();
     if !lacks.is_empty() {
@@ -87,10 +104,12 @@ fn trial(reg: &Registration, budget: Duration, seed: u64, rerun: &str) -> (FuzzS
         eprintln!("fuzz: {why}");
         return (empty(Some(why)), None);
     }
-    eprintln!("fuzz: {:.1} s of generated sequences, seed {seed} ({rerun} reproduces)", budget.as_secs_f64());
+    match budget {
+        Some(b) => eprintln!("fuzz: {:.1} s of generated sequences, seed {seed} ({rerun} reproduces)", b.as_secs_f64()),
+        None => eprintln!("fuzz: {cases} generated sequences, seed {seed} ({rerun} reproduces)"),
+    }
     // Shrinking a bridged saver's divergence can take minutes: the default run spends 20 s.
-    let options =
-        FuzzOptions { seed, cases: u32::MAX, time: Some(budget), shrink_ms: 20_000, ..FuzzOptions::default() };
+    let options = FuzzOptions { seed, cases, time: budget, shrink_ms: 20_000, ..FuzzOptions::default() };
     let outcome = match fuzz_in_lifespan(reg, &options) {
         Ok(o) => o,
         Err(e) => return (empty(Some(e)), None),
@@ -108,13 +127,15 @@ fn trial(reg: &Registration, budget: Duration, seed: u64, rerun: &str) -> (FuzzS
             id: format!("{capability}::{TRIAL_NAME}"),
             capability,
             name: TRIAL_NAME.to_owned(),
-            // The model holds the SHOULD rules too (NUL kept in metadata, booleans apart from
-            // numbers, ...), and a divergence does not say which rule it broke: it is judged
-            // as a SHOULD, "passed, not strict", which `--strict` counts. Replaying its trace
-            // names the call and the field; a MUST breach there is a bug to fix first.
-            outcome: Outcome::NotStrict,
-            strength: Strength::Should,
-            message: Some(message(seed, outcome.sequences, &d.trace, &d.message, rerun)),
+            // The model holds the SHOULD rules too; `strength` sets them aside and judges
+            // what remains (fuzz/strength.rs): a MUST divergence fails the capability of the
+            // call that diverged, a SHOULD-only one is "passed, not strict".
+            outcome: match d.strength {
+                Strength::Must => Outcome::Failed,
+                Strength::Should => Outcome::NotStrict,
+            },
+            strength: d.strength,
+            message: Some(message(seed, outcome.sequences, d, rerun)),
             duration_ms: outcome.elapsed.as_secs_f64() * 1e3,
             facts: Default::default(),
             repeats: None,
@@ -124,13 +145,22 @@ fn trial(reg: &Registration, budget: Duration, seed: u64, rerun: &str) -> (FuzzS
     (section, failed)
 }
 
-fn message(seed: u64, sequences: u64, trace: &Trace, diffs: &str, rerun: &str) -> String {
+fn message(seed: u64, sequences: u64, d: &crate::fuzz::Divergence, rerun: &str) -> String {
+    let what = match d.strength {
+        Strength::Must => {
+            "broke a MUST rule of the contract's model (a difference remains with the SHOULD rules set aside)"
+        }
+        Strength::Should => {
+            "differed from the contract's model only where a SHOULD rule is stricter (no MUST sequence found)"
+        }
+    };
     format!(
-        "seed {seed}: a generated sequence diverged from the contract's model after {sequences} sequences; \
-         shrunk to {} steps (the last diverged):\n{}{diffs}\n(the trace is the JSON report's fuzz section; \
-         `cargo xtask replay FILE` replays it; {rerun} runs it again)",
-        trace.steps.len(),
-        trace.readable(),
+        "seed {seed}: a generated sequence {what} after {sequences} sequences; shrunk to {} steps (the last \
+         diverged):\n{}{}\n(the trace is the JSON report's fuzz section; `cargo xtask replay FILE` replays it; \
+         {rerun} runs it again)",
+        d.trace.steps.len(),
+        d.trace.readable(),
+        d.message,
     )
 }
 

@@ -1,0 +1,97 @@
+//! The strength of a divergence from the model (CONTRACT §5): the model holds the SHOULD
+//! rules too, so a difference it finds is a MUST breach unless it disappears once the
+//! SHOULD rules are set aside. [`should_only`] sets them aside by normalising what was
+//! expected and what came back, then compares again:
+//! - `put.refuse_whole` / `metadata.json` as LangGraph applies it: NUL characters removed
+//!   from metadata strings and keys (LangGraph's own savers strip them);
+//! - `put.kept_values`: a channel whose value the storing put did not carry is left out;
+//! - `list.order_across`: a listing of every namespace compared namespace by namespace
+//!   (the generator never cuts such a listing with `limit` or `before`);
+//! - `list.filter_strict`: a filter holding a boolean, `null`, an array or an object;
+//! - a `list` filter refused with `InvalidInput` (a loud refusal loses nothing).
+//!
+//! Everything else (a lost write, a wrong latest, a mixed-up parent, a missing or extra
+//! checkpoint, any other error) is MUST, and the fuzz trial fails it.
+
+use conformance_core::{CheckpointTuple, Invocation, Strength};
+use serde_json::Value;
+
+use super::exec::compare;
+use super::trace::{Op, Outcome};
+use crate::model::Model;
+
+/// [`Strength::Should`] when every difference between `expected` and `got` at `op` is one
+/// of the SHOULD rules the module names, given the `model` after `op`; else
+/// [`Strength::Must`].
+pub fn strength(op: &Op, expected: &Outcome, got: &Outcome, model: &Model) -> Strength {
+    if should_only(op, expected, got, model) {
+        Strength::Should
+    } else {
+        Strength::Must
+    }
+}
+
+fn should_only(op: &Op, expected: &Outcome, got: &Outcome, model: &Model) -> bool {
+    match (op, expected, got) {
+        (Op::Concurrent { calls }, Outcome::Orders(orders), Outcome::Orders(got)) if got.len() == 1 => {
+            orders.iter().any(|want| {
+                calls
+                    .iter()
+                    .zip(want)
+                    .zip(&got[0])
+                    .all(|((c, w), g)| compare(&c.op, w, g).finish().is_ok() || should_only(&c.op, w, g, model))
+            })
+        }
+        (Op::Call(Invocation::List { options, .. }), _, got) if !options.filter.is_empty() => {
+            matches!(got, Outcome::Error(k) if k == "InvalidInput")
+                || options.filter.values().any(|v| v.is_boolean() || v.is_null() || v.is_array() || v.is_object())
+                || same_once_normalised(op, expected, got, model)
+        }
+        _ => same_once_normalised(op, expected, got, model),
+    }
+}
+
+fn same_once_normalised(op: &Op, expected: &Outcome, got: &Outcome, model: &Model) -> bool {
+    let across = matches!(op, Op::Call(Invocation::List { options, .. }) if options.checkpoint_ns.is_none());
+    let (e, g) = (normalised(expected, model, across), normalised(got, model, across));
+    compare(op, &e, &g).finish().is_ok()
+}
+
+fn normalised(o: &Outcome, model: &Model, across: bool) -> Outcome {
+    match o {
+        Outcome::Tuple(t) => Outcome::Tuple(t.as_ref().map(|t| tuple(t, model))),
+        Outcome::Tuples(ts) => {
+            let mut ts: Vec<CheckpointTuple> = ts.iter().map(|t| tuple(t, model)).collect();
+            if across {
+                // Stable: the order within each namespace is kept and still judged.
+                ts.sort_by(|a, b| a.config.checkpoint_ns.as_bytes().cmp(b.config.checkpoint_ns.as_bytes()));
+            }
+            Outcome::Tuples(ts)
+        }
+        other => other.clone(),
+    }
+}
+
+/// `t` without NULs in its metadata and without the channel values its put did not carry.
+fn tuple(t: &CheckpointTuple, model: &Model) -> CheckpointTuple {
+    let mut t = t.clone();
+    t.metadata = t.metadata.iter().map(|(k, v)| (k.replace('\0', ""), without_nul(v))).collect();
+    let cfg = &t.config;
+    let key = (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), cfg.checkpoint_id.clone().unwrap_or_default());
+    if let Some(stored) = model.checkpoints.get(&key) {
+        let carried = &stored.checkpoint.channel_values;
+        let mut checkpoint = (*t.checkpoint).clone();
+        checkpoint.channel_values.retain(|ch, _| carried.contains_key(ch));
+        t.checkpoint = std::sync::Arc::new(checkpoint);
+    }
+    t
+}
+
+fn without_nul(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replace('\0', "")),
+        Value::Array(a) => Value::Array(a.iter().map(without_nul).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.replace('\0', ""), without_nul(v))).collect()),
+        other => other.clone(),
+    }
+}
