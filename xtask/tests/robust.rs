@@ -80,7 +80,7 @@ fn an_interpreter_that_never_answers_is_given_up_on() {
     let running = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(Result::ok)
-        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\0607.25\0"));
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x00607.25\x00"));
     assert!(!running, "the hanging interpreter outlived the run");
 }
 
