@@ -84,12 +84,25 @@ impl Supervisor {
         std::fs::create_dir_all(&self.spec.work_dir)
             .map_err(|e| format!("cannot create {}: {e}", self.spec.work_dir.display()))?;
         sweep_stale_runs(&self.spec.work_dir);
-        let workdir = tempfile::Builder::new()
-            .prefix(&format!("run-{}-", std::process::id()))
-            // Six letters or digits: the shape the sweep matches (`Tail::Random(6)`).
-            .rand_bytes(6)
-            .tempdir_in(&self.spec.work_dir)
-            .map_err(|e| format!("cannot create a run directory in {}: {e}", self.spec.work_dir.display()))?;
+        // Made, and its removal on an interrupt registered, under the interrupt's fence: a
+        // case that replaces a child killed by a Ctrl-C (the signal goes to the whole
+        // group) made a new run directory while the interrupt's cleanups ran, and the
+        // process exited before the connection registered its removal (the interrupt soak
+        // of issue 40). Once the interrupt began, no child is started.
+        let (workdir, _removed_on_interrupt) = conformance_core::leftovers::unless_interrupted(|| {
+            let dir = tempfile::Builder::new()
+                .prefix(&format!("run-{}-", std::process::id()))
+                // Six letters or digits: the shape the sweep matches (`Tail::Random(6)`).
+                .rand_bytes(6)
+                .tempdir_in(&self.spec.work_dir)?;
+            let path = dir.path().to_path_buf();
+            let guard = conformance_core::leftovers::on_interrupt(move || {
+                let _ = conformance_core::leftovers::remove_dir(&path);
+            });
+            Ok::<_, std::io::Error>((dir, guard))
+        })
+        .ok_or("the run is being interrupted: no bridge child is started")?
+        .map_err(|e| format!("cannot create a run directory in {}: {e}", self.spec.work_dir.display()))?;
         let args = HelloArgs {
             protocol: vec![PROTOCOL_VERSION],
             saver: self.spec.saver.clone(),
