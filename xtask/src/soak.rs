@@ -219,7 +219,7 @@ fn soak_target(target: Target, n: u32, rng: &mut fastrand::Rng, root: &soak_chec
     while totals.interrupts < n && attempt < n * 3 {
         attempt += 1;
         let fresh = install.is_some() && attempt % 5 == 1;
-        let with_path = target == Target::Sqlite && attempt % 2 == 0;
+        let with_path = target == Target::Sqlite && attempt.is_multiple_of(2);
         let span = full + if fresh { install.unwrap_or_default() } else { Duration::ZERO };
         let at = moment(rng, span);
         let sigint = rng.bool();

@@ -52,10 +52,13 @@ fn a_difference_after_a_reopen_step_is_named_by_its_number_in_the_file() {
     }
 }
 
+/// A trace file's name, an edit of its JSON, and what the refusal must say.
+type Edit = (&'static str, fn(&mut serde_json::Value), &'static str);
+
 #[test]
 fn a_trace_that_would_check_less_than_it_says_is_refused() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let edits: [(&str, fn(&mut serde_json::Value), &str); 3] = [
+    let edits: [Edit; 3] = [
         (
             "typo.json",
             |t| {

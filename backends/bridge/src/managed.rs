@@ -69,14 +69,14 @@ impl Package {
 
     /// Writes the files to `<root>/src-<digest>` (once) and returns that directory.
     pub fn write_in(&self, root: &Path) -> Result<PathBuf, String> {
-        std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+        std::fs::create_dir_all(root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
         let dir = root.join(format!("src-{}", self.digest()));
         if dir.join(".complete").exists() {
             return Ok(dir);
         }
         let tmp = tempfile::Builder::new()
             .prefix("src-tmp-")
-            .tempdir_in(&root)
+            .tempdir_in(root)
             .map_err(|e| format!("cannot create a directory in {}: {e}", root.display()))?;
         for (name, text) in self.files {
             let path = tmp.path().join(name);

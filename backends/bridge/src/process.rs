@@ -307,6 +307,7 @@ impl Connection {
             .spawn(move || keep_stderr_tail(&s, stderr))
             .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
         let child_pid = shared.pid;
+        let dying = shared.clone();
         let conn = Arc::new(Self {
             shared,
             writer: Mutex::new(Some(wtx)),
@@ -315,7 +316,13 @@ impl Connection {
             workdir: Mutex::new(workdir.map(|w| {
                 let path = w.path().to_path_buf();
                 let guard = conformance_core::leftovers::on_interrupt(move || {
-                    let _ = std::fs::remove_dir_all(&path);
+                    // A connection dropped while its child still closes its savers keeps
+                    // this guard (not the one that kills the child): the child goes
+                    // first, so it writes nothing in the directory being removed.
+                    dying.kill();
+                    let exit = dying.exit.lock().unwrap_or_else(|e| e.into_inner());
+                    drop(dying.exited.wait_timeout_while(exit, Duration::from_secs(2), |s| s.is_none()));
+                    let _ = conformance_core::leftovers::remove_dir(&path);
                 });
                 (w, guard)
             })),

@@ -88,9 +88,7 @@ impl Connection {
                     self.stop_stuck(now);
                 }
             }
-            None | Some((_, true))
-                if oldest.is_some_and(|since| due(since)) && ping.is_none_or(|(sent, _)| due(sent)) =>
-            {
+            None | Some((_, true)) if oldest.is_some_and(due) && ping.is_none_or(|(sent, _)| due(sent)) => {
                 let answered = Arc::new(AtomicBool::new(false));
                 self.shared.pending.lock().unwrap_or_else(|e| e.into_inner()).ping = Some((now, answered.clone()));
                 self.start(
