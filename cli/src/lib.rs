@@ -20,9 +20,11 @@ pub mod backend;
 mod conformance;
 mod guard;
 pub mod interrupt;
+mod record;
 mod settings;
 
 pub use conformance::{run, Args, Choice};
+pub use record::{run_record, RecordArgs};
 
 /// What the front end does, one line: the `about` of `checkpoint-conformance --help` and of
 /// `cargo xtask conformance --help`.
