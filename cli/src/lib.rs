@@ -18,10 +18,12 @@ use clap::error::ErrorKind;
 
 pub mod backend;
 mod conformance;
+mod fuzz_trial;
 mod guard;
 pub mod interrupt;
 mod record;
 mod settings;
+mod stdout_report;
 
 pub use conformance::{run, Args, Choice};
 pub use record::{run_record, RecordArgs};

@@ -150,6 +150,45 @@ pub(super) async fn sibling_checkpoints_read_their_own_values(cx: Cx) -> Checked
     Ok(())
 }
 
+/// CONTRACT §2 put ("a channel that is in `new_versions` but has no value is empty") and
+/// siblings: c2v and c2e, children of c1, take a's version from `get_next_version` of the
+/// same version; c2v stores a = "x", c2e empties a (in `new_versions`, no value). Put in
+/// both orders, c2e reads a absent, never c2v's value at the same (channel, version), and
+/// c2v reads "x". A saver that fills a channel of `new_versions` from its value store
+/// when the put carries none passes the single-lineage case and fails here.
+pub(super) async fn emptied_sibling_stays_empty(cx: Cx) -> Checked {
+    for emptied_first in [false, true] {
+        let cfg = cx.config(if emptied_first { "emptied-first" } else { "value-first" });
+        let v1 = cx.next_version(None).into_value();
+        let c1 =
+            cx.put(&cfg, Step::fresh().typed("a", jv(json!("base")), v1.clone()).value("b", json!("kept"), 1)).await?;
+        let (vv, ve) = (cx.next_version(Some(&v1)).into_value(), cx.next_version(Some(&v1)).into_value());
+        let with_value = Step::fresh().typed("a", jv(json!("x")), vv).carry("b", json!("kept"), 1);
+        let emptied = Step::fresh().emptied("a", ve.clone()).carry("b", json!("kept"), 1);
+        let (c2v, c2e) = if emptied_first {
+            let e = cx.put(&c1, emptied).await?;
+            (cx.put(&c1, with_value).await?, e)
+        } else {
+            let v = cx.put(&c1, with_value).await?;
+            (v, cx.put(&c1, emptied).await?)
+        };
+        let order = if emptied_first { "c2e put first" } else { "c2v put first" };
+        let cx = cx.after(format!(
+            "after c2v (a = \"x\") and c2e (a emptied at {ve:?}), siblings of c1 with versions from get_next_version, {order}"
+        ));
+        let mut d = Diffs::new();
+        for (at, want) in [
+            (&c2e, values(&[("b", jv(json!("kept")))])),
+            (&c2v, values(&[("a", jv(json!("x"))), ("b", jv(json!("kept")))])),
+        ] {
+            let t = cx.get_some(at).await?;
+            d.of(&t).map("checkpoint.channel_values", &want, &t.checkpoint.channel_values);
+        }
+        d.finish()?;
+    }
+    Ok(())
+}
+
 /// CONTRACT §2 put: an unchanged channel reads "the value stored for that channel at that
 /// version in this thread and namespace", not the newest value of the channel. c1 stores
 /// a = "v1" at version 1; c2, a child of c1, stores a = "v2" at version 2; then c3, a second

@@ -200,6 +200,12 @@ impl<M: IdMap> Bug for MetadataKeys<M> {
     }
 }
 
+/// Whether `s` matches the SQL `LIKE` pattern `pattern` (`%` any run of characters, `_`
+/// one character, no escape): how a saver that passes an identifier to `LIKE` compares.
+pub(crate) fn like_str(pattern: &str, s: &str) -> bool {
+    like(&pattern.chars().collect::<Vec<_>>(), &s.chars().collect::<Vec<_>>())
+}
+
 /// Whether `s` matches the SQL `LIKE` pattern `pattern` (`%` any run, `_` one character).
 fn like(pattern: &[char], s: &[char]) -> bool {
     match pattern.split_first() {
@@ -315,5 +321,80 @@ pub struct PendingWritesOrdered<O>(PhantomData<O>);
 impl<O: IdOrder> Bug for PendingWritesOrdered<O> {
     fn tuple_output(&self, tuple: &mut CheckpointTuple) {
         tuple.pending_writes.sort_by_key(|w| (O::key(&w.task_path), O::key(&w.task_id)));
+    }
+}
+
+/// Which identifier of `get_tuple`'s config a [`GetTupleFallback`] retries.
+pub trait FallbackOn: Default + Send + Sync + 'static {
+    /// True when `asked` and the stored `found` name the same checkpoint once this
+    /// position's identifiers are rewritten by `M` (the other positions exact).
+    fn same<M: IdMap>(asked: &CheckpointConfig, found: &CheckpointConfig) -> bool;
+}
+
+/// The thread id retried.
+#[derive(Default)]
+pub struct OnThread;
+
+impl FallbackOn for OnThread {
+    fn same<M: IdMap>(asked: &CheckpointConfig, found: &CheckpointConfig) -> bool {
+        M::map(&asked.thread_id) == M::map(&found.thread_id)
+            && asked.checkpoint_ns == found.checkpoint_ns
+            && asked.checkpoint_id.as_ref().is_none_or(|id| found.checkpoint_id.as_ref() == Some(id))
+    }
+}
+
+/// The namespace retried.
+#[derive(Default)]
+pub struct OnNamespace;
+
+impl FallbackOn for OnNamespace {
+    fn same<M: IdMap>(asked: &CheckpointConfig, found: &CheckpointConfig) -> bool {
+        asked.thread_id == found.thread_id
+            && M::map(&asked.checkpoint_ns) == M::map(&found.checkpoint_ns)
+            && asked.checkpoint_id.as_ref().is_none_or(|id| found.checkpoint_id.as_ref() == Some(id))
+    }
+}
+
+/// The checkpoint id retried.
+#[derive(Default)]
+pub struct OnCheckpointId;
+
+impl FallbackOn for OnCheckpointId {
+    fn same<M: IdMap>(asked: &CheckpointConfig, found: &CheckpointConfig) -> bool {
+        asked.thread_id == found.thread_id
+            && asked.checkpoint_ns == found.checkpoint_ns
+            && match (&asked.checkpoint_id, &found.checkpoint_id) {
+                (Some(a), Some(f)) => M::map(a) == M::map(f),
+                (a, _) => a.is_none(),
+            }
+    }
+}
+
+/// `get_tuple` looks its config up exactly, and only when that finds nothing retries the
+/// position `P` with identifiers rewritten by `M` (a case-insensitive second lookup, a
+/// normalised retry): the greatest stored checkpoint the retry matches comes back. Every
+/// identifier that exists still finds itself, so only a lookup of one never stored shows
+/// the bug.
+#[derive(Default)]
+pub struct GetTupleFallback<M, P>(PhantomData<(M, P)>);
+
+#[async_trait]
+impl<M: IdMap, P: FallbackOn> Bug for GetTupleFallback<M, P> {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::GetTuple { config: asked } = &call else { return saver.forward(call).await };
+        let asked = asked.clone();
+        let exact = saver.forward(call).await?;
+        if !matches!(exact, Reply::Tuple(None)) {
+            return Ok(exact);
+        }
+        let mut best: Option<CheckpointTuple> = None;
+        for thread in saver.threads() {
+            for t in saver.snapshot(&thread).await? {
+                if P::same::<M>(&asked, &t.config) && best.as_ref().is_none_or(|b| t.checkpoint.id > b.checkpoint.id) {
+                    best = Some(t);
+                }
+            }
+        }
+        Ok(Reply::Tuple(best))
     }
 }

@@ -3,6 +3,7 @@
 
 use super::id_support::*;
 use super::prelude::*;
+use super::put_values::*;
 
 /// `put` returns the parent's id instead of the stored checkpoint's.
 #[derive(Default)]
@@ -468,7 +469,7 @@ pub const MUTANTS: &[Mutant] = &[
         "uncarried_channels_vanish",
         UncarriedChannelsVanish,
         &[P],
-        [R("put.values"), S("S06")],
+        [R("put.kept_values"), S("S06")],
         "a channel whose value the put did not carry reads as absent, though stored earlier"
     ),
     mutant!(
@@ -553,7 +554,7 @@ pub const MUTANTS: &[Mutant] = &[
         "next_version_string_restarts",
         NextVersionStringRestarts,
         &[P],
-        [R("next_version.greater"), G("7.2-string-versions")],
+        [R("next_version.strings"), G("7.2-string-versions")],
         "get_next_version of a string version restarts at integer 1"
     ),
     mutant!(
@@ -576,5 +577,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[P],
         [R("ids.opaque"), R("metadata.json")],
         "metadata keys are lower-cased: \"a\" and \"A\" are one key"
+    ),
+    mutant!(
+        "emptied_channel_filled_from_store",
+        EmptiedFilledFromStore,
+        &[P],
+        [R("put.emptied")],
+        "a channel in new_versions without a value is filled from a sibling's value stored at the same version"
     ),
 ];

@@ -7,37 +7,43 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::Checked;
-use crate::data::adversarial::{byte_order_pairs, every_variant, shown, ts_against_ids, Class, Position};
-use crate::data::{at, jv, metadata, new_id, new_ids, pending, Ids, Step};
+use crate::data::adversarial::{byte_order_pairs, shown, ts_against_ids};
+use crate::data::{jv, metadata, new_id, new_ids, pending, Ids, Step};
+use ids::*;
+
+mod ids;
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::GetTuple, needs [Put] => [
-        unknown_thread_returns_none -[Put] ["test_get_tuple_nonexistent_returns_none"],
-        unknown_id_returns_none ["test_get_tuple_nonexistent_checkpoint_id"],
-        without_id_returns_greatest_id ["test_get_tuple_latest_when_no_checkpoint_id"],
-        without_id_returns_greatest_id_not_last_put,
-        #[uses(Namespaces)] without_id_is_scoped_to_namespace,
-        with_id_returns_exactly_that_checkpoint ["test_get_tuple_specific_checkpoint_id"],
-        #[uses(Namespaces)] with_id_respects_namespace ["test_get_tuple_respects_namespace"],
-        with_id_respects_thread,
-        with_id_returns_that_checkpoints_writes +[PutWrites],
-        #[uses(Namespaces)] config_names_thread_namespace_and_id ["test_get_tuple_config_structure"],
-        checkpoint_fields_roundtrip_exactly ["test_get_tuple_checkpoint_fields"],
-        metadata_roundtrips_exactly ["test_get_tuple_metadata"],
-        #[uses(Namespaces)] parent_config_names_thread_namespace_and_parent ["test_get_tuple_parent_config"],
-        pending_writes_carry_task_channel_and_value +[PutWrites] ["test_get_tuple_pending_writes"],
-        #[uses(TaskPathOnWrites)] pending_writes_ordered_by_task_path_then_task_id +[PutWrites],
-        pending_writes_index_compared_as_signed_integer +[PutWrites],
-        #[should] empty_thread_id_is_invalid_config -[Put],
-        config_without_thread_reads_no_thread,
-        thread_ids_stay_apart_and_exact,
-        #[uses(Namespaces)] namespaces_stay_apart_and_exact,
-        checkpoint_ids_stay_apart_and_exact,
-        latest_is_greatest_id_by_bytes,
-        latest_is_greatest_id_whatever_the_ts,
-        pending_writes_ordered_by_task_id_bytes +[PutWrites],
-        #[uses(TaskPathOnWrites)] pending_writes_ordered_by_task_path_bytes +[PutWrites],
+        #[rules(get_tuple.latest)] unknown_thread_returns_none -[Put] ["test_get_tuple_nonexistent_returns_none"],
+        #[rules(get_tuple.by_id)] unknown_id_returns_none ["test_get_tuple_nonexistent_checkpoint_id"],
+        #[rules(get_tuple.latest)] without_id_returns_greatest_id ["test_get_tuple_latest_when_no_checkpoint_id"],
+        #[rules(get_tuple.latest)] without_id_returns_greatest_id_not_last_put,
+        #[rules(get_tuple.latest)] #[uses(Namespaces)] without_id_is_scoped_to_namespace,
+        #[rules(get_tuple.by_id)] with_id_returns_exactly_that_checkpoint ["test_get_tuple_specific_checkpoint_id"],
+        #[rules(get_tuple.by_id)] #[uses(Namespaces)] with_id_respects_namespace ["test_get_tuple_respects_namespace"],
+        #[rules(get_tuple.by_id)] with_id_respects_thread,
+        #[rules(get_tuple.by_id, put_writes.belongs)] with_id_returns_that_checkpoints_writes +[PutWrites],
+        #[rules(put.returns, get_tuple.by_id)] #[uses(Namespaces)] config_names_thread_namespace_and_id ["test_get_tuple_config_structure"],
+        #[rules(checkpoint.fields)] checkpoint_fields_roundtrip_exactly ["test_get_tuple_checkpoint_fields"],
+        #[rules(metadata.json)] metadata_roundtrips_exactly ["test_get_tuple_metadata"],
+        #[rules(tuple.parent_config)] #[uses(Namespaces)] parent_config_names_thread_namespace_and_parent ["test_get_tuple_parent_config"],
+        #[rules(put_writes.key, get_tuple.writes_order)] pending_writes_carry_task_channel_and_value +[PutWrites] ["test_get_tuple_pending_writes"],
+        #[rules(get_tuple.writes_order)] #[uses(TaskPathOnWrites)] pending_writes_ordered_by_task_path_then_task_id +[PutWrites],
+        #[rules(get_tuple.writes_order)] pending_writes_index_compared_as_signed_integer +[PutWrites],
+        #[rules(config.thread_id, errors.no_panic)] #[should] empty_thread_id_is_invalid_config -[Put],
+        #[rules(config.missing_thread)] config_without_thread_reads_no_thread,
+        #[rules(ids.opaque)] thread_ids_stay_apart_and_exact,
+        #[rules(ids.opaque)] #[uses(Namespaces)] namespaces_stay_apart_and_exact,
+        #[rules(ids.opaque)] checkpoint_ids_stay_apart_and_exact,
+        #[rules(ids.opaque, get_tuple.latest)] never_stored_thread_finds_nothing,
+        #[rules(ids.opaque, get_tuple.latest, get_tuple.by_id)] #[uses(Namespaces)] never_stored_namespace_finds_nothing,
+        #[rules(ids.opaque, get_tuple.by_id)] never_stored_checkpoint_id_finds_nothing,
+        #[rules(get_tuple.latest)] latest_is_greatest_id_by_bytes,
+        #[rules(get_tuple.latest)] latest_is_greatest_id_whatever_the_ts,
+        #[rules(get_tuple.writes_order)] pending_writes_ordered_by_task_id_bytes +[PutWrites],
+        #[rules(get_tuple.writes_order)] #[uses(TaskPathOnWrites)] pending_writes_ordered_by_task_path_bytes +[PutWrites],
     ])
 }
 
@@ -347,85 +353,6 @@ async fn config_without_thread_reads_no_thread(cx: Cx) -> Checked {
                     e.display_chain()
                 )))
             }
-        }
-    }
-    Ok(())
-}
-
-/// CONTRACT §1 "Identifiers are opaque", in the `thread_id` and `checkpoint_ns` positions:
-/// one checkpoint on each of `ids` (every class's variants, [`every_variant`]), each
-/// carrying its own identifier as the value of `who`; then each reads back, latest and by
-/// id, its own checkpoint with its identifier exact. A long identifier may be refused
-/// ([`Cx::put_or_refused`]).
-async fn expect_apart(
-    cx: &Cx,
-    position: Position,
-    ids: Vec<(Class, String)>,
-    cfg: impl Fn(&str) -> CheckpointConfig,
-) -> Checked {
-    let mut stored = Vec::new();
-    for (class, id) in ids {
-        let step = Step::fresh().value("who", json!(id), 1);
-        if let Some(c) = cx.put_or_refused(class, &cfg(&id), step).await? {
-            stored.push((class, id, c));
-        }
-    }
-    for (class, id, c) in &stored {
-        let same: Vec<String> = stored.iter().filter(|(k, ..)| k == class).map(|(_, i, _)| shown(i)).collect();
-        let note = format!(
-            "after putting one checkpoint on each {} [{}] ({} class)",
-            position.name(),
-            same.join(", "),
-            class.name()
-        );
-        for read in [cfg(id), c.clone()] {
-            let t = cx.after(&note).get_some(&read).await?;
-            t.diffs().config(c, &t.config).channel_value("who", &jv(json!(id)), &t.checkpoint).finish()?;
-        }
-    }
-    Ok(())
-}
-
-/// CONTRACT §1 "Identifiers are opaque": threads whose ids differ only by case, Unicode
-/// normalisation, a space, a separator, a `LIKE`/glob metacharacter, a suffix, the plane of
-/// a character or past 255 bytes stay apart, and each reads back its own checkpoint with
-/// its thread id exact.
-async fn thread_ids_stay_apart_and_exact(cx: Cx) -> Checked {
-    let base = cx.thread("id");
-    expect_apart(&cx, Position::Thread, every_variant(&base), |t| at(t, "")).await
-}
-
-/// CONTRACT §1 "Identifiers are opaque": namespaces of one thread that differ only by an
-/// identifier class ([`thread_ids_stay_apart_and_exact`]) stay apart and come back exact.
-async fn namespaces_stay_apart_and_exact(cx: Cx) -> Checked {
-    let thread = cx.thread("ns");
-    expect_apart(&cx, Position::Namespace, every_variant("sub"), |ns| at(&thread, ns)).await
-}
-
-/// CONTRACT §1 "Identifiers are opaque" and §2 get_tuple: checkpoint ids of one thread that
-/// differ only by an identifier class ([`every_variant`], one thread per class) are
-/// different checkpoints: each reads back by id with its id exact, and the latest is the
-/// greatest of them by bytes.
-async fn checkpoint_ids_stay_apart_and_exact(cx: Cx) -> Checked {
-    for class in Class::ALL {
-        let cfg = cx.config("ids");
-        let mut stored = Vec::new();
-        // Each at its own version of `who`: a saver may key values by (channel, version).
-        for (version, id) in (1..).zip(class.variants(&new_id())) {
-            let step = Step::new(&id).value("who", json!(id), version);
-            if let Some(c) = cx.put_or_refused(class, &cfg, step).await? {
-                stored.push((id, c));
-            }
-        }
-        let all: Vec<String> = stored.iter().map(|(id, _)| shown(id)).collect();
-        let cx = cx.after(format!("after putting the checkpoints [{}] ({} class)", all.join(", "), class.name()));
-        for (id, c) in &stored {
-            let t = cx.get_some(c).await?;
-            t.diffs().config(c, &t.config).channel_value("who", &jv(json!(id)), &t.checkpoint).finish()?;
-        }
-        if let Some((greatest, _)) = stored.iter().max_by(|a, b| a.0.cmp(&b.0)) {
-            let t = cx.get_some(&cfg).await?;
-            t.diffs().eq("checkpoint.id (the greatest by bytes)", greatest, &t.checkpoint.id).finish()?;
         }
     }
     Ok(())
