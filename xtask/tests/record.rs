@@ -61,7 +61,7 @@ fn a_fresh_recording_makes_the_shipped_calls_and_replays_on_the_reference_savers
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     shipped.sort();
-    assert_eq!(shipped.len(), 5, "the five shipped traces of traces/README.md");
+    assert_eq!(shipped.len(), 12, "the twelve shipped traces of traces/README.md");
     for file in &shipped {
         let fresh = dir.path().join(file.file_name().expect("a file name"));
         assert!(fresh.exists(), "the recorder wrote no {}", fresh.display());
@@ -79,7 +79,7 @@ fn a_fresh_recording_makes_the_shipped_calls_and_replays_on_the_reference_savers
     for backend in ["memory", "sqlite"] {
         let (code, text) = replay(dir.path(), &["--backend", backend]);
         assert_eq!(code, Some(0), "the fresh recording does not replay on {backend}:\n{text}");
-        assert!(text.contains("5 of 5 traces replayed without a difference"), "{text}");
+        assert!(text.contains("12 of 12 traces replayed without a difference"), "{text}");
     }
     // The fresh recording judges: a saver that drops the writes of a branch fails it.
     let (code, text) = replay(dir.path(), &["--mutant", "branch_writes_dropped"]);
