@@ -13,6 +13,10 @@
 /// checkpoint ids increase ([`ts_against_ids`](conformance_spec::data::adversarial::ts_against_ids)).
 pub const TIMESTAMPS: &str = "timestamps against id order";
 
+/// The name of the length class: ids whose order by bytes is not their order length first
+/// (`"ab"` < `"b"`; [`byte_order_pairs`](conformance_spec::data::adversarial::byte_order_pairs)).
+pub const LENGTHS: &str = "lengths against byte order";
+
 /// (class name, the mutants that break only that class).
 pub const CLASS_MUTANTS: &[(&str, &[&str])] = &[
     (
@@ -54,6 +58,16 @@ pub const CLASS_MUTANTS: &[(&str, &[&str])] = &[
     ),
     ("prefix", &["get_tuple_thread_prefix"]),
     ("non-BMP vs high-BMP", &["checkpoint_ids_ordered_by_utf16", "pending_writes_ordered_by_utf16"]),
+    (LENGTHS, &["checkpoint_ids_ordered_length_first"]),
     ("long", &["thread_ids_truncated_at_255_bytes", "checkpoint_ids_truncated_at_255_bytes"]),
-    (TIMESTAMPS, &["latest_by_ts", "list_ordered_by_ts", "prune_keeps_latest_ts", "delta_latest_by_ts"]),
+    (
+        TIMESTAMPS,
+        &[
+            "latest_by_ts",
+            "latest_by_metadata_step",
+            "list_ordered_by_ts",
+            "prune_keeps_latest_ts",
+            "delta_latest_by_ts",
+        ],
+    ),
 ];

@@ -75,10 +75,10 @@ fn rules_doc_is_current() {
 /// that class").
 #[test]
 fn every_adversarial_class_has_a_mutant() {
-    use conformance_selftest::classes::{CLASS_MUTANTS, TIMESTAMPS};
+    use conformance_selftest::classes::{CLASS_MUTANTS, LENGTHS, TIMESTAMPS};
     use conformance_spec::data::adversarial::Class;
     let mut wanted: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
-    wanted.push(TIMESTAMPS);
+    wanted.extend([TIMESTAMPS, LENGTHS]);
     for class in wanted {
         let names = CLASS_MUTANTS.iter().find(|(c, _)| *c == class).map(|(_, n)| *n).unwrap_or_default();
         assert!(!names.is_empty(), "class {class} has no mutant in CLASS_MUTANTS");

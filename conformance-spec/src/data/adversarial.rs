@@ -154,9 +154,10 @@ pub fn every_variant(base: &str) -> Vec<(Class, String)> {
 /// Suffixes whose order by bytes is not their order by another rule, in pairs
 /// `(smaller by bytes, greater by bytes, the rule that orders them the other way)`:
 /// `"B"` < `"a"` by bytes but not case-insensitively; `"\u{FF61}"` < `"\u{1F600}"` by
-/// UTF-8 bytes but not by UTF-16 code units (0xFF61 > 0xD83D).
-pub fn byte_order_pairs() -> [(&'static str, &'static str, &'static str); 2] {
-    [("B", "a", "case-insensitively"), ("\u{FF61}", "\u{1F600}", "by UTF-16 code units")]
+/// UTF-8 bytes but not by UTF-16 code units (0xFF61 > 0xD83D); `"ab"` < `"b"` by bytes but
+/// not length first (a numeric sort of ids, or a `(length, id)` index).
+pub fn byte_order_pairs() -> [(&'static str, &'static str, &'static str); 3] {
+    [("B", "a", "case-insensitively"), ("\u{FF61}", "\u{1F600}", "by UTF-16 code units"), ("ab", "b", "length first")]
 }
 
 /// `n` ISO-8601 timestamps that decrease: the `ts` of the i-th of `n` checkpoints whose ids
@@ -188,7 +189,7 @@ mod tests {
             assert!(small.as_bytes() < great.as_bytes());
             let (s16, g16): (Vec<u16>, Vec<u16>) = (small.encode_utf16().collect(), great.encode_utf16().collect());
             let (sl, gl) = (small.to_lowercase(), great.to_lowercase());
-            assert!(s16 > g16 || sl > gl);
+            assert!(s16 > g16 || sl > gl || small.len() > great.len());
         }
         let ts = ts_against_ids(3);
         assert!(ts[0] > ts[1] && ts[1] > ts[2]);

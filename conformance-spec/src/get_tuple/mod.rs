@@ -378,18 +378,23 @@ async fn latest_is_greatest_id_by_bytes(cx: Cx) -> Checked {
     Ok(())
 }
 
-/// CONTRACT §2 get_tuple: "latest" is decided by id, whatever the `ts`: a chain whose `ts`
-/// decrease as its ids increase still gives its greatest id.
+/// CONTRACT §2 get_tuple: "latest" is decided by id, whatever the `ts` or the metadata
+/// `step`: a chain whose `ts` and `step` decrease as its ids increase (as after time travel:
+/// a fork of an older checkpoint has the greatest id and a smaller step) still gives its
+/// greatest id.
 async fn latest_is_greatest_id_whatever_the_ts(cx: Cx) -> Checked {
     let cfg = cx.config("ts");
     let labels = ["c0", "c1", "c2"];
     let ids = Ids::new(&labels);
     let ts = ts_against_ids(labels.len());
+    let steps: Vec<i64> = (0..labels.len() as i64).map(|i| 10 - i).collect();
     let mut parent = cfg.clone();
-    for (label, ts) in labels.iter().zip(&ts) {
-        parent = cx.put(&parent, Step::new(ids.id(label)).with(|c| c.ts.clone_from(ts))).await?;
+    for ((label, ts), step) in labels.iter().zip(&ts).zip(&steps) {
+        let put = Step::new(ids.id(label)).with(|c| c.ts.clone_from(ts)).meta("step", json!(step));
+        parent = cx.put(&parent, put).await?;
     }
-    let t = cx.after(format!("after putting c0, c1, c2 with ts {ts:?}")).get_some(&cfg).await?;
+    let note = format!("after putting c0, c1, c2 with ts {ts:?} and metadata step {steps:?}");
+    let t = cx.after(note).get_some(&cfg).await?;
     t.diffs()
         .eq(format_args!("checkpoint.id ({})", ids.legend()), &"c2".to_owned(), &ids.label(&t.checkpoint.id))
         .finish()

@@ -240,6 +240,23 @@ impl Bug for LatestByTs {
     }
 }
 
+/// "Latest" is the checkpoint with the greatest metadata `step` (ties by id), not the
+/// greatest id: wrong after time travel, whose fork has a smaller step.
+#[derive(Default)]
+pub struct LatestByMetadataStep;
+
+#[async_trait]
+impl Bug for LatestByMetadataStep {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        match &call {
+            Invocation::GetTuple { config: cfg } if cfg.checkpoint_id.is_none() => {
+                latest_by(saver, cfg, |t| t.metadata.get("step").and_then(Value::as_i64).unwrap_or(i64::MIN)).await
+            }
+            _ => saver.forward(call).await,
+        }
+    }
+}
+
 /// `get_tuple` looks its namespace up with `WHERE checkpoint_ns LIKE ?`: a namespace with
 /// `%` or `_` finds the checkpoint (by id, or the greatest) of every namespace of the
 /// thread the pattern matches (`"sub%"` finds `"subab"`'s).
@@ -491,5 +508,19 @@ pub const MUTANTS: &[Mutant] = &[
         &[GT],
         [R("ids.opaque"), R("get_tuple.by_id")],
         "get_tuple retries a checkpoint id it does not find NFC-composed: \"e\\u{301}\" finds \"\\u{e9}\""
+    ),
+    mutant!(
+        "latest_by_metadata_step",
+        LatestByMetadataStep,
+        &[GT],
+        [R("get_tuple.latest")],
+        "get_tuple without id returns the checkpoint with the greatest metadata step, not the greatest id"
+    ),
+    mutant!(
+        "checkpoint_ids_ordered_length_first",
+        CheckpointIdsOrdered<LengthFirst>,
+        &[GT, LS],
+        [R("get_tuple.latest"), R("list.order")],
+        "checkpoint ids order by length, then bytes (a numeric sort, a (length, id) index): \"b\" before \"ab\""
     ),
 ];

@@ -294,6 +294,16 @@ impl IdOrder for NoCase {
     }
 }
 
+/// By length in characters, then by characters (a numeric sort of ids, a `(length, id)` index).
+#[derive(Default)]
+pub struct LengthFirst;
+
+impl IdOrder for LengthFirst {
+    fn key(id: &str) -> Vec<u32> {
+        std::iter::once(id.chars().count() as u32).chain(id.chars().map(u32::from)).collect()
+    }
+}
+
 /// Checkpoint ids ordered by `O`: `list` sorts by it (greatest first), and the latest of
 /// `get_tuple` is the greatest by it.
 #[derive(Default)]
