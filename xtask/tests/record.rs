@@ -21,7 +21,8 @@ fn root() -> PathBuf {
 fn mask_ids(bytes: &[u8]) -> Vec<u8> {
     let hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
     let uuid = |w: &[u8]| {
-        w.len() == 36 && w.iter().enumerate().all(|(i, b)| if [8, 13, 18, 23].contains(&i) { *b == b'-' } else { hex(b) })
+        w.len() == 36
+            && w.iter().enumerate().all(|(i, b)| if [8, 13, 18, 23].contains(&i) { *b == b'-' } else { hex(b) })
     };
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -269,7 +269,10 @@ pub fn recorder_command(options: &PythonOptions, args: Vec<OsString>) -> Result<
             .status()
             .is_ok_and(|s| s.success());
         if !has {
-            eprintln!("checkpoint-bridge: first recording: pip installs {} into the managed environment", RECORD_PINNED.join(", "));
+            eprintln!(
+                "checkpoint-bridge: first recording: pip installs {} into the managed environment",
+                RECORD_PINNED.join(", ")
+            );
             let pkg = PACKAGE.write(&options.base_dir).map_err(SpecError::Environment)?;
             let mut pip = Command::new(&python);
             pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", "-c"])
@@ -279,7 +282,8 @@ pub fn recorder_command(options: &PythonOptions, args: Vec<OsString>) -> Result<
         }
     }
     let mut command = child_command(&python, &options.base_dir, managed, "record").map_err(SpecError::Environment)?;
-    command.args = [OsString::from("-m"), OsString::from("checkpoint_bridge.record_app")].into_iter().chain(args).collect();
+    command.args =
+        [OsString::from("-m"), OsString::from("checkpoint_bridge.record_app")].into_iter().chain(args).collect();
     Ok(command)
 }
 
