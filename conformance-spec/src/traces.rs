@@ -16,7 +16,7 @@ use crate::fuzz::trace::Trace;
 use crate::{Checked, Cx};
 
 /// The shipped traces: `(name, JSON text)`, the name being the file's stem under `traces/`.
-pub const SHIPPED: [(&str, &str); 12] = [
+pub const SHIPPED: [(&str, &str); 14] = [
     ("linear", include_str!("../../traces/linear.json")),
     ("subgraph", include_str!("../../traces/subgraph.json")),
     ("interrupt", include_str!("../../traces/interrupt.json")),
@@ -29,6 +29,8 @@ pub const SHIPPED: [(&str, &str); 12] = [
     ("durability-exit", include_str!("../../traces/durability-exit.json")),
     ("durability-async", include_str!("../../traces/durability-async.json")),
     ("durability-sync", include_str!("../../traces/durability-sync.json")),
+    ("js-time-travel", include_str!("../../traces/js-time-travel.json")),
+    ("js-interrupt-update", include_str!("../../traces/js-interrupt-update.json")),
 ];
 
 /// One case per shipped trace.
@@ -46,6 +48,8 @@ pub fn cases() -> Vec<SpecCase> {
         #[rules(put.values, get_tuple.latest, list.order)] replays_durability_exit +[List],
         #[rules(put.values, put_writes.key, list.tuples)] replays_durability_async +[List],
         #[rules(put.values, tuple.parent_config, list.tuples)] replays_durability_sync +[List],
+        #[rules(tuple.parent_config, put.siblings, list.order)] replays_langgraph_js_time_travel +[List],
+        #[rules(put_writes.special_last, put.stored, list.tuples)] replays_langgraph_js_interrupt_and_update_state +[List],
     ])
 }
 
@@ -130,6 +134,19 @@ async fn replays_durability_async(cx: Cx) -> Checked {
 /// traces/durability-sync.json: five runs with `durability="sync"`.
 async fn replays_durability_sync(cx: Cx) -> Checked {
     shipped(&cx, "durability-sync").await
+}
+
+/// traces/js-time-travel.json, recorded from LangGraph JS: a run, then a replay from its
+/// step-1 checkpoint (a fork, with LangGraph JS's integer versions, which repeat on the
+/// new branch) and the history of both branches.
+async fn replays_langgraph_js_time_travel(cx: Cx) -> Checked {
+    shipped(&cx, "js-time-travel").await
+}
+
+/// traces/js-interrupt-update.json, recorded from LangGraph JS: `interrupt()`, a resume
+/// with `Command({resume})`, then `updateState` with and without `asNode`.
+async fn replays_langgraph_js_interrupt_and_update_state(cx: Cx) -> Checked {
+    shipped(&cx, "js-interrupt-update").await
 }
 
 #[cfg(test)]

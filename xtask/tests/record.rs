@@ -1,13 +1,14 @@
 //! The trace recorder (`bridges/python/checkpoint_bridge/record.py`, issues 17 and 41): a
-//! fresh recording of every graph of `bridges/python/record_traces.py` against LangGraph's
-//! `InMemorySaver`, ids, timestamps and version fractions masked, must equal the shipped
+//! fresh recording of every graph of `bridges/python/record_traces.py` (and of `bridges/js/record_traces.mjs`) against LangGraph's
+//! `InMemorySaver` (LangGraph JS's `MemorySaver`), ids, timestamps and version fractions masked, must equal the shipped
 //! trace of that graph step for step, and must replay on the reference savers without a
 //! difference. A recorder that loses a value on the way in (so that the recorded result
 //! lacks it too, and the fresh trace still replays), leaves out the `task_path` it must
 //! fill in, or records a result other than the saver's fails here.
 //!
-//! Needs python3 with venv; the script makes `target/record-venv` with the pinned LangGraph
-//! packages (from PyPI) on first use, as `.ci/run` allows.
+//! Needs python3 with venv, and node with npm for the traces recorded from LangGraph JS
+//! (`bridges/js/record_traces.mjs`, the `js-*` traces): the scripts make `target/record-venv`
+//! and `target/record-js` with the pinned packages (from PyPI and npm) on first use.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -133,6 +134,18 @@ fn a_fresh_recording_masked_is_the_shipped_one_and_replays_on_the_reference_save
         .env("PYTHONHASHSEED", "0")
         .output()
         .expect("python3 runs");
+    let js = Command::new("node")
+        .arg(root.join("bridges/js/record_traces.mjs"))
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .expect("node runs");
+    assert!(
+        js.status.success(),
+        "record_traces.mjs failed: {}{}",
+        String::from_utf8_lossy(&js.stdout),
+        String::from_utf8_lossy(&js.stderr)
+    );
     assert!(
         out.status.success(),
         "record_traces.py failed: {}{}",
@@ -146,7 +159,7 @@ fn a_fresh_recording_masked_is_the_shipped_one_and_replays_on_the_reference_save
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     shipped.sort();
-    assert_eq!(shipped.len(), 12, "the twelve shipped traces of traces/README.md");
+    assert_eq!(shipped.len(), 14, "the fourteen shipped traces of traces/README.md");
     let mut differ = Vec::new();
     for file in &shipped {
         let name = file.file_name().expect("a file name");
@@ -175,7 +188,7 @@ fn a_fresh_recording_masked_is_the_shipped_one_and_replays_on_the_reference_save
     for backend in ["memory", "sqlite"] {
         let (code, text) = replay(dir.path(), &["--backend", backend]);
         assert_eq!(code, Some(0), "the fresh recording does not replay on {backend}:\n{text}");
-        assert!(text.contains("12 of 12 traces replayed without a difference"), "{text}");
+        assert!(text.contains("14 of 14 traces replayed without a difference"), "{text}");
     }
     // The fresh recording judges: a saver that drops the writes of a branch fails it.
     let (code, text) = replay(dir.path(), &["--mutant", "branch_writes_dropped"]);
