@@ -236,12 +236,147 @@ def killed(rec: Recorder) -> None:
     app.get_state(config)
 
 
+class Doc(TypedDict):
+    text: str
+    log: Annotated[list[str], operator.add]
+
+
+def _doc_graph(rec: Recorder):
+    g = StateGraph(Doc)
+    g.add_node("outline", lambda s: {"text": s["text"] + " outlined", "log": ["outline"]})
+    g.add_node("write", lambda s: {"text": s["text"] + " written", "log": ["write"]})
+    g.add_node("edit", lambda s: {"text": s["text"] + " edited", "log": ["edit"]})
+    g.add_edge(START, "outline")
+    g.add_edge("outline", "write")
+    g.add_edge("write", "edit")
+    g.add_edge("edit", END)
+    return g.compile(checkpointer=rec)
+
+
+def update_state(rec: Recorder) -> None:
+    """State injection: a run, then `update_state` without `as_node` and with it (each
+    writes a checkpoint whose metadata source is "update"), read back, and a run on top."""
+    app = _doc_graph(rec)
+    config = {"configurable": {"thread_id": "update-state"}}
+    app.invoke({"text": "memo", "log": []}, config)
+    app.update_state(config, {"text": "memo (fixed by hand)", "log": ["human"]})
+    app.get_state(config)
+    app.update_state(config, {"log": ["as write"]}, as_node="write")
+    app.get_state(config)
+    app.invoke({"text": "memo v2", "log": []}, config)
+    list(app.get_state_history(config, limit=3))
+
+
+def time_travel(rec: Recorder) -> None:
+    """Time travel: a finished run, then a replay from an older checkpoint (step 1) and an
+    `update_state` on another older checkpoint with a run from it: both fork, so new
+    checkpoints get a parent that is not the latest, and the latest (greatest id) has a
+    smaller metadata step than the old branch's end."""
+    app = _doc_graph(rec)
+    config = {"configurable": {"thread_id": "time-travel"}}
+    app.invoke({"text": "plan", "log": []}, config)
+    history = list(app.get_state_history(config))
+    by_step = {s.metadata["step"]: s.config for s in history}
+    app.invoke(None, by_step[1])  # replay from after "outline": a fork of step 1
+    app.get_state(config)
+    forked = app.update_state(by_step[0], {"text": "plan B"})  # a fork of step 0
+    app.get_state(config)  # the latest is the update (step 1), not the old branch's step 3
+    app.invoke(None, forked)
+    app.get_state(config)
+    list(app.get_state_history(config))
+
+
+class Outer(TypedDict):
+    topic: str
+    answer: str
+
+
+def subgraph_paused(rec: Recorder) -> None:
+    """A subgraph pauses (`interrupt()` inside it); the paused state is read with
+    `get_state(subgraphs=True)`, which reads the child namespace's checkpoint and writes,
+    then the run is resumed and read again."""
+
+    def ask(s: Outer) -> dict:
+        return {"answer": f"{s['answer']} / human: {interrupt({'check': s['answer']})}"}
+
+    child = StateGraph(Outer)
+    child.add_node("research", lambda s: {"answer": f"notes on {s['topic']}"})
+    child.add_node("ask", ask)
+    child.add_edge(START, "research")
+    child.add_edge("research", "ask")
+    child.add_edge("ask", END)
+    g = StateGraph(Outer)
+    g.add_node("intake", lambda s: {"answer": ""})
+    g.add_node("agent", child.compile())
+    g.add_node("reply", lambda s: {"answer": s["answer"] + " (sent)"})
+    g.add_edge(START, "intake")
+    g.add_edge("intake", "agent")
+    g.add_edge("agent", "reply")
+    g.add_edge("reply", END)
+    app = g.compile(checkpointer=rec)
+    config = {"configurable": {"thread_id": "subgraph-paused"}}
+    app.invoke({"topic": "tides", "answer": ""}, config)
+    app.get_state(config, subgraphs=True)
+    app.invoke(Command(resume="fine"), config)
+    app.get_state(config, subgraphs=True)
+
+
+def functional(rec: Recorder) -> None:
+    """The functional API: an `@entrypoint` calling two `@task`s (their results are
+    `put_writes` of the entrypoint's checkpoint), `previous` across turns, an
+    `interrupt()` and a resume."""
+    from langgraph.func import entrypoint, task
+
+    @task
+    def draft(topic: str) -> str:
+        return f"draft on {topic}"
+
+    @task
+    def score(text: str) -> int:
+        return len(text)
+
+    @entrypoint(checkpointer=rec)
+    def workflow(topic: str, *, previous: list | None = None) -> list:
+        text = draft(topic).result()
+        n = score(text).result()
+        verdict = interrupt({"text": text, "score": n})
+        return [*(previous or []), f"{text} ({n}, {verdict})"]
+
+    config = {"configurable": {"thread_id": "functional"}}
+    workflow.invoke("bees", config)
+    workflow.get_state(config)
+    workflow.invoke(Command(resume="ok"), config)
+    workflow.invoke("wasps", config)
+    workflow.invoke(Command(resume="meh"), config)
+    workflow.get_state(config)
+
+
+def _durability(mode: str):
+    def record(rec: Recorder) -> None:
+        app = _doc_graph(rec)
+        config = {"configurable": {"thread_id": f"durability-{mode}"}}
+        for turn in "abcde":
+            app.invoke({"text": turn, "log": []}, config, durability=mode)
+        app.get_state(config)
+        list(app.get_state_history(config))
+
+    record.__doc__ = f"""The three-node graph run five times with durability="{mode}", then read."""
+    return record
+
+
 TRACES = {
     "linear": linear,
     "subgraph": subgraph,
     "interrupt": interrupted,
     "fanout-retry": fan_out,
     "killed-resumed": killed,
+    "update-state": update_state,
+    "time-travel": time_travel,
+    "subgraph-paused": subgraph_paused,
+    "functional": functional,
+    "durability-exit": _durability("exit"),
+    "durability-async": _durability("async"),
+    "durability-sync": _durability("sync"),
 }
 
 

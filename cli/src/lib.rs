@@ -21,10 +21,12 @@ mod conformance;
 mod fuzz_trial;
 mod guard;
 pub mod interrupt;
+mod record;
 mod settings;
 mod stdout_report;
 
 pub use conformance::{run, Args, Choice};
+pub use record::{run_record, RecordArgs};
 
 /// What the front end does, one line: the `about` of `checkpoint-conformance --help` and of
 /// `cargo xtask conformance --help`.

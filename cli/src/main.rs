@@ -11,13 +11,26 @@ use clap::{CommandFactory, Parser};
 /// The command line: `checkpoint-conformance [OPTIONS]`.
 #[derive(Debug, Parser)]
 #[command(name = "checkpoint-conformance", bin_name = "checkpoint-conformance", about = checkpoint_conformance::ABOUT)]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
+    #[command(subcommand)]
+    task: Option<Task>,
     #[command(flatten)]
     args: checkpoint_conformance::Args,
 }
 
+/// The tasks besides the conformance run (which takes no subcommand).
+#[derive(Debug, clap::Subcommand)]
+enum Task {
+    /// Record a LangGraph application's saver traffic as a trace (docs/traces.md).
+    Record(checkpoint_conformance::RecordArgs),
+}
+
 fn main() -> ExitCode {
     let code = match Cli::try_parse() {
+        Ok(Cli { task: Some(Task::Record(args)), .. }) => {
+            checkpoint_conformance::run_record(args, &checkpoint_conformance::cache_work_dir())
+        }
         Ok(cli) => checkpoint_conformance::run(cli.args, &checkpoint_conformance::cache_work_dir()),
         Err(e) => checkpoint_conformance::usage_error(&e, &Cli::command(), "checkpoint-conformance --help"),
     };

@@ -16,12 +16,21 @@ use crate::fuzz::trace::Trace;
 use crate::{Checked, Cx};
 
 /// The shipped traces: `(name, JSON text)`, the name being the file's stem under `traces/`.
-pub const SHIPPED: [(&str, &str); 5] = [
+pub const SHIPPED: [(&str, &str); 14] = [
     ("linear", include_str!("../../traces/linear.json")),
     ("subgraph", include_str!("../../traces/subgraph.json")),
     ("interrupt", include_str!("../../traces/interrupt.json")),
     ("fanout-retry", include_str!("../../traces/fanout-retry.json")),
     ("killed-resumed", include_str!("../../traces/killed-resumed.json")),
+    ("update-state", include_str!("../../traces/update-state.json")),
+    ("time-travel", include_str!("../../traces/time-travel.json")),
+    ("subgraph-paused", include_str!("../../traces/subgraph-paused.json")),
+    ("functional", include_str!("../../traces/functional.json")),
+    ("durability-exit", include_str!("../../traces/durability-exit.json")),
+    ("durability-async", include_str!("../../traces/durability-async.json")),
+    ("durability-sync", include_str!("../../traces/durability-sync.json")),
+    ("js-time-travel", include_str!("../../traces/js-time-travel.json")),
+    ("js-interrupt-update", include_str!("../../traces/js-interrupt-update.json")),
 ];
 
 /// One case per shipped trace.
@@ -32,6 +41,15 @@ pub fn cases() -> Vec<SpecCase> {
         #[rules(put_writes.index, put_writes.special_last)] replays_interrupt_and_resume,
         #[rules(put_writes.key, get_tuple.writes_order)] #[uses(TaskPathOnWrites)] replays_send_fan_out_with_failed_task_retried,
         #[rules(durability.acknowledged, put_writes.early)] replays_run_killed_halfway_and_resumed,
+        #[rules(put.stored, put.values, metadata.json, list.limit)] replays_state_injected_with_update_state +[List],
+        #[rules(put.stored, tuple.parent_config, get_tuple.latest, list.tuples)] replays_time_travel_forks_of_older_checkpoints +[List],
+        #[rules(get_tuple.latest, put_writes.belongs, put_writes.index)] #[uses(Namespaces)] replays_paused_subgraph_read_with_its_namespace,
+        #[rules(put_writes.key, put_writes.index, put.values)] replays_functional_api_entrypoint_and_tasks,
+        #[rules(put.values, get_tuple.latest, list.order)] replays_durability_exit +[List],
+        #[rules(put.values, put_writes.key, list.tuples)] replays_durability_async +[List],
+        #[rules(put.values, tuple.parent_config, list.tuples)] replays_durability_sync +[List],
+        #[rules(tuple.parent_config, put.siblings, list.order)] replays_langgraph_js_time_travel +[List],
+        #[rules(put_writes.special_last, put.stored, list.tuples)] replays_langgraph_js_interrupt_and_update_state +[List],
     ])
 }
 
@@ -73,6 +91,62 @@ async fn replays_send_fan_out_with_failed_task_retried(cx: Cx) -> Checked {
 /// other, a new process (reopen) resumes from what the saver kept.
 async fn replays_run_killed_halfway_and_resumed(cx: Cx) -> Checked {
     shipped(&cx, "killed-resumed").await
+}
+
+/// traces/update-state.json: `update_state` without and with `as_node` (checkpoints whose
+/// source is "update") between runs, read back with get_state and a limited history.
+async fn replays_state_injected_with_update_state(cx: Cx) -> Checked {
+    shipped(&cx, "update-state").await
+}
+
+/// traces/time-travel.json: a replay from an older checkpoint and an `update_state` on an
+/// older one, each a fork: new checkpoints whose parent is not the latest, and a latest
+/// (greatest id) whose metadata step is smaller than the old branch's.
+async fn replays_time_travel_forks_of_older_checkpoints(cx: Cx) -> Checked {
+    shipped(&cx, "time-travel").await
+}
+
+/// traces/subgraph-paused.json: a subgraph pauses in `interrupt()` and
+/// `get_state(subgraphs=True)` reads its namespace's checkpoint and writes, paused and
+/// after the resume.
+async fn replays_paused_subgraph_read_with_its_namespace(cx: Cx) -> Checked {
+    shipped(&cx, "subgraph-paused").await
+}
+
+/// traces/functional.json: the functional API, an `@entrypoint` calling `@task`s, with
+/// `previous` across turns, an interrupt and its resume.
+async fn replays_functional_api_entrypoint_and_tasks(cx: Cx) -> Checked {
+    shipped(&cx, "functional").await
+}
+
+/// traces/durability-exit.json: five runs with `durability="exit"`: one put per run, no
+/// writes saved.
+async fn replays_durability_exit(cx: Cx) -> Checked {
+    shipped(&cx, "durability-exit").await
+}
+
+/// traces/durability-async.json: five runs with `durability="async"` (saves made while the
+/// next step runs).
+async fn replays_durability_async(cx: Cx) -> Checked {
+    shipped(&cx, "durability-async").await
+}
+
+/// traces/durability-sync.json: five runs with `durability="sync"`.
+async fn replays_durability_sync(cx: Cx) -> Checked {
+    shipped(&cx, "durability-sync").await
+}
+
+/// traces/js-time-travel.json, recorded from LangGraph JS: a run, then a replay from its
+/// step-1 checkpoint (a fork, with LangGraph JS's integer versions, which repeat on the
+/// new branch) and the history of both branches.
+async fn replays_langgraph_js_time_travel(cx: Cx) -> Checked {
+    shipped(&cx, "js-time-travel").await
+}
+
+/// traces/js-interrupt-update.json, recorded from LangGraph JS: `interrupt()`, a resume
+/// with `Command({resume})`, then `updateState` with and without `asNode`.
+async fn replays_langgraph_js_interrupt_and_update_state(cx: Cx) -> Checked {
+    shipped(&cx, "js-interrupt-update").await
 }
 
 #[cfg(test)]

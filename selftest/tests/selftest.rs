@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         return code;
     }
     let args = libtest_mimic::Arguments::from_args();
-    let checks: [(&str, fn()); 12] = [
+    let checks: [(&str, fn()); 13] = [
         ("memory_saver_passes_every_case", memory_saver_passes_every_case),
         ("sqlite_saver_passes_every_case", sqlite_saver_passes_every_case),
         ("catalog_is_well_formed", catalog_is_well_formed),
@@ -38,6 +38,10 @@ fn main() -> ExitCode {
         ("kill_rate_is_total", kill_rate_is_total),
         ("every_mutant_is_caught_by_its_home_capability", every_mutant_is_caught_by_its_home_capability),
         ("rules_are_caught_where_the_contract_states_them", rules_are_caught_where_the_contract_states_them),
+        (
+            "fork_and_latest_bugs_are_caught_by_recorded_time_travel",
+            fork_and_latest_bugs_are_caught_by_recorded_time_travel,
+        ),
         (
             "only_concurrency_and_durability_open_a_second_instance",
             only_concurrency_and_durability_open_a_second_instance,
@@ -257,6 +261,15 @@ fn rules_are_caught_where_the_contract_states_them() {
         ("format_version_forced", "put::format_version_roundtrips"),
     ];
     assert_caught_by(&expected);
+}
+
+/// Issue 41: two bugs of published savers, a fork whose parent is the latest checkpoint
+/// instead of the one it forked from, and "latest" decided by the metadata step instead of
+/// the id, are caught by real LangGraph traffic: the recorded time travel
+/// (traces/time-travel.json), not only by the hand-written cases of put and get_tuple.
+fn fork_and_latest_bugs_are_caught_by_recorded_time_travel() {
+    let case = "traces::replays_time_travel_forks_of_older_checkpoints";
+    assert_caught_by(&[("fork_parent_is_latest", case), ("latest_by_metadata_step", case)]);
 }
 
 /// Fails unless each `(mutant, case)` of `expected` names a mutant that `case` caught.

@@ -122,7 +122,7 @@ fn shipped_traces_replay_on_langgraphs_memory_saver_and_a_changed_result_fails()
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
     let (code, text) = replay(&traces, "python:memory");
     assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("5 of 5 traces replayed without a difference"), "{text}");
+    assert!(text.contains("14 of 14 traces replayed without a difference"), "{text}");
 
     // The first read of interrupt.json that finds a checkpoint, with its recorded metadata
     // "step" changed: the saver is right, so the trace must be found to differ there.

@@ -39,8 +39,8 @@ pub use js::{
 pub use managed::{SpecError, POSTGRES_URL_ENV};
 pub use process::ChildCommand;
 pub use python::{
-    child_command, managed_python, needs_postgres, parse_python_saver, python_registration, user_python, PythonOptions,
-    BASE_PYTHON_ENV_VAR, PINNED, PYTHON_ENV_VAR, SHORT_NAMES,
+    child_command, managed_python, needs_postgres, parse_python_saver, python_registration, recorder_command,
+    user_python, PythonOptions, BASE_PYTHON_ENV_VAR, PINNED, PYTHON_ENV_VAR, RECORD_PINNED, SHORT_NAMES,
 };
 pub use registration::{BridgeFacts, BridgeRegistration, BridgeSpec};
 pub use saver::{BridgeSaver, NEXT_VERSION_TIMEOUT};

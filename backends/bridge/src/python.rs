@@ -41,6 +41,8 @@ const PACKAGE: Package = Package {
         ("checkpoint_bridge/__init__.py", include_str!("../../../bridges/python/checkpoint_bridge/__init__.py")),
         ("checkpoint_bridge/__main__.py", include_str!("../../../bridges/python/checkpoint_bridge/__main__.py")),
         ("checkpoint_bridge/mapping.py", include_str!("../../../bridges/python/checkpoint_bridge/mapping.py")),
+        ("checkpoint_bridge/record.py", include_str!("../../../bridges/python/checkpoint_bridge/record.py")),
+        ("checkpoint_bridge/record_app.py", include_str!("../../../bridges/python/checkpoint_bridge/record_app.py")),
         ("checkpoint_bridge/served.py", include_str!("../../../bridges/python/checkpoint_bridge/served.py")),
         ("checkpoint_bridge/server.py", include_str!("../../../bridges/python/checkpoint_bridge/server.py")),
         ("checkpoint_bridge/storage.py", include_str!("../../../bridges/python/checkpoint_bridge/storage.py")),
@@ -223,6 +225,68 @@ pub fn needs_postgres(spec: &str) -> bool {
     spec.starts_with("postgres")
 }
 
+/// The interpreter to run: the user's (`options.python_env`, else $CHECKPOINT_BRIDGE_PYTHON)
+/// or the managed one (made on first use); `true` for the managed one.
+///
+/// # Errors
+/// [`SpecError::Usage`] for a user's environment that does not work (one line naming it and
+/// where it came from); [`SpecError::Environment`] when the managed one cannot be made.
+fn choose_python(options: &PythonOptions) -> Result<(PathBuf, bool), SpecError> {
+    let user = match &options.python_env {
+        Some(p) => Some(("--python".to_owned(), p.clone())),
+        None => std::env::var_os(PYTHON_ENV_VAR)
+            .filter(|p| !p.is_empty())
+            .map(|p| (format!("${PYTHON_ENV_VAR}"), PathBuf::from(p))),
+    };
+    Ok(match user {
+        // A user's environment that does not work is a bad option (exit 2), one line.
+        Some((source, p)) => {
+            (user_python(&p).map_err(|e| SpecError::Usage(format!("{source} {}: {e}", p.display())))?, false)
+        }
+        None => (managed_python(&options.base_dir).map_err(SpecError::Environment)?, true),
+    })
+}
+
+/// The LangGraph the recorder adds to the managed environment when a recording runs there
+/// (the version the shipped traces were recorded with, traces/README.md).
+pub const RECORD_PINNED: &[&str] = &["langgraph==1.2.22"];
+
+/// The command that runs the recorder (`python -m checkpoint_bridge.record_app ARGS`,
+/// docs/traces.md) in the user's environment (`options.python_env`, else
+/// $CHECKPOINT_BRIDGE_PYTHON, which must have LangGraph and the user's graph) or in the
+/// managed one, where [`RECORD_PINNED`] is installed on first use (pip, cached there).
+///
+/// # Errors
+/// As [`choose_python`]; [`SpecError::Environment`] when pip cannot install LangGraph.
+pub fn recorder_command(options: &PythonOptions, args: Vec<OsString>) -> Result<ChildCommand, SpecError> {
+    let (python, managed) = choose_python(options)?;
+    if managed {
+        let has = Command::new(&python)
+            .args(["-c", "import langgraph.graph"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !has {
+            eprintln!(
+                "checkpoint-bridge: first recording: pip installs {} into the managed environment",
+                RECORD_PINNED.join(", ")
+            );
+            let pkg = PACKAGE.write(&options.base_dir).map_err(SpecError::Environment)?;
+            let mut pip = Command::new(&python);
+            pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", "-c"])
+                .arg(pkg.join("constraints.txt"))
+                .args(RECORD_PINNED);
+            run(&mut pip, "pip install").map_err(SpecError::Environment)?;
+        }
+    }
+    let mut command = child_command(&python, &options.base_dir, managed, "record").map_err(SpecError::Environment)?;
+    command.args =
+        [OsString::from("-m"), OsString::from("checkpoint_bridge.record_app")].into_iter().chain(args).collect();
+    Ok(command)
+}
+
 /// The registration of a Python saver: parses the spec ([`parse_python_saver`]), prepares
 /// the environment (a user's from `options.python_env` or $CHECKPOINT_BRIDGE_PYTHON, else
 /// the managed one, made on first use) and returns the bridged registration, named
@@ -242,19 +306,7 @@ pub fn python_registration(
     let spec = parse_python_saver(backend, saver)?;
     let name = format!("python:{spec}");
     let mut command = {
-        let user = match &options.python_env {
-            Some(p) => Some(("--python".to_owned(), p.clone())),
-            None => std::env::var_os(PYTHON_ENV_VAR)
-                .filter(|p| !p.is_empty())
-                .map(|p| (format!("${PYTHON_ENV_VAR}"), PathBuf::from(p))),
-        };
-        let (python, managed) = match user {
-            // A user's environment that does not work is a bad option (exit 2), one line.
-            Some((source, p)) => {
-                (user_python(&p).map_err(|e| SpecError::Usage(format!("{source} {}: {e}", p.display())))?, false)
-            }
-            None => (managed_python(&options.base_dir).map_err(SpecError::Environment)?, true),
-        };
+        let (python, managed) = choose_python(options)?;
         child_command(&python, &options.base_dir, managed, &name).map_err(SpecError::Environment)?
     };
     if needs_postgres(&spec) {

@@ -374,7 +374,7 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
                 let Counts { sequences, ops, batches, reopens } = counters.get();
                 let source = format!("cargo xtask fuzz --backend {} --seed {}", reg.name(), options.seed);
                 let hung = run.failure.as_deref().is_some_and(|m| m.contains(exec::NO_ANSWER));
-                let trace = Trace { format: FORMAT.to_owned(), source, steps: run.steps };
+                let trace = Trace { format: FORMAT.to_owned(), source, recorded_with: None, steps: run.steps };
                 let trace = if hung { trace } else { rt.block_on(without_passing_reads(reg, trace)) };
                 let message =
                     run.failure.unwrap_or_else(|| "the divergence did not reproduce on the shrunk sequence".into());

@@ -144,8 +144,30 @@ pub struct Trace {
     /// Where the trace comes from (`cargo xtask fuzz --backend sqlite --seed 7`, a recorder).
     #[serde(default)]
     pub source: String,
+    /// What recorded the trace, for a trace recorded from a LangGraph application
+    /// (`checkpoint-conformance record`, docs/traces.md); absent in generated traces and in
+    /// traces written before it existed. Informational: a replay never reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_with: Option<RecordedWith>,
     /// The steps, in order.
     pub steps: Vec<Step>,
+}
+
+/// The `recorded_with` header of a recorded trace: the package versions the application
+/// ran with and the id its user gave. Every field is optional; an unknown one is refused,
+/// as everywhere in the format.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedWith {
+    /// The `langgraph` version (Python) or `@langchain/langgraph` version (JS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub langgraph: Option<String>,
+    /// The `langgraph-checkpoint` version (Python) or `@langchain/langgraph-checkpoint` (JS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub langgraph_checkpoint: Option<String>,
+    /// The id the user gave with `--app-id` (default: the graph's `module:build`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_id: Option<String>,
 }
 
 impl Trace {
@@ -161,8 +183,8 @@ impl Trace {
     pub fn parse(text: &str) -> Result<Trace, String> {
         let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not a trace file: {e}"))?;
         let Some(file) = raw.as_object() else { return Err("not a trace file: not a JSON object".into()) };
-        if let Some(key) = file.keys().find(|k| !["format", "source", "steps"].contains(&k.as_str())) {
-            return Err(format!("unknown field `{key}` (a trace has format, source and steps)"));
+        if let Some(key) = file.keys().find(|k| !["format", "source", "recorded_with", "steps"].contains(&k.as_str())) {
+            return Err(format!("unknown field `{key}` (a trace has format, source, recorded_with and steps)"));
         }
         let format = file.get("format").and_then(|f| f.as_str()).unwrap_or_default();
         if format != FORMAT {
@@ -173,6 +195,13 @@ impl Trace {
             None => String::new(),
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(_) => return Err("`source` is a string".into()),
+        };
+        let recorded_with = match file.get("recorded_with") {
+            None => None,
+            Some(v) => Some(
+                RecordedWith::deserialize(v)
+                    .map_err(|e| format!("`recorded_with` is {{langgraph, langgraph_checkpoint, app_id}}: {e}"))?,
+            ),
         };
         let Some(raw_steps) = file.get("steps").and_then(|s| s.as_array()) else {
             return Err("`steps` is a list of steps".into());
@@ -188,7 +217,7 @@ impl Trace {
         if steps.iter().all(|s| s.expect.is_none()) {
             return Err("no step has an `expect`, so a replay would check nothing".into());
         }
-        Ok(Trace { format: FORMAT.to_owned(), source, steps })
+        Ok(Trace { format: FORMAT.to_owned(), source, recorded_with, steps })
     }
 
     /// The trace as pretty JSON.

@@ -1,0 +1,93 @@
+//! `checkpoint-conformance record`: records a user's LangGraph application as a trace
+//! (docs/traces.md, issue 41). Wiring only: the recorder is the bridge's Python module
+//! `checkpoint_bridge.record_app`, run in the user's environment (`--python`, else
+//! $CHECKPOINT_BRIDGE_PYTHON) or in the bridge's managed one, as the `python:*` backends
+//! are; its output, messages and exit code (0 written, 1 the graph failed to build, 2 a bad
+//! argument or inputs line) are passed through.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+
+use checkpoint_bridge::{recorder_command, PythonOptions, SpecError};
+
+use crate::USAGE;
+
+/// The options of `checkpoint-conformance record`.
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    /// The graph: `module:attr`, a compiled graph, a function returning one, or a function
+    /// returning a builder (compiled with the recording checkpointer). Imported from the
+    /// current directory.
+    #[arg(long, value_name = "MODULE:ATTR")]
+    pub graph: String,
+    /// The inputs: JSON lines, one action each (invoke, resume, update_state, invoke_from,
+    /// get_state, get_state_history; docs/traces.md).
+    #[arg(long, value_name = "FILE")]
+    pub inputs: PathBuf,
+    /// The trace file to write (`checkpoint-trace/1`).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// An id for the application, kept in the trace's `recorded_with` header (default: the
+    /// `--graph`).
+    #[arg(long, value_name = "ID")]
+    pub app_id: Option<String>,
+    /// The Python environment with LangGraph and the graph's own packages (a virtualenv
+    /// directory or an interpreter); default $CHECKPOINT_BRIDGE_PYTHON, else the bridge's
+    /// managed environment (LangGraph installed there on first use).
+    #[arg(long, value_name = "PY")]
+    pub python: Option<PathBuf>,
+}
+
+/// Runs the recorder; `base_dir` is the bridge's work directory (as for `--backend python:*`).
+pub fn run_record(args: RecordArgs, base_dir: &Path) -> ExitCode {
+    if !args.inputs.is_file() {
+        eprintln!("error: --inputs {}: no such file", args.inputs.display());
+        return ExitCode::from(USAGE);
+    }
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        eprintln!("error: --out {}: the directory {} does not exist", args.out.display(), dir.display());
+        return ExitCode::from(USAGE);
+    }
+    let mut child_args: Vec<OsString> = vec![
+        "--graph".into(),
+        args.graph.into(),
+        "--inputs".into(),
+        args.inputs.into(),
+        "--out".into(),
+        args.out.into(),
+    ];
+    if let Some(id) = args.app_id {
+        child_args.extend(["--app-id".into(), id.into()]);
+    }
+    let options = PythonOptions { base_dir: base_dir.to_path_buf(), python_env: args.python, postgres_url: None };
+    let command = match recorder_command(&options, child_args) {
+        Ok(c) => c,
+        Err(SpecError::Usage(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(USAGE);
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut cmd = std::process::Command::new(&command.program);
+    cmd.args(&command.args).envs(command.env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cannot run {}: {e}", command.program.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let pid = child.id();
+    let _on_interrupt = conformance_core::leftovers::on_interrupt(move || conformance_core::leftovers::kill_child(pid));
+    match child.wait() {
+        Ok(status) => ExitCode::from(status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("error: cannot wait for the recorder: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
