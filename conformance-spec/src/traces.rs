@@ -45,7 +45,7 @@ pub fn cases() -> Vec<SpecCase> {
         #[rules(put.stored, tuple.parent_config, get_tuple.latest, list.tuples)] replays_time_travel_forks_of_older_checkpoints +[List],
         #[rules(get_tuple.latest, put_writes.belongs, put_writes.index)] #[uses(Namespaces)] replays_paused_subgraph_read_with_its_namespace,
         #[rules(put_writes.key, put_writes.index, put.values)] replays_functional_api_entrypoint_and_tasks,
-        #[rules(put.values, get_tuple.latest, list.order)] replays_durability_exit +[List],
+        #[rules(put.values, get_tuple.latest, list.order)] replays_durability_exit +[List] -[PutWrites],
         #[rules(put.values, put_writes.key, list.tuples)] replays_durability_async +[List],
         #[rules(put.values, tuple.parent_config, list.tuples)] replays_durability_sync +[List],
         #[rules(tuple.parent_config, put.siblings, list.order)] replays_langgraph_js_time_travel +[List],
