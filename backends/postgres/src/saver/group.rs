@@ -13,9 +13,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
+use std::time::Duration;
 
 use checkpoint_contract::CheckpointError;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, Notify};
 use tokio_postgres::types::ToSql;
 
 use super::{retrying, OpResult, PostgresSaver};
@@ -23,6 +24,13 @@ use crate::sql;
 
 /// At most this many puts in one transaction.
 const MAX_GROUP: usize = 64;
+
+/// How long the next transaction waits for the callers of the last one to come back with
+/// their next puts, while fewer are waiting than the last one held (as PostgreSQL's
+/// `commit_delay`): without it, the first caller back goes alone, the others wait for it,
+/// and groups alternate between one put and the rest. A put that arrives ends the wait
+/// early; one caller putting in a row never waits (its next put is the one awaited).
+const GATHER: Duration = Duration::from_millis(1);
 
 /// One `put`, owned, as its statements bind it: `PUT_CHECKPOINT`'s parameters (see
 /// `sql::PUT_CHECKPOINT`).
@@ -72,6 +80,8 @@ type Waiting = (PutRequest, oneshot::Sender<Result<(), CheckpointError>>);
 #[derive(Default)]
 pub(super) struct PutQueue {
     state: Mutex<QueueState>,
+    /// A put was queued.
+    arrived: Notify,
 }
 
 #[derive(Default)]
@@ -127,6 +137,7 @@ impl PostgresSaver {
             state.waiting.push((request, tx));
             !std::mem::replace(&mut state.draining, true)
         };
+        self.puts.arrived.notify_one();
         if start {
             // A task of its own, so a caller that stops waiting does not strand the others.
             let saver = self.clone();
@@ -139,7 +150,12 @@ impl PostgresSaver {
 
     /// Runs transactions of the waiting puts until none is left.
     async fn drain_puts(self) {
+        let mut last = 0;
         loop {
+            let deadline = tokio::time::Instant::now() + GATHER;
+            while self.waiting() < last && tokio::time::timeout_at(deadline, self.puts.arrived.notified()).await.is_ok()
+            {
+            }
             let group: Vec<Waiting> = {
                 let mut state = self.puts.state.lock().unwrap_or_else(|e| e.into_inner());
                 if state.waiting.is_empty() {
@@ -149,6 +165,7 @@ impl PostgresSaver {
                 let n = state.waiting.len().min(MAX_GROUP);
                 state.waiting.drain(..n).collect()
             };
+            last = group.len();
             let (requests, senders): (Vec<PutRequest>, Vec<_>) = group.into_iter().unzip();
             let outcomes = self.commit_group(&requests).await;
             for (sender, outcome) in senders.into_iter().zip(outcomes) {
@@ -156,6 +173,11 @@ impl PostgresSaver {
                 let _ = sender.send(outcome);
             }
         }
+    }
+
+    /// How many puts are waiting.
+    fn waiting(&self) -> usize {
+        self.puts.state.lock().unwrap_or_else(|e| e.into_inner()).waiting.len()
     }
 
     /// Every put of `requests` in one transaction; when that fails, each alone.
