@@ -162,6 +162,19 @@ pub struct Args {
     #[arg(long, value_name = "ID,...", value_delimiter = ',')]
     cases: Option<Vec<String>>,
 
+    /// Seconds of generated call sequences after the cases, compared with the contract's
+    /// model (the fuzz trial, docs/using-the-kit.md "Model-based fuzzing"); a divergence is
+    /// shrunk and reported "passed, not strict" in the capability of the call that diverged
+    /// (--strict counts it). 0 turns it off; not run
+    /// with --capabilities or --cases. Default: $CHECKPOINT_CONFORMANCE_FUZZ_BUDGET, else 3.
+    #[arg(long, value_name = "SECONDS", value_parser = conformance_spec::fuzz::trial::parse_budget, allow_negative_numbers = true)]
+    fuzz_budget: Option<Duration>,
+
+    /// The fuzz trial's seed (the same seed gives the same sequences). Default:
+    /// $CHECKPOINT_CONFORMANCE_FUZZ_SEED, else drawn and printed.
+    #[arg(long, value_name = "N")]
+    fuzz_seed: Option<u64>,
+
     /// Print the catalog's cases, one a line: the id and the rule's strength
     /// (`put::returns_config_of_stored_checkpoint MUST`), and exit.
     #[arg(long)]
@@ -339,6 +352,12 @@ fn prepare(args: &Args) -> Result<(), String> {
         check_writable(p).map_err(|e| format!("--junit: {e}"))?;
     }
     conformance_spec::outputs::check_step_summary()?;
+    if args.fuzz_budget.is_none() {
+        conformance_spec::fuzz::trial::budget_from_env()?;
+    }
+    if args.fuzz_seed.is_none() {
+        conformance_spec::harness::fuzz_seed_env().map_err(|e| format!("${e}"))?;
+    }
     check_postgres_url(args)?;
     conformance_spec::crash::check_env_settings()?;
     // Last, so that a usage error above stays one line.
@@ -488,6 +507,11 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
     if let Some(n) = args.repeat {
         options.repeat = n;
     }
+    options.after_cases = crate::fuzz_trial::fuzz_trial(
+        args.fuzz_budget,
+        args.fuzz_seed,
+        args.capabilities.is_some() || args.cases.is_some(),
+    );
 
     // A signal during the setup above: no case, no lifespan, no report.
     crate::interrupt::stop_if_interrupted();

@@ -18,6 +18,7 @@ use clap::error::ErrorKind;
 
 pub mod backend;
 mod conformance;
+mod fuzz_trial;
 mod guard;
 pub mod interrupt;
 mod settings;

@@ -37,9 +37,11 @@ fn judge(name: &str, value: &OsString) -> Result<Option<String>, String> {
             strict.then(|| ignored("it is read by checkpointer_test! binaries only: give --strict")).flatten()
         }
         n if n == REPORT_ENV => ignored("it is read by checkpointer_test! binaries only: give --json PATH"),
-        n if n == FUZZ_ENV || n == FUZZ_SEED_ENV => {
-            ignored("it is read by checkpointer_test! binaries only: run cargo xtask fuzz")
-        }
+        // Read (and checked) by the front end's fuzz trial.
+        n if n == FUZZ_SEED_ENV || n == conformance_spec::fuzz::trial::BUDGET_ENV => None,
+        n if n == FUZZ_ENV => ignored(
+            "it is read by checkpointer_test! binaries only: give --fuzz-budget SECONDS, or run cargo xtask fuzz",
+        ),
         "CHECKPOINT_CONFORMANCE_TIMEOUT" => ignored("it is no variable of the kit: give --timeout SECONDS"),
         _ => ignored("it is no variable of the kit (see --help)"),
     })

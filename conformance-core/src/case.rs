@@ -54,6 +54,10 @@ pub struct SpecCase {
     /// limits"): when the saver declares it lacks one of them ([`crate::Fixture::lacking`]),
     /// the case is not run, with the declaration as the reason.
     pub uses: &'static [Feature],
+    /// The ids of the docs/contract.md rules it checks (`"put.reput"`), from the
+    /// `#[rules(...)]` attribute of its `spec_cases!` entry; conformance-spec's `rules`
+    /// module holds the table and checks every case names at least one.
+    pub rules: &'static [&'static str],
     /// The test itself.
     pub run: CaseFn,
 }
@@ -102,6 +106,7 @@ impl SpecCase {
             needs: &[],
             strength: Strength::Must,
             uses: &[],
+            rules: &[],
             run,
         }
     }

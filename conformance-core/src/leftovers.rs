@@ -373,6 +373,20 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// Held shared while something that outlives the process is made ([`unless_interrupted`]),
+/// exclusively by [`run_interrupt_cleanups`] before its cleanups run.
+static FENCE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Runs `make` (which creates files an interrupt cleanup removes, e.g. an SQLite database
+/// and its `-wal` / `-shm`) unless the process is being interrupted; `None` then, and
+/// nothing is made. [`run_interrupt_cleanups`] waits for a `make` under way to end before
+/// its cleanups run: the interrupt soak (issue 40) found case files made beside
+/// `--sqlite-path` after the cleanup had removed the case's files, left with no marker.
+pub fn unless_interrupted<T>(make: impl FnOnce() -> T) -> Option<T> {
+    let _shared = FENCE.read().unwrap_or_else(|e| e.into_inner());
+    (!interrupted()).then(make)
+}
+
 /// Marks the process as interrupted ([`interrupted`]: no new case starts), then runs (and
 /// unregisters) every registered interrupt cleanup, newest first, and last gives up the
 /// process's lock file ([`release`]): the cleanup is done, so the next run must not name
@@ -386,6 +400,9 @@ pub fn run_interrupt_cleanups() {
         INTERRUPTED.store(true, Ordering::SeqCst);
         std::mem::take(&mut *registry)
     };
+    // Waits for the files being made ([`unless_interrupted`]) to be there, so that the
+    // cleanups find them; none is made after this.
+    drop(FENCE.write().unwrap_or_else(|e| e.into_inner()));
     for (_, cleanup) in all.into_iter().rev() {
         cleanup();
     }

@@ -74,7 +74,7 @@ pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEO
 pub use report::{
     CapabilityResult, CapabilityStatus, CaseResult, FuzzDivergence, FuzzSection, Level, Outcome, Repeats, Report,
 };
-pub use run::{Detection, Planned, RunOptions};
+pub use run::{AfterCases, Detection, Planned, RunOptions};
 pub use session::{Knowledge, Session, Start};
 pub use storage::Storage;
 pub use strength::{lack_reason, Feature, Strength, LACKS_PREFIX};

@@ -193,6 +193,12 @@ pub struct Registration {
 }
 
 impl Registration {
+    /// The limits detection found declared by the saver's instance (CONTRACT §5 "Declared
+    /// limits"), once a session has detected them; `None` before.
+    pub fn declared_lacks(&self) -> Option<&BTreeSet<Feature>> {
+        self.declared_lacks.as_ref()
+    }
+
     /// A registration named `name` (used in reports and trial names) whose `factory` gives
     /// a fresh [`Fixture`] for every case. The factory runs inside the case's runtime, so
     /// runtime-bound clients (connection tasks, pools) may be created in it.

@@ -203,7 +203,7 @@ fn row(cap: Capability, r: &CapabilityResult, report: &Report) -> String {
                 if r.tests_not_strict > 0 { format!(", {} not strict", r.tests_not_strict) } else { String::new() },
                 not_run(cap, r, report)
             )
-                .if_supports_color(Stream::Stdout, |t| t.red())
+            .if_supports_color(Stream::Stdout, |t| t.red())
         ),
         CapabilityStatus::Incomplete => format!(
             "◐  {name} {}",

@@ -125,10 +125,23 @@ impl Session {
     /// not run, with its plan). After a failed setup every case is reported as not run with
     /// the setup's error, whatever `tests` holds, and the report's `setup_error` is set.
     pub fn report(
+        self,
+        cases: &[SpecCase],
+        selection: Option<&BTreeSet<Capability>>,
+        tests: Vec<Option<CaseResult>>,
+    ) -> Report {
+        self.report_with(cases, selection, tests, Vec::new())
+    }
+
+    /// [`Session::report`], with `after`: results of trials run after the cases (the fuzz
+    /// trial's failure, [`crate::run::AfterCases`]), each counted in its capability. They
+    /// are dropped after a failed setup, when no trial ran.
+    pub fn report_with(
         mut self,
         cases: &[SpecCase],
         selection: Option<&BTreeSet<Capability>>,
         tests: Vec<Option<CaseResult>>,
+        after: Vec<CaseResult>,
     ) -> Report {
         let teardown = self.teardown().map(str::to_owned);
         let (detection, tests) = match &self.knowledge {
@@ -136,8 +149,12 @@ impl Session {
                 let reason = Planned::Skipped(format!("not run: {e}"));
                 (Detection::default(), cases.iter().map(|c| not_run(c, &reason)).collect())
             }
-            Knowledge::Detected(d) => (d.clone(), self.fill(cases, selection, tests)),
-            Knowledge::Unprobed => (Detection::default(), self.fill(cases, selection, tests)),
+            Knowledge::Detected(d) => {
+                (d.clone(), self.fill(cases, selection, tests).into_iter().chain(after).collect())
+            }
+            Knowledge::Unprobed => {
+                (Detection::default(), self.fill(cases, selection, tests).into_iter().chain(after).collect())
+            }
         };
         let mut report =
             build_report(&self.registration, &detection, selection, tests, self.started.elapsed(), self.setup_error());

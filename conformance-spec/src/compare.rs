@@ -462,8 +462,11 @@ impl Diffs {
     }
 
     /// `Ok(())` when nothing differed; otherwise a [`Failure`] listing every difference (one
-    /// line for one difference, else a count and one line each). Takes the differences, so
-    /// the accumulator can be used again.
+    /// line for one difference, else a count and one line each, grouped by place). The text
+    /// is capped: the first [`MAX_PLACES`] places with at most [`MAX_LINES`] differences
+    /// each, then a count of the rest ("and K more"), so a listing of hundreds of differing
+    /// tuples still names the first ones in full and the count of the others. Takes the
+    /// differences, so the accumulator can be used again.
     ///
     /// # Errors
     /// The failure, when something differed.
@@ -486,20 +489,57 @@ impl Diffs {
                     _ => format!("{} differences:", many.len()),
                 };
                 let single = places.len() == 1;
-                for (place, lines) in &places {
+                for (place, lines) in places.iter().take(MAX_PLACES) {
                     let indent = if single || place.is_empty() {
                         "  "
                     } else {
                         message.push_str(&format!("\n  {place}:"));
                         "    "
                     };
-                    for line in lines {
+                    for line in lines.iter().take(MAX_LINES) {
                         message.push_str(&format!("\n{indent}- {line}"));
                     }
+                    if lines.len() > MAX_LINES {
+                        message.push_str(&format!("\n{indent}- and {} more", lines.len() - MAX_LINES));
+                    }
+                }
+                if places.len() > MAX_PLACES {
+                    let rest = &places[MAX_PLACES..];
+                    let n: usize = rest.iter().map(|(_, lines)| lines.len()).sum();
+                    // Named after the call they share (a listing's tuples: by their configs).
+                    let first = rest[0].0;
+                    let shared = first
+                        .match_indices(": ")
+                        .map(|(i, _)| &first[..i + 2])
+                        .filter(|pre| rest.iter().all(|(p, _)| p.starts_with(pre)))
+                        .last()
+                        .unwrap_or("");
+                    let names: Vec<&str> = rest.iter().map(|(p, _)| &p[shared.len()..]).collect();
+                    message.push_str(&format!(
+                        "\n  and {} more places with {n} differences: {shared}{}",
+                        rest.len(),
+                        shorten(&names.join("; "), 600)
+                    ));
                 }
                 Err(Failure::new(message))
             }
         }
+    }
+}
+
+/// How many places (calls, or tuples of a listing) [`Diffs::finish`] writes out with their
+/// differences; the rest are named on one line, "and K more places with M differences".
+pub const MAX_PLACES: usize = 12;
+
+/// How many differences of one place [`Diffs::finish`] writes out; the rest are counted,
+/// "and K more".
+pub const MAX_LINES: usize = 20;
+
+/// `s` cut to its first `max` characters, with "…" when cut.
+fn shorten(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_owned(),
     }
 }
 

@@ -286,3 +286,45 @@ fn a_listing_names_each_missing_extra_and_misplaced_tuple() {
     let fields: Vec<&str> = d.differences().iter().map(|x| x.field.as_str()).collect();
     assert_eq!(fields, ["tuples: same 3 elements, wrong order", "order in namespace \"\""]);
 }
+
+/// Issue 36, reporting: a listing of 20 tuples, the first naming another checkpoint in its
+/// config and every one with a changed metadata value, names each differing tuple by its
+/// checkpoint id with its field, expected and actual, for the first [`MAX_PLACES`] places,
+/// then one line counting and naming the rest; a place with more than [`MAX_LINES`]
+/// differences shows the first ones and "and K more".
+#[test]
+fn a_listing_names_every_differing_tuple_with_a_capped_message() {
+    let steps: Vec<Step> = (0..20).rev().map(|i| Step::new(&format!("c{i:02}")).meta("n", json!(i))).collect();
+    let expected: Vec<CheckpointTuple> = steps.iter().map(|s| tuple(s, None, vec![])).collect();
+    let mut got = expected.clone();
+    got[0].config.checkpoint_id = Some("c99".into());
+    for t in &mut got {
+        t.metadata.insert("n".into(), json!("changed"));
+    }
+    let mut d = Diffs::new();
+    d.of("list(thread=t, ns=<all>)").tuples(&expected, &got);
+    let m = d.finish().unwrap_err().message;
+    assert!(m.starts_with("22 differences:"), "{m}");
+    assert!(m.contains("tuples[0].config: expected the checkpoint's id c19, got config names c99"), "{m}");
+    assert!(
+        m.contains("list(thread=t, ns=<all>): tuple (thread=t, ns=\"\", id=c19):\n    - config: expected (thread=t, ns=\"\", id=c19), got (thread=t, ns=\"\", id=c99)\n    - metadata[\"n\"]: expected 19, got \"changed\""),
+        "{m}"
+    );
+    // The listing's own place, then 11 tuples in full (c19 .. c09), then the other 9 counted.
+    for i in (9..19).rev() {
+        let place =
+            format!("tuple (thread=t, ns=\"\", id=c{i:02}):\n    - metadata[\"n\"]: expected {i}, got \"changed\"");
+        assert!(m.contains(&place), "c{i:02} in full: {m}");
+    }
+    assert!(!m.contains("expected 8, got"), "c08 is counted, not written out: {m}");
+    assert!(m.contains("\n  and 9 more places with 9 differences: list(thread=t, ns=<all>): tuple (thread=t, ns=\"\", id=c08); tuple (thread=t, ns=\"\", id=c07); "), "{m}");
+    assert!(m.contains("id=c00)"), "the last one is named: {m}");
+
+    let mut d = Diffs::new();
+    for i in 0..25 {
+        d.of("get_tuple(t)").eq(format_args!("metadata[\"k{i:02}\"]"), &1, &2);
+    }
+    let m = d.finish().unwrap_err().message;
+    assert!(m.contains("- metadata[\"k19\"]: expected 1, got 2\n  - and 5 more"), "{m}");
+    assert!(!m.contains("k20"), "{m}");
+}

@@ -15,19 +15,19 @@ use crate::data::{at, jv, values, Ids, Step};
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::DeleteThread, needs [Put, PutWrites, GetTuple, List] => [
-        removes_every_checkpoint -[PutWrites] ["test_delete_thread_removes_checkpoints"],
-        removes_pending_writes -[List] ["test_delete_thread_removes_writes"],
-        #[uses(Namespaces)] removes_every_namespace ["test_delete_thread_removes_all_namespaces"],
-        other_threads_untouched ["test_delete_thread_preserves_other_threads"],
-        unknown_thread_is_noop -[GetTuple] ["test_delete_thread_nonexistent_noop"],
-        removes_channel_values -[PutWrites, List],
-        other_thread_with_the_same_ids_untouched -[PutWrites, List],
-        reput_after_delete_starts_clean,
-        removes_writes_without_checkpoint -[List],
-        threads_sharing_a_prefix_untouched,
-        thread_id_pattern_characters_match_literally,
-        delete_twice_is_noop,
-        threads_of_every_class_untouched,
+        #[rules(delete_thread.everything)] removes_every_checkpoint -[PutWrites] ["test_delete_thread_removes_checkpoints"],
+        #[rules(delete_thread.everything)] removes_pending_writes -[List] ["test_delete_thread_removes_writes"],
+        #[rules(delete_thread.everything)] #[uses(Namespaces)] removes_every_namespace ["test_delete_thread_removes_all_namespaces"],
+        #[rules(delete_thread.others)] other_threads_untouched ["test_delete_thread_preserves_other_threads"],
+        #[rules(delete_thread.unknown)] unknown_thread_is_noop -[GetTuple] ["test_delete_thread_nonexistent_noop"],
+        #[rules(delete_thread.nothing_back)] removes_channel_values -[PutWrites, List],
+        #[rules(delete_thread.others)] other_thread_with_the_same_ids_untouched -[PutWrites, List],
+        #[rules(delete_thread.nothing_back)] reput_after_delete_starts_clean,
+        #[rules(delete_thread.everything, delete_thread.nothing_back)] removes_writes_without_checkpoint -[List],
+        #[rules(delete_thread.others, ids.opaque)] threads_sharing_a_prefix_untouched,
+        #[rules(delete_thread.others, ids.opaque)] thread_id_pattern_characters_match_literally,
+        #[rules(delete_thread.unknown)] delete_twice_is_noop,
+        #[rules(delete_thread.others, ids.opaque)] threads_of_every_class_untouched,
     ])
 }
 

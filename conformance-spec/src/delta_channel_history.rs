@@ -23,37 +23,38 @@ use serde_json::{json, Value};
 
 use crate::calls::{Cx, Reply};
 use crate::compare::Checked;
-use crate::data::adversarial::{every_variant, Class};
+use crate::data::adversarial::{every_variant, ts_against_ids, Class};
 use crate::data::{at, id_of, jv, new_id, new_ids, pending, Step};
 use crate::Failure;
 
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::DeltaChannelHistory, needs [Put, PutWrites] => [
-        writes_oldest_first ["test_history_returns_writes_oldest_first"],
-        seed_is_nearest_value ["test_history_seed_is_nearest_snapshot"],
-        excludes_target_writes ["test_history_excludes_target_pending_writes"],
-        channels_stop_independently ["test_history_multi_channel"],
-        no_channels_gives_empty_map ["test_history_empty_channels_returns_empty"],
-        no_seed_when_root_reached ["test_history_walk_to_root_no_seed"],
-        plain_value_is_a_seed ["test_history_migration_plain_value_as_seed"],
-        seed_ancestor_writes_included ["test_history_seed_ancestor_own_writes_are_replayed"],
-        #[uses(Namespaces)] works_in_child_namespace,
-        #[uses(Namespaces)] same_ids_elsewhere_do_not_leak,
-        follows_parent_links_on_forks,
-        follows_parent_links_not_id_order,
-        #[uses(TaskPathOnWrites)] several_tasks_in_get_tuple_order,
-        missing_target_gives_empty_entries,
-        no_checkpoint_id_resolves_latest,
-        target_own_value_is_not_seed,
-        one_entry_per_requested_channel,
-        #[should] seed_found_through_unchanged_version,
-        empty_channel_is_not_seed,
-        older_target_ignores_descendants,
-        follows_replaced_parent,
-        long_chain_in_order,
-        seed_without_any_write -[PutWrites],
-        channels_of_every_class_stay_apart,
+        #[rules(delta.order)] writes_oldest_first ["test_history_returns_writes_oldest_first"],
+        #[rules(delta.seed)] seed_is_nearest_value ["test_history_seed_is_nearest_snapshot"],
+        #[rules(delta.exclude_target)] excludes_target_writes ["test_history_excludes_target_pending_writes"],
+        #[rules(delta.seed)] channels_stop_independently ["test_history_multi_channel"],
+        #[rules(delta.channels)] no_channels_gives_empty_map ["test_history_empty_channels_returns_empty"],
+        #[rules(delta.seed)] no_seed_when_root_reached ["test_history_walk_to_root_no_seed"],
+        #[rules(delta.seed)] plain_value_is_a_seed ["test_history_migration_plain_value_as_seed"],
+        #[rules(delta.seed)] seed_ancestor_writes_included ["test_history_seed_ancestor_own_writes_are_replayed"],
+        #[rules(delta.target)] #[uses(Namespaces)] works_in_child_namespace,
+        #[rules(delta.target, delta.walk)] #[uses(Namespaces)] same_ids_elsewhere_do_not_leak,
+        #[rules(delta.walk)] follows_parent_links_on_forks,
+        #[rules(delta.walk)] follows_parent_links_not_id_order,
+        #[rules(delta.order)] #[uses(TaskPathOnWrites)] several_tasks_in_get_tuple_order,
+        #[rules(delta.missing_target)] missing_target_gives_empty_entries,
+        #[rules(delta.target)] no_checkpoint_id_resolves_latest,
+        #[rules(delta.walk, delta.exclude_target)] target_own_value_is_not_seed,
+        #[rules(delta.channels)] one_entry_per_requested_channel,
+        #[rules(delta.seed, put.kept_values)] #[should] seed_found_through_unchanged_version,
+        #[rules(delta.seed, put.emptied)] empty_channel_is_not_seed,
+        #[rules(delta.walk)] older_target_ignores_descendants,
+        #[rules(delta.walk, put.reput)] follows_replaced_parent,
+        #[rules(delta.order, delta.walk)] long_chain_in_order,
+        #[rules(delta.seed)] seed_without_any_write -[PutWrites],
+        #[rules(delta.channels, ids.opaque)] channels_of_every_class_stay_apart,
+        #[rules(delta.target)] no_checkpoint_id_resolves_greatest_id_whatever_the_ts,
     ])
 }
 
@@ -541,4 +542,27 @@ async fn channels_of_every_class_stay_apart(cx: Cx) -> Checked {
         expect_history(&got, ch, &[pending("task-1", "", ch, jv(json!(format!("w-{ch}"))))], Some(jv(json!(ch))))?;
     }
     Ok(())
+}
+
+/// CONTRACT §3 delta_channel_history ("resolve the target as `get_tuple` does") and §2
+/// get_tuple ("the greatest id"), whatever the `ts`: a chain c0 <- c1 <- c2 whose `ts`
+/// decrease as the ids increase ([`ts_against_ids`]), c0 storing the channel and c0 and c1
+/// each writing it; without an id the target is c2 (the writes of c0 and c1, seed c0's
+/// value), not c0 (the greatest `ts`, no parent, no history).
+async fn no_checkpoint_id_resolves_greatest_id_whatever_the_ts(cx: Cx) -> Checked {
+    let t = cx.thread("ts");
+    let ts = ts_against_ids(3);
+    let ids = new_ids(3);
+    let mut parent = CheckpointConfig::new(&t);
+    for (i, id) in ids.iter().enumerate() {
+        let step = Step::new(id).with(|c| c.ts.clone_from(&ts[i]));
+        let step = if i == 0 { step.value("ch", json!("s0"), 1) } else { step };
+        parent = cx.put(&parent, step).await?;
+        if i < 2 {
+            cx.put_writes(&parent, vec![("ch", jv(json!(format!("w{i}"))))], "task", "").await?;
+        }
+    }
+    let got = history(&cx, &CheckpointConfig::new(&t), &["ch"]).await?;
+    let want = [pending("task", "", "ch", jv(json!("w0"))), pending("task", "", "ch", jv(json!("w1")))];
+    expect_history(&got, "ch", &want, Some(jv(json!("s0"))))
 }

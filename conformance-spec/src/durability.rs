@@ -7,7 +7,7 @@
 //! [`conformance_core::Fixture::with_location`], [`conformance_core::Registration::open_at`]
 //! and a front end that calls [`crate::child_main_if_requested`] (see [`crate::crash`]).
 
-use conformance_core::{Capability, CheckpointConfig, ListOptions, TypedValue};
+use conformance_core::{Capability, CheckpointConfig, ListOptions, TypedValue, ERROR, INTERRUPT};
 use serde_json::json;
 
 use crate::calls::Cx;
@@ -17,12 +17,14 @@ use crate::data::{id_of, jv, pending, rich_step, Step};
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::Durability, needs [Put, PutWrites, GetTuple, List] => [
-        reopened_instance_reads_checkpoints_and_writes,
-        reopened_instance_sees_a_deleted_thread_gone +[DeleteThread],
-        reopened_instance_sees_a_replaced_checkpoint -[List],
-        reopened_instance_keeps_the_first_regular_write -[List],
-        reopened_instance_reads_checkpoints -[PutWrites, List],
-        #[closed_instance] #[budget(crate::crash::budget)] acknowledged_writes_survive_kill,
+        #[rules(durability.acknowledged)] reopened_instance_reads_checkpoints_and_writes,
+        #[rules(durability.acknowledged)] reopened_instance_sees_a_deleted_thread_gone +[DeleteThread],
+        #[rules(durability.acknowledged, put.reput)] reopened_instance_sees_a_replaced_checkpoint -[List],
+        #[rules(durability.acknowledged, put_writes.regular_first)] reopened_instance_keeps_the_first_regular_write -[List],
+        #[rules(durability.acknowledged)] reopened_instance_reads_checkpoints -[PutWrites, List],
+        #[rules(durability.acknowledged)] #[closed_instance] #[budget(crate::crash::budget)] acknowledged_writes_survive_kill,
+        #[rules(durability.acknowledged, put_writes.early)] reopened_instance_shows_writes_made_before_their_checkpoint -[List],
+        #[rules(durability.acknowledged, put_writes.special_last)] reopened_instance_keeps_the_last_special_write -[List],
     ])
 }
 
@@ -159,4 +161,44 @@ async fn reopened_instance_keeps_the_first_regular_write(cx: Cx) -> Checked {
 /// present is torn (see [`crate::crash`]).
 async fn acknowledged_writes_survive_kill(cx: Cx) -> Checked {
     crate::crash::crash_test(cx).await
+}
+
+/// CONTRACT §2 put_writes ("writes may arrive before the checkpoint itself is put; they are
+/// kept and show up once it is") with §4 Durability: writes (a regular one and an
+/// `__interrupt__`) acknowledged for a checkpoint not yet put are stored, not held by the
+/// instance that took them: the checkpoint put through a new instance shows them, read
+/// through either instance.
+async fn reopened_instance_shows_writes_made_before_their_checkpoint(cx: Cx) -> Checked {
+    let root = cx.config("early");
+    let step = Step::fresh().value("a", json!(0), 1);
+    let early = root.clone().with_id(step.id());
+    cx.put_writes(&early, vec![("a", jv(json!("early"))), (INTERRUPT, jv(json!("q")))], "task-1", "").await?;
+    let other = cx.reopened(NEW_INSTANCE).await?;
+    let at = other.put(&root, step).await?;
+    let want = [pending("task-1", "", INTERRUPT, jv(json!("q"))), pending("task-1", "", "a", jv(json!("early")))];
+    for (reader, name) in [(&other, "the new instance"), (&cx, "the first instance")] {
+        let when = format!("after writes made through the first instance before their checkpoint, put through the new one, read through {name}");
+        reader.after(when).expect_writes(&at, &want).await?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §2 put_writes ("special writes: the last write wins", at their fixed index)
+/// across instances: `__error__` and `__interrupt__` written through one instance, then
+/// `__error__` again through a new instance and `__interrupt__` again through the first,
+/// leave the last value of each, read through either instance.
+async fn reopened_instance_keeps_the_last_special_write(cx: Cx) -> Checked {
+    let at = cx.put(&cx.config("special"), Step::fresh()).await?;
+    cx.put_writes(&at, vec![(ERROR, jv(json!("e1"))), (INTERRUPT, jv(json!("i1")))], "T", "").await?;
+    let other = cx.reopened(NEW_INSTANCE).await?;
+    other.put_writes(&at, vec![(ERROR, jv(json!("e2")))], "T", "").await?;
+    cx.put_writes(&at, vec![(INTERRUPT, jv(json!("i2")))], "T", "").await?;
+    let want = [pending("T", "", INTERRUPT, jv(json!("i2"))), pending("T", "", ERROR, jv(json!("e2")))];
+    for (reader, name) in [(&cx, "the first instance"), (&other, "the new instance")] {
+        let when = format!(
+            "after __error__ e1 and __interrupt__ i1 (first instance), __error__ e2 (new instance), __interrupt__ i2 (first instance), read through {name}"
+        );
+        reader.after(when).expect_writes(&at, &want).await?;
+    }
+    Ok(())
 }

@@ -541,4 +541,4 @@ mod tests;
 #[path = "harness_fuzz.rs"]
 mod fuzz_trial;
 use fuzz_trial::{fuzz_env, fuzz_trial};
-pub use fuzz_trial::{FUZZ_ENV, FUZZ_SEED_ENV};
+pub use fuzz_trial::{fuzz_seed_env, FUZZ_ENV, FUZZ_SEED_ENV};

@@ -20,18 +20,28 @@ pub const FUZZ_SEED_ENV: &str = "CHECKPOINT_CONFORMANCE_FUZZ_SEED";
 /// that is not a u64: a typo would otherwise run no fuzz trial, or another seed, without a
 /// word. The run checks this before any trial (exit 2).
 pub(super) fn fuzz_env() -> Result<Option<(u32, Option<u64>)>, String> {
-    let set = |name: &str| std::env::var(name).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
-    let seed = match set(FUZZ_SEED_ENV) {
-        Some(v) => Some(
-            v.parse::<u64>()
-                .map_err(|_| format!("{FUZZ_SEED_ENV}={v:?}: a seed from 0 to {} is expected", u64::MAX))?,
-        ),
-        None => None,
+    let seed = fuzz_seed_env()?;
+    let Some(v) = std::env::var(FUZZ_ENV).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) else {
+        return Ok(None);
     };
-    let Some(v) = set(FUZZ_ENV) else { return Ok(None) };
     match v.parse::<u32>() {
         Ok(n) if n > 0 => Ok(Some((n, seed))),
         _ => Err(format!("{FUZZ_ENV}={v:?}: a number of sequences from 1 to {} is expected", u32::MAX)),
+    }
+}
+
+/// The seed in [`FUZZ_SEED_ENV`], when it is set and not empty: read by the
+/// `checkpointer_test!` trial and by the front ends' default fuzz trial alike.
+///
+/// # Errors
+/// A value that is not a u64, naming the variable.
+pub fn fuzz_seed_env() -> Result<Option<u64>, String> {
+    match std::env::var(FUZZ_SEED_ENV).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
+        Some(v) => v
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| format!("{FUZZ_SEED_ENV}={v:?}: a seed from 0 to {} is expected", u64::MAX)),
+        None => Ok(None),
     }
 }
 

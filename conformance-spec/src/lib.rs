@@ -31,6 +31,7 @@ pub mod harness;
 pub mod model;
 pub mod outputs;
 pub mod reply;
+pub mod rules;
 
 pub mod concurrency;
 pub mod delete_thread;
@@ -69,6 +70,9 @@ pub use crash::{child_main_if_requested, child_main_if_requested_among};
 ///   used instead of the registration's case timeout when longer;
 /// - `#[closed_instance]` starts it without an open instance
 ///   ([`conformance_core::CaseInstance::Closed`]).
+/// - `#[rules(put.reput, list.order)]` names the docs/contract.md rules it checks
+///   ([`SpecCase::rules`], [`rules::RULES`]); each is a const of [`rules::ids`], so an
+///   unknown id does not compile. Every case names at least one ([`rules::untraced`]).
 ///
 /// The capabilities a case calls besides its own ([`SpecCase::needs`]) are declared once:
 /// a module default after the capability (`Capability::List, needs [GetTuple] => [...]`)
@@ -115,11 +119,14 @@ macro_rules! __spec_case_mark {
     ($case:ident, closed_instance) => {
         $case.instance = $crate::CaseInstance::Closed;
     };
+    ($case:ident, rules($($area:ident . $rule:ident),* $(,)?)) => {
+        $case.rules = &[$($crate::rules::ids::$area::$rule),*];
+    };
     ($case:ident, $other:ident $($rest:tt)*) => {
         compile_error!(concat!(
             "unknown spec_cases! attribute #[",
             stringify!($other),
-            "]; valid: #[multi_thread], #[should], #[uses(Feature, ...)], #[budget(f)], #[closed_instance]"
+            "]; valid: #[multi_thread], #[should], #[uses(Feature, ...)], #[budget(f)], #[closed_instance], #[rules(area.rule, ...)]"
         ))
     };
 }

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use crate::calls::Cx;
 use crate::compare::Checked;
+use crate::data::adversarial::ts_against_ids;
 use crate::data::{id_of, jv, new_ids, pending, values, Step};
 
 use PruneStrategy::{Delete, KeepLatest};
@@ -22,24 +23,25 @@ use PruneStrategy::{Delete, KeepLatest};
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::Prune, needs [Put, List] => [
-        keep_latest_keeps_only_newest +[GetTuple] ["test_prune_keep_latest_single_thread"],
-        keep_latest_each_thread ["test_prune_keep_latest_multiple_threads"],
-        #[uses(Namespaces)] keep_latest_each_namespace ["test_prune_keep_latest_across_namespaces"],
-        keep_latest_keeps_writes +[PutWrites, GetTuple] ["test_prune_keep_latest_preserves_writes"],
-        delete_removes_thread +[GetTuple] ["test_prune_delete_all"],
-        leaves_other_threads_untouched +[PutWrites] ["test_prune_preserves_other_threads"],
-        empty_list_is_noop +[PutWrites] ["test_prune_empty_list_noop"],
-        unknown_thread_is_noop +[PutWrites] ["test_prune_nonexistent_noop"],
-        unknown_thread_next_to_known_one,
-        keep_latest_reads_values_of_older_checkpoints +[PutWrites, GetTuple],
-        #[should] keep_latest_reads_kept_values_of_older_checkpoints +[PutWrites, GetTuple],
-        #[uses(Namespaces)] keep_latest_keeps_values_per_namespace +[GetTuple] -[List],
-        keep_latest_keeps_greatest_id,
-        keep_latest_drops_writes_of_pruned_checkpoints +[PutWrites, GetTuple] -[List],
-        #[should] keep_latest_later_put_reads_kept_values +[GetTuple] -[List],
-        #[uses(Namespaces)] delete_removes_every_namespace +[PutWrites, GetTuple],
-        delete_leaves_nothing_behind +[PutWrites, GetTuple] -[List],
-        #[uses(Namespaces)] scenario_s15_keep_latest_keeps_what_it_reads +[PutWrites, GetTuple],
+        #[rules(prune.keep_latest)] keep_latest_keeps_only_newest +[GetTuple] ["test_prune_keep_latest_single_thread"],
+        #[rules(prune.keep_latest)] keep_latest_each_thread ["test_prune_keep_latest_multiple_threads"],
+        #[rules(prune.keep_latest)] #[uses(Namespaces)] keep_latest_each_namespace ["test_prune_keep_latest_across_namespaces"],
+        #[rules(prune.keep_latest)] keep_latest_keeps_writes +[PutWrites, GetTuple] ["test_prune_keep_latest_preserves_writes"],
+        #[rules(prune.delete)] delete_removes_thread +[GetTuple] ["test_prune_delete_all"],
+        #[rules(prune.others)] leaves_other_threads_untouched +[PutWrites] ["test_prune_preserves_other_threads"],
+        #[rules(extended.noop_inputs)] empty_list_is_noop +[PutWrites] ["test_prune_empty_list_noop"],
+        #[rules(extended.noop_inputs)] unknown_thread_is_noop +[PutWrites] ["test_prune_nonexistent_noop"],
+        #[rules(extended.noop_inputs, prune.keep_latest)] unknown_thread_next_to_known_one,
+        #[rules(prune.keep_latest)] keep_latest_reads_values_of_older_checkpoints +[PutWrites, GetTuple],
+        #[rules(prune.keep_latest, put.kept_values)] #[should] keep_latest_reads_kept_values_of_older_checkpoints +[PutWrites, GetTuple],
+        #[rules(prune.keep_latest)] #[uses(Namespaces)] keep_latest_keeps_values_per_namespace +[GetTuple] -[List],
+        #[rules(prune.keep_latest)] keep_latest_keeps_greatest_id,
+        #[rules(prune.keep_latest)] keep_latest_drops_writes_of_pruned_checkpoints +[PutWrites, GetTuple] -[List],
+        #[rules(prune.keep_latest, put.kept_values)] #[should] keep_latest_later_put_reads_kept_values +[GetTuple] -[List],
+        #[rules(prune.delete)] #[uses(Namespaces)] delete_removes_every_namespace +[PutWrites, GetTuple],
+        #[rules(prune.delete)] delete_leaves_nothing_behind +[PutWrites, GetTuple] -[List],
+        #[rules(prune.keep_latest)] #[uses(Namespaces)] scenario_s15_keep_latest_keeps_what_it_reads +[PutWrites, GetTuple],
+        #[rules(prune.keep_latest)] keep_latest_keeps_greatest_id_whatever_the_ts,
     ])
 }
 
@@ -343,4 +345,21 @@ async fn scenario_s15_keep_latest_keeps_what_it_reads(cx: Cx) -> Checked {
         .finish()?;
     after.expect_writes(&c3, &[pending("task-1", "", "b", jv(json!("w")))]).await?;
     after.expect_listed(&u, &u_before).await
+}
+
+/// CONTRACT §3 prune ("keeps the newest checkpoint") read as get_tuple's "latest": the
+/// greatest id, whatever the `ts`. A chain c0 <- c1 <- c2 whose `ts` decrease as the ids
+/// increase ([`ts_against_ids`]) keeps c2 (the greatest id), not c0 (the greatest `ts`).
+async fn keep_latest_keeps_greatest_id_whatever_the_ts(cx: Cx) -> Checked {
+    let t = cx.thread("ts");
+    let ids = new_ids(3);
+    let ts = ts_against_ids(ids.len());
+    let mut parent = CheckpointConfig::new(&t);
+    for (id, ts) in ids.iter().zip(&ts) {
+        parent = cx.put(&parent, Step::new(id).with(|c| c.ts.clone_from(ts))).await?;
+    }
+    cx.prune(&[&t], KeepLatest).await?;
+    let after =
+        cx.after(format!("after putting a chain of 3 with ts {ts:?} (against id order) and prune([{t}], keep_latest)"));
+    after.expect_ids(&t, &ListOptions::all(), &[&ids[2]]).await
 }

@@ -27,11 +27,11 @@ pub const SHIPPED: [(&str, &str); 5] = [
 /// One case per shipped trace.
 pub fn cases() -> Vec<SpecCase> {
     crate::spec_cases!(Capability::Traces, needs [Put, PutWrites, GetTuple] => [
-        replays_linear_graph_over_four_turns +[List],
-        #[uses(Namespaces)] replays_subgraph_with_child_namespaces,
-        replays_interrupt_and_resume,
-        #[uses(TaskPathOnWrites)] replays_send_fan_out_with_failed_task_retried,
-        replays_run_killed_halfway_and_resumed,
+        #[rules(put.values, get_tuple.latest, list.order, metadata.json)] replays_linear_graph_over_four_turns +[List],
+        #[rules(put.stored, ids.opaque, metadata.json)] #[uses(Namespaces)] replays_subgraph_with_child_namespaces,
+        #[rules(put_writes.index, put_writes.special_last)] replays_interrupt_and_resume,
+        #[rules(put_writes.key, get_tuple.writes_order)] #[uses(TaskPathOnWrites)] replays_send_fan_out_with_failed_task_retried,
+        #[rules(durability.acknowledged, put_writes.early)] replays_run_killed_halfway_and_resumed,
     ])
 }
 

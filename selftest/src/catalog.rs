@@ -15,7 +15,7 @@ use crate::mutants::LISTS;
 /// What a mutant stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Cover {
-    /// A rule of docs/contract.md, by its id in [`CONTRACT_RULES`].
+    /// A rule of docs/contract.md, by its id in [`RULES`].
     Rule(&'static str),
     /// A scenario of docs/reference/bug-scenarios.md (`"S01"`..`"S20"`).
     Scenario(&'static str),
@@ -34,103 +34,37 @@ impl std::fmt::Display for Cover {
     }
 }
 
-/// One rule of docs/contract.md: `(id, section, the rule in short)`.
-pub type Rule = (&'static str, &'static str, &'static str);
+pub use conformance_spec::rules::{Rule, RULES, UNCHECKABLE};
 
-/// Every rule of docs/contract.md that a saver can break, one line each.
-///
-/// CONTRACT §5 (conformance levels) is the runner's rule, not a saver's; it is tested by
-/// conformance-core's own tests, not by mutants.
-pub const CONTRACT_RULES: &[Rule] = &[
-    ("config.thread_id", "§1 Config", "an empty thread_id is InvalidConfig, never a panic or a default"),
-    ("config.missing_thread", "§1 Config", "a config without thread_id reads no thread (never \"undefined\")"),
-    ("config.missing_namespace", "§1 Config", "a config without checkpoint_ns is the root namespace"),
-    ("value.bytes", "§1 Typed value", "tag and bytes round-trip byte for byte (empty, NUL, non-UTF-8, 16 MiB)"),
-    ("version.kind", "§1 Channel version", "a version round-trips with its kind"),
-    ("checkpoint.fields", "§1 Checkpoint", "every field round-trips; updated_channels None and [] stay distinct"),
-    ("metadata.json", "§1 Metadata", "any key and JSON value round-trips exactly, or the whole put is refused"),
-    (
-        "ids.opaque",
-        "§1 Identifiers",
-        "identifiers compared byte for byte: never trimmed, case-folded, normalised, split or matched as patterns",
-    ),
-    ("tuple.parent_config", "§1 Checkpoint tuple", "parent_config is (thread, namespace, parent id) or none"),
-    ("put.stored", "§2 put", "stored under (thread, namespace, checkpoint.id); the parent is config.checkpoint_id"),
-    ("put.returns", "§2 put", "returns the same thread and namespace and checkpoint_id = checkpoint.id"),
-    ("put.values", "§2 put", "each channel of channel_versions reads the value stored at that version"),
-    ("put.emptied", "§2 put", "a channel in new_versions without a value is absent on read"),
-    ("put.outside_versions", "§2 put", "a channel not in channel_versions is absent on read"),
-    ("put.siblings", "§2 put", "sibling checkpoints read back their own values"),
-    ("put.reput", "§2 put", "re-putting an id replaces checkpoint, metadata and parent, keeps its writes"),
-    ("put.owns", "§2 put", "nothing the caller does after put returns changes what is read back"),
-    ("put_writes.id_required", "§2 put_writes", "checkpoint_id is required (InvalidConfig)"),
-    ("put_writes.early", "§2 put_writes", "writes may arrive before their checkpoint and show up once it is put"),
-    (
-        "put_writes.index",
-        "§2 put_writes",
-        "special channels get their fixed index; others their position, specials counted",
-    ),
-    ("put_writes.key", "§2 put_writes", "the key is (thread, namespace, checkpoint id, task id, index)"),
-    ("put_writes.regular_first", "§2 put_writes", "regular writes: the first write for a key wins"),
-    ("put_writes.special_last", "§2 put_writes", "special writes: the last write wins"),
-    ("put_writes.per_write", "§2 put_writes", "the rule is decided per write, never per call"),
-    ("put_writes.empty", "§2 put_writes", "an empty list is a no-op"),
-    ("put_writes.belongs", "§2 put_writes", "writes appear with their checkpoint only, in its namespace only"),
-    ("get_tuple.by_id", "§2 get_tuple", "with checkpoint_id: exactly that checkpoint in (thread, namespace), or none"),
-    ("get_tuple.latest", "§2 get_tuple", "without it: the greatest id in (thread, namespace), or none"),
-    ("get_tuple.writes_order", "§2 get_tuple", "pending_writes by (task_path, task_id, index), index signed"),
-    ("list.scope", "§2 list", "the config's thread; its namespace if given, else all; only checkpoint_id if given"),
-    ("list.filter", "§2 list", "every key equal by JSON equality (numbers by value, null matches missing)"),
-    ("list.before", "§2 list", "only ids strictly less than before; an unknown id still cuts"),
-    ("list.limit", "§2 list", "at most limit, applied after scope, filter and before; 0 gives nothing"),
-    ("list.order", "§2 list", "id descending across the whole result; equal ids namespace ascending"),
-    ("list.tuples", "§2 list", "each tuple carries get_tuple's parent_config and pending_writes"),
-    ("delete_thread.everything", "§2 delete_thread", "removes every checkpoint, value and write in every namespace"),
-    ("delete_thread.unknown", "§2 delete_thread", "an unknown thread is a no-op"),
-    ("delete_thread.others", "§2 delete_thread", "other threads are untouched"),
-    ("delete_thread.nothing_back", "§2 delete_thread", "a re-put shows no old writes and no old values"),
-    ("next_version.greater", "§2 get_next_version", "strictly greater than current (1 for none)"),
-    ("extended.noop_inputs", "§3", "supported extended methods accept empty and unknown inputs as no-ops"),
-    (
-        "delete_for_runs.deletes",
-        "§3 delete_for_runs",
-        "deletes each listed run's checkpoints, in every thread and namespace, with writes",
-    ),
-    ("delete_for_runs.others", "§3 delete_for_runs", "other checkpoints stay"),
-    (
-        "copy_thread.copies",
-        "§3 copy_thread",
-        "every checkpoint of every namespace with ids, metadata, values, versions, writes",
-    ),
-    ("copy_thread.target_configs", "§3 copy_thread", "configs and parent configs in the copy name the target"),
-    ("copy_thread.source_unchanged", "§3 copy_thread", "the source is unchanged"),
-    ("copy_thread.twice", "§3 copy_thread", "copying twice leaves the target as after one copy"),
-    ("copy_thread.missing_source", "§3 copy_thread", "a missing source leaves the target untouched"),
-    ("prune.keep_latest", "§3 prune", "keeps the newest checkpoint of each (thread, namespace), its writes and values"),
-    ("prune.delete", "§3 prune", "delete removes the threads entirely"),
-    ("prune.others", "§3 prune", "other threads are untouched"),
-    ("delta.target", "§3 delta_channel_history", "the target is resolved as get_tuple does"),
-    ("delta.walk", "§3 delta_channel_history", "walk parent_config links from the target's parent"),
-    (
-        "delta.seed",
-        "§3 delta_channel_history",
-        "an ancestor's writes first, then its value is the seed and the walk stops",
-    ),
-    ("delta.exclude_target", "§3 delta_channel_history", "the target's own writes are excluded"),
-    ("delta.order", "§3 delta_channel_history", "writes oldest first, in get_tuple order within a checkpoint"),
-    ("delta.channels", "§3 delta_channel_history", "one entry per requested channel; none requested gives empty"),
-    ("errors.no_panic", "§4 Errors", "every input gets Ok or a typed error, never a panic"),
-    ("errors.atomic", "§4 Errors", "a failed call leaves nothing half-written"),
-    ("concurrency.serial", "§4 Concurrency", "concurrent calls behave as if made one after another"),
-    ("durability.acknowledged", "§4 Durability", "acknowledged data survives a crash and a reopen"),
-];
-
-/// Rules no mutant in this catalog stands for, each with the reason.
-pub const RULES_WITHOUT_MUTANT: &[(&str, &str)] = &[(
-    "put.owns",
-    "put takes the checkpoint by value and tuples share an Arc; the only way for a caller to change a returned \
-         tuple is Arc::make_mut, which copies, so no safe Rust saver can alias what the caller holds",
-)];
+/// What breaks the trace from `rules` to `mutants`, one line each, empty when every mutant
+/// names at least one rule, all of them in `rules`, and every rule has a mutant (or an
+/// entry in [`UNCHECKABLE`] saying why none can break it, and then no mutant).
+pub fn untraced_mutants(rules: &[Rule], mutants: &[Mutant]) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in mutants {
+        let named: Vec<&str> =
+            m.covers.iter().filter_map(|c| if let Cover::Rule(r) = c { Some(*r) } else { None }).collect();
+        if named.is_empty() {
+            out.push(format!("mutant {} names no rule (add a Cover::Rule)", m.name));
+        }
+        for r in named {
+            if !rules.iter().any(|rule| rule.id == r) {
+                out.push(format!("mutant {} names an unknown rule {r}", m.name));
+            }
+        }
+    }
+    for rule in rules {
+        let broken = mutants.iter().any(|m| m.covers.contains(&Cover::Rule(rule.id)));
+        let explained = UNCHECKABLE.iter().any(|(id, _)| *id == rule.id);
+        if !broken && !explained {
+            out.push(format!("rule {} has no mutant", rule.id));
+        }
+        if broken && explained {
+            out.push(format!("rule {} has a mutant but is listed in UNCHECKABLE", rule.id));
+        }
+    }
+    out
+}
 
 /// The bug scenarios of docs/reference/bug-scenarios.md and the capability that covers
 /// them; S18-S20 belong to the concurrency and durability capabilities.

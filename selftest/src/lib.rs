@@ -6,7 +6,7 @@
 //! test must kill) in a [`MutantSaver`] through the public
 //! [`CheckpointSaver`](conformance_core::CheckpointSaver) trait and breaks exactly one rule
 //! of docs/contract.md, with a name, a one-line description of its bug, the capabilities it
-//! breaks and what it covers: a CONTRACT rule ([`CONTRACT_RULES`]), a bug scenario S01-S20
+//! breaks and what it covers: a CONTRACT rule ([`RULES`]), a bug scenario S01-S20
 //! ([`SCENARIOS`]) or a gap of the upstream suite ([`GAPS`]).
 //!
 //! A mutant is a small struct implementing [`Bug`] (hooks on the input and output of each
@@ -43,6 +43,7 @@ mod bug;
 pub mod catalog;
 mod mutants;
 mod registration;
+pub mod rules_doc;
 mod wrapper;
 
 #[cfg(test)]
@@ -51,8 +52,8 @@ mod fuzz_tests;
 pub use analysis::{analyze, analyze_cases, Analysis, AnalysisOptions, MutantResult, NeverFailing};
 pub use bug::{Bug, Invocation, NoBug, Put, PutWrites, Reply};
 pub use catalog::{
-    make, mutant, Base, Cover, Mutant, Rule, CASES_NEEDING_A_LOCATION, CONTRACT_RULES, GAPS, MUTANTS,
-    NEVER_FAILING_EXPLAINED, RULES_WITHOUT_MUTANT, SCENARIOS, SCENARIOS_WITHOUT_MUTANT,
+    make, mutant, untraced_mutants, Base, Cover, Mutant, Rule, CASES_NEEDING_A_LOCATION, GAPS, MUTANTS,
+    NEVER_FAILING_EXPLAINED, RULES, SCENARIOS, SCENARIOS_WITHOUT_MUTANT, UNCHECKABLE,
 };
 pub use registration::{child_main_if_requested, crash_child_registrations, reference, registration, registration_of};
 pub use wrapper::{Inner, MutantSaver};

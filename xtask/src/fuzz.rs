@@ -39,8 +39,14 @@ pub struct Args {
     #[command(flatten)]
     target: Target,
     /// The seed (the same seed gives the same sequences).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, conflicts_with = "seeds")]
     seed: u64,
+    /// A shard of a long campaign: the seeds `A..B` (A included, B excluded, A < B), each
+    /// run for `--cases` sequences in turn, stopping at the first divergence. Shards of one
+    /// campaign can run on separate machines (a CI matrix, docs/using-the-kit.md); the repro
+    /// names its own seed, so it replays alone.
+    #[arg(long, value_name = "A..B", value_parser = parse_seeds)]
+    seeds: Option<std::ops::Range<u64>>,
     /// Sequences to run (at least 1).
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
     cases: u32,
@@ -50,6 +56,17 @@ pub struct Args {
     /// Where to write the repro trace on a divergence.
     #[arg(long, value_name = "FILE", default_value = "fuzz-repro.json")]
     out: PathBuf,
+}
+
+/// `A..B` as a non-empty range of seeds (`A < B`), else one line saying why.
+fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| format!("`{s}` is not a seed range A..B"))?;
+    let num = |x: &str| x.trim().parse::<u64>().map_err(|e| format!("`{x}` in `{s}`: {e}"));
+    let (a, b) = (num(a)?, num(b)?);
+    if a >= b {
+        return Err(format!("`{s}` is empty (A must be less than B)"));
+    }
+    Ok(a..b)
 }
 
 /// The options of `cargo xtask replay`.
@@ -128,40 +145,61 @@ pub fn run(args: Args) -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let options = FuzzOptions {
-        seed: args.seed,
-        cases: args.cases,
-        time: args.time.map(Duration::from_secs),
-        ..Default::default()
-    };
-    let outcome = match fuzz(&reg, &options) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
+    let seeds = args.seeds.clone().unwrap_or(args.seed..args.seed + 1);
+    let started = std::time::Instant::now();
+    let budget = args.time.map(Duration::from_secs);
+    let (mut total_sequences, mut total_ops) = (0u64, 0u64);
+    let mut found = None;
+    for seed in seeds.clone() {
+        let time = match budget {
+            Some(b) if started.elapsed() >= b => break,
+            Some(b) => Some(b - started.elapsed()),
+            None => None,
+        };
+        let options = FuzzOptions { seed, cases: args.cases, time, ..Default::default() };
+        let outcome = match fuzz(&reg, &options) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let secs = outcome.elapsed.as_secs_f64();
+        println!(
+            "fuzz {}: seed {}, {} sequences, {} ops ({} concurrent batches, {} reopens or instance switches) in {:.1} s ({:.0} ops/s)",
+            reg.name(),
+            outcome.seed,
+            outcome.sequences,
+            outcome.ops,
+            outcome.batches,
+            outcome.reopens,
+            secs,
+            outcome.ops as f64 / secs.max(1e-9)
+        );
+        total_sequences += outcome.sequences;
+        total_ops += outcome.ops;
+        if outcome.divergence.is_some() {
+            found = Some(outcome);
+            break;
         }
-    };
-    let secs = outcome.elapsed.as_secs_f64();
-    println!(
-        "fuzz {}: seed {}, {} sequences, {} ops ({} concurrent batches, {} reopens or instance switches) in {:.1} s ({:.0} ops/s)",
-        reg.name(),
-        outcome.seed,
-        outcome.sequences,
-        outcome.ops,
-        outcome.batches,
-        outcome.reopens,
-        secs,
-        outcome.ops as f64 / secs.max(1e-9)
-    );
+    }
+    if args.seeds.is_some() {
+        println!(
+            "shard {}..{}: {total_sequences} sequences, {total_ops} ops in {:.1} s",
+            seeds.start,
+            seeds.end,
+            started.elapsed().as_secs_f64()
+        );
+    }
     // The run's fixtures are gone: its lock file goes too.
     conformance_core::leftovers::release();
-    let Some(mut d) = outcome.divergence else {
+    let Some((seed, mut d)) = found.and_then(|o| Some((o.seed, o.divergence?))) else {
         println!("no divergence from the model");
         return ExitCode::SUCCESS;
     };
     if let Some(name) = &args.target.mutant {
         // The run to repeat is against the mutant, which is not a backend.
-        d.trace.source = format!("cargo xtask fuzz --mutant {name} --seed {}", outcome.seed);
+        d.trace.source = format!("cargo xtask fuzz --mutant {name} --seed {seed}");
     }
     println!("DIVERGENCE (shrunk to {} steps):\n{}", d.trace.steps.len(), d.trace.readable());
     println!("the last call differs from the model:\n  {}", d.message.replace('\n', "\n  "));
@@ -174,7 +212,7 @@ pub fn run(args: Args) -> ExitCode {
         args.out.display(),
         args.out.display()
     );
-    println!("\nas a regression case:\n{}", d.trace.rust_snippet(&format!("fuzz_seed_{}", outcome.seed)));
+    println!("\nas a regression case:\n{}", d.trace.rust_snippet(&format!("fuzz_seed_{seed}")));
     ExitCode::FAILURE
 }
 

@@ -24,6 +24,8 @@ mod bench;
 mod bench_targets;
 mod fuzz;
 mod mutants;
+mod soak;
+mod soak_check;
 
 /// The command line: `cargo xtask <TASK>`.
 #[derive(Debug, Parser)]
@@ -52,6 +54,10 @@ enum Task {
     /// Replay a trace file, or every trace of a directory (docs/trace-format.md), against a
     /// backend or a mutant.
     Replay(fuzz::ReplayArgs),
+    /// The interrupt soak (issue 40): runs of `conformance` interrupted at random moments,
+    /// each checked for what it left (processes, temporary files, bridge run directories,
+    /// files beside --sqlite-path, schemas on a given server).
+    Soak(soak::Args),
 }
 
 /// Exit code for usage errors.
@@ -72,6 +78,7 @@ fn main() -> ExitCode {
         Some(Task::Bench(args)) => bench::run(args),
         Some(Task::Fuzz(args)) => fuzz::run(args),
         Some(Task::Replay(args)) => fuzz::run_replay(args),
+        Some(Task::Soak(args)) => soak::run(args),
     };
     // A task that ended because the interrupt's cleanup stopped its processes (a crash
     // child, an installer) leaves the exit to the handler: 128 + the signal, not its error.

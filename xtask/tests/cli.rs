@@ -307,6 +307,10 @@ fn a_fuzz_run_that_would_run_nothing_is_refused() {
     assert_usage_error(&["fuzz", "--cases", "0"], "--cases");
     assert_usage_error(&["fuzz", "--time", "0"], "--time");
     assert_usage_error(&["fuzz", "--out", "/nonexistent-dir/x.json"], "--out");
+    assert_usage_error(&["fuzz", "--seeds", "5..3"], "--seeds");
+    assert_usage_error(&["fuzz", "--seeds", "3..3"], "--seeds");
+    assert_usage_error(&["fuzz", "--seeds", "x"], "--seeds");
+    assert_usage_error(&["fuzz", "--seed", "1", "--seeds", "0..2"], "cannot be used with");
 }
 
 #[test]

@@ -210,3 +210,30 @@ fn look_alike_names_beside_the_sqlite_path_survive() {
         assert_eq!(std::fs::read(d.join(n)).unwrap(), b"the user's", "{n} was changed");
     }
 }
+
+/// Issue 36: a whole run fuzzes after the cases by default, and says what ran in the JSON
+/// report's `fuzz` section; `--fuzz-budget 0` (or the variable) turns it off, and a bad
+/// budget is a usage error naming the flag or the variable.
+#[test]
+fn a_whole_run_fuzzes_by_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("r.json");
+    let report = |extra: &[&str], envs: &[(&str, &str)]| {
+        let mut args = vec!["--backend", "memory", "--progress", "quiet", "--json", json.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = xtask_in(tmp.path(), &args, envs);
+        assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let r = report(&["--fuzz-budget", "1", "--fuzz-seed", "7"], &[]);
+    assert_eq!(r["fuzz"]["seed"], "7", "{}", r["fuzz"]);
+    assert!(r["fuzz"]["sequences"].as_u64().is_some_and(|n| n > 0), "{}", r["fuzz"]);
+    assert_eq!(r["fuzz"]["divergences"], serde_json::json!([]));
+    assert!(report(&["--fuzz-budget", "0"], &[]).get("fuzz").is_none());
+    assert!(report(&[], &[("CHECKPOINT_CONFORMANCE_FUZZ_BUDGET", "0")]).get("fuzz").is_none());
+    assert_usage(&xtask_in(tmp.path(), &["--fuzz-budget", "abc"], &[]), "a fuzz budget in seconds");
+    assert_usage(
+        &xtask_in(tmp.path(), &["--backend", "memory"], &[("CHECKPOINT_CONFORMANCE_FUZZ_BUDGET", "-1")]),
+        "CHECKPOINT_CONFORMANCE_FUZZ_BUDGET",
+    );
+}

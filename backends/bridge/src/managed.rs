@@ -122,12 +122,25 @@ impl Package {
 /// 40 row 9: pip kept writing into the virtualenv for seconds after a SIGTERM of the front
 /// end); on Linux it also dies with this process. The environment it was making has no
 /// stamp, so the next run makes it again.
+///
+/// Its temporary files go to a directory of its own (`$TMPDIR` and `$TMP`), removed when it
+/// ends and by the interrupt, after its group is stopped: a killed pip cannot remove its
+/// `pip-build-env-*` and downloads itself (the interrupt soak found them left in `$TMPDIR`).
 pub(crate) fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     own_group(cmd);
+    let scratch = tempfile::Builder::new()
+        .prefix("checkpoint-bridge-install-")
+        .tempdir()
+        .map_err(|e| format!("{what}: cannot make its temporary directory: {e}"))?;
+    cmd.env("TMPDIR", scratch.path()).env("TMP", scratch.path()).env("TEMP", scratch.path());
+    let scratch_path = scratch.path().to_path_buf();
     let child = cmd.spawn().map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
     let pid = child.id();
-    let _stopped_on_interrupt = conformance_core::leftovers::on_interrupt(move || stop_group(pid));
+    let _stopped_on_interrupt = conformance_core::leftovers::on_interrupt(move || {
+        stop_group(pid);
+        let _ = std::fs::remove_dir_all(&scratch_path);
+    });
     let out = child.wait_with_output().map_err(|e| format!("{what}: cannot wait for {:?}: {e}", cmd.get_program()))?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());

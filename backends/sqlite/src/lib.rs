@@ -236,7 +236,9 @@ impl SqliteSaver {
     /// # Errors
     /// `Storage` with a clear message when the directory does not exist, the path is a
     /// directory, the file is not an SQLite database, it holds a newer schema version or
-    /// tables this saver did not create, or SQLite fails (the rusqlite error is the cause).
+    /// tables this saver did not create, or SQLite fails (the rusqlite error is the cause);
+    /// also once a front end's interrupt cleanup began (nothing is made then:
+    /// `conformance_core::leftovers::unless_interrupted`).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
         Self::open_with(path, SqliteOptions::default())
     }
@@ -247,6 +249,13 @@ impl SqliteSaver {
     /// As [`SqliteSaver::open`].
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, CheckpointError> {
         let path = path.as_ref().to_path_buf();
+        // No file is made once a front end's interrupt cleanup began: it would outlive it.
+        conformance_core::leftovers::unless_interrupted(|| Self::open_files(path, options))
+            .unwrap_or_else(|| Err(CheckpointError::storage_msg("the run is being interrupted: no database is opened")))
+    }
+
+    /// [`SqliteSaver::open_with`]'s work: checks the path, makes and sets up the files.
+    fn open_files(path: PathBuf, options: SqliteOptions) -> Result<Self, CheckpointError> {
         schema::check_path(&path)?;
         let fresh = std::fs::metadata(&path).map_or(true, |m| m.len() == 0);
         let write_conn = schema::open_connection(&path, &options, false)?;

@@ -26,6 +26,13 @@ const PACKAGES = [
   "pg",
 ];
 
+// The package that defines each short name's saver (storage.mjs's SHORT_NAMES).
+const SHORT_NAME_PACKAGES = {
+  memory: "@langchain/langgraph-checkpoint",
+  sqlite: "@langchain/langgraph-checkpoint-sqlite",
+  postgres: "@langchain/langgraph-checkpoint-postgres",
+};
+
 // The kit's operation -> the saver's method.
 const METHODS = {
   put: "put",
@@ -173,7 +180,7 @@ async function probeLacks(saver) {
 }
 
 function served(inst) {
-  return { class: className(inst.saver), side: "async", methods: inst.methods };
+  return { class: className(inst.saver), side: "async", methods: inst.methods, ...state.origin };
 }
 
 async function leave(h) {
@@ -233,6 +240,29 @@ function packageVersions(saver) {
   return out;
 }
 
+/** Where the served saver comes from (`open`'s `module`, `distribution`, `version`;
+ * docs/bridge-protocol.md): for a short name, the LangGraph package that defines it, as the
+ * child's pinned install resolves it (`packages`, from packageVersions); for an initializer module, that module's path and the
+ * package it belongs to (the nearest package.json with a name, from its directory up), if any. */
+function saverOrigin(saver, packages) {
+  const short = SHORT_NAME_PACKAGES[saver];
+  if (short) {
+    return { module: short, distribution: short, ...(packages[short] ? { version: packages[short] } : {}) };
+  }
+  const module = path.resolve(saver);
+  for (let dir = path.dirname(module); ; dir = path.dirname(dir)) {
+    try {
+      const { name, version } = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+      if (typeof name === "string" && name) {
+        return { module, distribution: name, ...(typeof version === "string" ? { version } : {}) };
+      }
+    } catch {
+      // no package.json here, or not JSON
+    }
+    if (path.dirname(dir) === dir) return { module };
+  }
+}
+
 // ---- operations ------------------------------------------------------------------
 
 async function hello(args) {
@@ -246,11 +276,13 @@ async function hello(args) {
   } catch (e) {
     throw new ProtocolError(e.message);
   }
+  const packages = packageVersions(args.saver);
+  state.origin = saverOrigin(args.saver, packages);
   return {
     protocol: PROTOCOL_VERSION,
     server: SERVER,
     runtime: `node ${process.versions.node}`,
-    packages: packageVersions(args.saver),
+    packages,
     saver: args.saver,
     reopen: Boolean(state.storage.reopenable),
     // What every LangGraph JS saver lacks (docs/bridge-protocol.md, "Declared limits"):

@@ -6,6 +6,7 @@
 //! teardown, [`build_report`]) and run each case with [`execute_case_repeated`]; [`run`]
 //! strings them together for the front ends that run every case themselves.
 
+mod after;
 mod parallel;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,7 @@ use crate::report::{
 };
 use crate::traced::{CallLog, Traced};
 use crate::{Capability, CaseEnv, CaseInstance, CheckpointSaver, Registration, SpecCase, Strength};
+pub use after::{AfterCases, AfterCasesFn};
 pub use parallel::{run, timeout_hint};
 
 /// What the plan says about a case.
@@ -80,6 +82,10 @@ pub struct RunOptions {
     /// Stop at the first failed case: the cases not yet started are reported as skipped
     /// with the reason ([`FAIL_FAST_SKIP`] and the failed case's id).
     pub fail_fast: bool,
+    /// A trial run after the cases, in the same session (its lifespan still set up): the
+    /// default run's fuzz trial (issue 36; conformance-spec's `fuzz::trial`). It runs unless
+    /// the run was stopped (`--fail-fast`, an interrupt). `None`: none.
+    pub after_cases: Option<AfterCases>,
 }
 
 /// The start of the skip reason of a case that `--fail-fast` did not run.
@@ -97,6 +103,7 @@ impl Default for RunOptions {
             jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             repeat: 1,
             fail_fast: false,
+            after_cases: None,
         }
     }
 }

@@ -52,7 +52,18 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
     // The report lists the cases in run order (capability order), as they ran.
     let ordered: Vec<SpecCase> =
         Capability::ALL.iter().flat_map(|cap| cases.iter().filter(move |c| c.capability == *cap).copied()).collect();
-    session.report(&ordered, selection, tests)
+    let mut after = Vec::new();
+    let mut fuzz = None;
+    if let Some(super::AfterCases(trial)) = &options.after_cases {
+        if !stop.stopped() {
+            let (section, failed) = trial(session.registration());
+            fuzz = Some(section);
+            after.extend(failed);
+        }
+    }
+    let mut report = session.report_with(&ordered, selection, tests, after);
+    report.fuzz = fuzz;
+    report
 }
 
 /// What the cases of a run share: whether `--fail-fast` stopped it (and after which

@@ -103,7 +103,8 @@ fn a_must_rule_broken_inside_a_should_case_fails_it() {
 
 #[test]
 fn an_instance_declaring_other_limits_than_detection_fails_the_case() {
-    let mut reg = Registration::new("dodge", || async { Ok(Fixture::new(Nothing).lacking(crate::Feature::WideNumbers)) });
+    let mut reg =
+        Registration::new("dodge", || async { Ok(Fixture::new(Nothing).lacking(crate::Feature::WideNumbers)) });
     reg.declared_lacks = Some(std::collections::BTreeSet::new());
     let r = execute_case(&reg, &should_case(|_| Box::pin(async { Ok(()) })));
     assert_eq!(r.outcome, Outcome::Failed);
@@ -116,7 +117,8 @@ fn an_instance_declaring_other_limits_than_detection_fails_the_case() {
 fn strict_reports_agree_with_their_level_and_old_reports_keep_theirs() {
     let fine = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
     let r = execute_case(&fine, &should_case(fails_its_rule));
-    let detected = Detection { detected: Capability::ALL.iter().map(|c| (*c, c.is_base())).collect(), ..Detection::default() };
+    let detected =
+        Detection { detected: Capability::ALL.iter().map(|c| (*c, c.is_base())).collect(), ..Detection::default() };
     let report = build_report(&fine, &detected, None, vec![r], Duration::ZERO, None);
     assert_eq!(report.results[&Capability::Put].passed, Some(true));
     let strict = report.clone().with_strict(true);

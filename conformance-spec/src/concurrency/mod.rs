@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 
 use crate::calls::Cx;
 use crate::compare::{describe_writes, ensure, Checked, Diffs};
-use crate::data::{jv, pending, rich_step, Step};
+use crate::data::{jv, new_ids, pending, rich_step, Step};
 
 mod readers;
 use readers::{list_during_writes_returns_complete_tuples, reader_sees_none_or_all_of_a_checkpoint};
@@ -23,14 +23,15 @@ use readers::{list_during_writes_returns_complete_tuples, reader_sees_none_or_al
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::Concurrency, needs [Put, PutWrites, GetTuple] => [
-        #[multi_thread] put_writes_of_many_tasks_all_kept,
-        #[multi_thread] put_writes_of_one_key_keep_exactly_one,
-        #[multi_thread] mixed_put_writes_of_one_task_follow_a_serial_order,
-        #[multi_thread] puts_from_many_tasks_all_land +[List] -[PutWrites],
-        #[multi_thread] reader_sees_none_or_all_of_a_checkpoint -[PutWrites],
-        #[multi_thread] list_during_writes_returns_complete_tuples +[List] -[GetTuple],
-        #[multi_thread] put_and_put_writes_of_one_checkpoint_at_once,
-        #[multi_thread] two_instances_write_at_once,
+        #[rules(concurrency.serial)] #[multi_thread] put_writes_of_many_tasks_all_kept,
+        #[rules(concurrency.serial, put_writes.regular_first)] #[multi_thread] put_writes_of_one_key_keep_exactly_one,
+        #[rules(concurrency.serial, put_writes.per_write)] #[multi_thread] mixed_put_writes_of_one_task_follow_a_serial_order,
+        #[rules(concurrency.serial)] #[multi_thread] puts_from_many_tasks_all_land +[List] -[PutWrites],
+        #[rules(concurrency.serial)] #[multi_thread] reader_sees_none_or_all_of_a_checkpoint -[PutWrites],
+        #[rules(concurrency.serial)] #[multi_thread] list_during_writes_returns_complete_tuples +[List] -[GetTuple],
+        #[rules(concurrency.serial, put_writes.early)] #[multi_thread] put_and_put_writes_of_one_checkpoint_at_once,
+        #[rules(concurrency.two_instances)] #[multi_thread] two_instances_write_at_once,
+        #[rules(concurrency.serial, get_tuple.latest)] #[multi_thread] latest_is_greatest_id_under_concurrent_puts +[List] -[PutWrites],
     ])
 }
 
@@ -337,4 +338,30 @@ mod verdict_tests {
         assert_eq!(writer_and_readers(w, Ok::<(), Failure>(())).unwrap_err().message, "disk full");
         assert!(writer_and_readers(Ok::<(), Failure>(()), Ok::<(), Failure>(())).is_ok());
     }
+}
+
+/// CONTRACT §2 get_tuple ("without it: the greatest id") under §4 Concurrency: 16 puts of
+/// one thread, started at once greatest id first (so the ids arrive out of order), then
+/// `get_tuple` without an id gives the greatest id and `list` starts with it; three rounds,
+/// each on a thread of its own.
+async fn latest_is_greatest_id_under_concurrent_puts(cx: Cx) -> Checked {
+    const PUTS: usize = 16;
+    for round in 0..3 {
+        let thread = cx.thread(&format!("latest{round}"));
+        let ids = new_ids(PUTS);
+        let handles: Vec<JoinHandle<Result<(), Failure>>> = ids
+            .iter()
+            .rev()
+            .map(|id| {
+                let (cx, cfg, step) = (cx.clone(), CheckpointConfig::new(&thread), Step::new(id));
+                crate::compare::spawn(async move { cx.put(&cfg, step).await.map(drop) })
+            })
+            .collect();
+        join_tasks("concurrent puts", handles).await?;
+        let after = cx.after(format!("after {PUTS} puts at once, started greatest id first (round {round})"));
+        let latest = after.get_some(&CheckpointConfig::new(&thread)).await?;
+        latest.diffs().eq("checkpoint.id (the greatest put)", &ids[PUTS - 1], &latest.checkpoint.id).finish()?;
+        after.expect_ids(&thread, &ListOptions::all().limit(1), &[&ids[PUTS - 1]]).await?;
+    }
+    Ok(())
 }

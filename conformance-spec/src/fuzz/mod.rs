@@ -26,6 +26,7 @@ pub mod domain;
 pub mod exec;
 pub mod gen;
 pub mod trace;
+pub mod trial;
 
 use domain::World;
 use exec::{compare, expected, may_refuse, Instances};
@@ -43,11 +44,14 @@ pub struct FuzzOptions {
     pub time: Option<Duration>,
     /// Raw choices per sequence, at most (default 24).
     pub max_len: usize,
+    /// How long shrinking a divergence may take, in milliseconds (default 120,000); the
+    /// divergence as found so far is kept when the time is up.
+    pub shrink_ms: u32,
 }
 
 impl Default for FuzzOptions {
     fn default() -> Self {
-        Self { seed: 0, cases: 500, time: None, max_len: 24 }
+        Self { seed: 0, cases: 500, time: None, max_len: 24, shrink_ms: SHRINK_LIMIT_MS }
     }
 }
 
@@ -207,6 +211,10 @@ fn final_reads(world: &World, model: &crate::model::Model, can: &Abilities) -> V
             ops.push(Op::Call(Invocation::List { thread_id: t.clone(), options: ListOptions::all().ns(ns.clone()) }));
         }
         let stored = model.checkpoints.keys().filter(|k| &k.0 == t).count();
+        // `limit` and `before` across namespaces are the SHOULD rule of one global order.
+        if gen::spans_namespaces(model, t) {
+            continue;
+        }
         if stored >= 2 {
             ops.push(Op::Call(Invocation::List {
                 thread_id: t.clone(),
@@ -294,7 +302,7 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
             cases: n,
             failure_persistence: None,
             max_shrink_iters: 4096,
-            max_shrink_time: SHRINK_LIMIT_MS,
+            max_shrink_time: options.shrink_ms,
             ..Config::default()
         };
         let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));

@@ -26,49 +26,51 @@ use namespaces::*;
 /// The cases of this module.
 pub fn cases() -> Vec<crate::SpecCase> {
     crate::spec_cases!(Capability::List, needs [Put] => [
-        lists_every_checkpoint_of_thread ["test_list_all"],
-        scope_is_the_thread ["test_list_by_thread"],
-        #[uses(Namespaces)] namespace_scope_is_exact ["test_list_by_namespace", "test_list_multiple_namespaces"],
-        newest_id_first ["test_list_ordering"],
-        filter_single_key ["test_list_metadata_filter_single_key"],
-        filter_integer_value ["test_list_metadata_filter_step"],
-        filter_all_keys_must_match ["test_list_metadata_filter_multiple_keys"],
-        filter_without_match_returns_nothing ["test_list_metadata_filter_no_match"],
-        filter_custom_keys ["test_list_metadata_custom_keys"],
-        before_is_strict ["test_list_before"],
-        limit_keeps_newest ["test_list_limit"],
-        limit_applies_after_before ["test_list_limit_plus_before"],
-        filter_scoped_to_thread ["test_list_combined_thread_and_filter"],
-        unknown_thread_returns_nothing ["test_list_empty_result"],
-        tuples_carry_pending_writes +[PutWrites, GetTuple] ["test_list_includes_pending_writes"],
-        limit_zero_returns_nothing,
-        limit_larger_than_count_returns_all,
-        limit_applies_after_filter,
-        #[uses(Namespaces)] limit_applies_after_namespace_scope,
-        #[should] #[uses(Namespaces)] limit_is_global_across_namespaces,
-        before_unknown_id_still_cuts,
-        before_with_filter,
-        #[should] #[uses(Namespaces)] before_applies_across_namespaces,
-        before_cuts_by_id_not_insertion_order,
-        ids_listed_in_byte_order,
-        reput_is_listed_once,
-        filter_numbers_by_value,
-        #[uses(WideNumbers)] filter_wide_numbers_by_value,
-        #[should] filter_booleans_never_equal_numbers,
-        filter_strings_exact,
-        #[should] filter_null_matches_missing_or_null,
-        #[should] filter_nested_values_by_json_equality,
-        empty_filter_matches_everything,
-        filter_missing_key_never_matches_value,
-        filter_key_is_top_level_literal,
-        #[uses(Namespaces)] root_namespace_is_not_every_namespace +[GetTuple],
-        #[should] #[uses(Namespaces)] all_namespaces_ordered_by_id_globally,
-        #[should] #[uses(Namespaces)] equal_ids_ordered_by_namespace,
-        scope_by_checkpoint_id,
-        order_by_id_not_insertion,
-        listed_tuples_equal_get_tuple +[PutWrites, GetTuple],
-        #[uses(Namespaces)] parent_config_is_full_config,
-        #[uses(Namespaces)] same_id_in_two_namespaces_and_threads_stays_apart +[PutWrites, GetTuple],
+        #[rules(list.scope)] lists_every_checkpoint_of_thread ["test_list_all"],
+        #[rules(list.scope)] scope_is_the_thread ["test_list_by_thread"],
+        #[rules(list.scope)] #[uses(Namespaces)] namespace_scope_is_exact ["test_list_by_namespace", "test_list_multiple_namespaces"],
+        #[rules(list.order)] newest_id_first ["test_list_ordering"],
+        #[rules(list.filter)] filter_single_key ["test_list_metadata_filter_single_key"],
+        #[rules(list.filter)] filter_integer_value ["test_list_metadata_filter_step"],
+        #[rules(list.filter)] filter_all_keys_must_match ["test_list_metadata_filter_multiple_keys"],
+        #[rules(list.filter)] filter_without_match_returns_nothing ["test_list_metadata_filter_no_match"],
+        #[rules(list.filter)] filter_custom_keys ["test_list_metadata_custom_keys"],
+        #[rules(list.before)] before_is_strict ["test_list_before"],
+        #[rules(list.limit)] limit_keeps_newest ["test_list_limit"],
+        #[rules(list.limit, list.before)] limit_applies_after_before ["test_list_limit_plus_before"],
+        #[rules(list.filter, list.scope)] filter_scoped_to_thread ["test_list_combined_thread_and_filter"],
+        #[rules(list.scope)] unknown_thread_returns_nothing ["test_list_empty_result"],
+        #[rules(list.tuples)] tuples_carry_pending_writes +[PutWrites, GetTuple] ["test_list_includes_pending_writes"],
+        #[rules(list.limit)] limit_zero_returns_nothing,
+        #[rules(list.limit)] limit_larger_than_count_returns_all,
+        #[rules(list.limit, list.filter)] limit_applies_after_filter,
+        #[rules(list.limit, list.scope)] #[uses(Namespaces)] limit_applies_after_namespace_scope,
+        #[rules(list.order_across, list.limit)] #[should] #[uses(Namespaces)] limit_is_global_across_namespaces,
+        #[rules(list.before)] before_unknown_id_still_cuts,
+        #[rules(list.before, list.filter)] before_with_filter,
+        #[rules(list.order_across, list.before)] #[should] #[uses(Namespaces)] before_applies_across_namespaces,
+        #[rules(list.before)] before_cuts_by_id_not_insertion_order,
+        #[rules(list.order)] ids_listed_in_byte_order,
+        #[rules(put.reput, list.scope)] reput_is_listed_once,
+        #[rules(list.filter)] filter_numbers_by_value,
+        #[rules(list.filter)] #[uses(WideNumbers)] filter_wide_numbers_by_value,
+        #[rules(list.filter_strict)] #[should] filter_booleans_never_equal_numbers,
+        #[rules(list.filter)] filter_strings_exact,
+        #[rules(list.filter_strict)] #[should] filter_null_matches_missing_or_null,
+        #[rules(list.filter_strict)] #[should] filter_nested_values_by_json_equality,
+        #[rules(list.filter)] empty_filter_matches_everything,
+        #[rules(list.filter)] filter_missing_key_never_matches_value,
+        #[rules(list.filter, ids.opaque)] filter_key_is_top_level_literal,
+        #[rules(list.scope)] #[uses(Namespaces)] root_namespace_is_not_every_namespace +[GetTuple],
+        #[rules(list.order_across)] #[should] #[uses(Namespaces)] all_namespaces_ordered_by_id_globally,
+        #[rules(list.order_across)] #[should] #[uses(Namespaces)] equal_ids_ordered_by_namespace,
+        #[rules(list.scope)] scope_by_checkpoint_id,
+        #[rules(list.order)] order_by_id_not_insertion,
+        #[rules(list.tuples)] listed_tuples_equal_get_tuple +[PutWrites, GetTuple],
+        #[rules(list.tuples, tuple.parent_config)] #[uses(Namespaces)] parent_config_is_full_config,
+        #[rules(list.scope, list.tuples)] #[uses(Namespaces)] same_id_in_two_namespaces_and_threads_stays_apart +[PutWrites, GetTuple],
+        #[rules(list.tuples, put.stored)] fork_parents_are_listed_as_put +[GetTuple],
+        #[rules(list.scope, ids.opaque)] #[uses(Namespaces)] namespace_scope_is_no_pattern_or_prefix,
     ])
 }
 
@@ -362,4 +364,36 @@ async fn reput_is_listed_once(cx: Cx) -> Checked {
     cx.put(&c0, step(&ids, "c1", json!({"again": true}))).await?;
     cx.put(&at(&t, ""), step(&ids, "c0", json!({"again": true}))).await?;
     cx.after("after putting c0, c1, c1 again, c0 again").expect_list(&ids, &t, &ListOptions::all(), &["c1", "c0"]).await
+}
+
+/// CONTRACT §2 put ("the parent is `config.checkpoint_id`"), list ("each tuple carries
+/// get_tuple's parent_config") and get_tuple ("the greatest id"), on a forked history:
+/// c0 <- c1 <- c2, then f1 and f2 both children of c1 (no longer the latest) and g a child
+/// of c0. Each listed tuple names the parent its put named, never the next older id of its
+/// namespace; the listing has each checkpoint once, greatest id first, and the latest is g.
+async fn fork_parents_are_listed_as_put(cx: Cx) -> Checked {
+    let t = cx.thread("fork");
+    let ids = Ids::new(&["c0", "c1", "c2", "f1", "f2", "g"]);
+    let c0 = cx.put(&at(&t, ""), step(&ids, "c0", json!({}))).await?;
+    let c1 = cx.put(&c0, step(&ids, "c1", json!({}))).await?;
+    cx.put(&c1, step(&ids, "c2", json!({}))).await?;
+    for (label, parent) in [("f1", &c1), ("f2", &c1), ("g", &c0)] {
+        cx.put(parent, step(&ids, label, json!({}))).await?;
+    }
+    let parents = [("c1", "c0"), ("c2", "c1"), ("f1", "c1"), ("f2", "c1"), ("g", "c0")];
+    let cx = cx.after(format!("after forking f1 and f2 from c1 and g from c0 ({})", ids.legend()));
+    let listed = cx.list_all(&t).await?;
+    let mut d = listed.diffs();
+    for tuple in listed.iter() {
+        let label = ids.label(&tuple.checkpoint.id);
+        let want = parents.iter().find(|(child, _)| *child == label).map(|(_, p)| at(&t, "").with_id(ids.id(p)));
+        d.of(format_args!("{listed}: tuple {label}")).parent_config(want.as_ref(), tuple.parent_config.as_ref());
+    }
+    d.finish()?;
+    cx.expect_list(&ids, &t, &ListOptions::all(), &["g", "f2", "f1", "c2", "c1", "c0"]).await?;
+    let latest = cx.get_some(&at(&t, "")).await?;
+    latest
+        .diffs()
+        .eq(format_args!("checkpoint.id ({})", ids.legend()), &"g".to_owned(), &ids.label(&latest.checkpoint.id))
+        .finish()
 }

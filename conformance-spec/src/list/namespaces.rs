@@ -14,7 +14,8 @@ use serde_json::json;
 use super::step;
 use crate::calls::Cx;
 use crate::compare::{Checked, Diffs, Entry, Order};
-use crate::data::{at, jv, pending, Ids};
+use crate::data::adversarial::{shown, Class};
+use crate::data::{at, id_of, jv, pending, Ids, Step};
 
 /// Puts each `(namespace, label)` of `items` on `thread`, without parents, in that order.
 async fn put_at(cx: &Cx, ids: &Ids, thread: &str, items: &[(&str, &str)]) -> Checked {
@@ -204,4 +205,27 @@ pub(super) async fn same_id_in_two_namespaces_and_threads_stays_apart(cx: Cx) ->
         d.of(&listed).tuples(want, &listed);
     }
     d.finish()
+}
+
+/// CONTRACT §1 "Identifiers are opaque" and §2 list ("its namespace if given"), issue 36:
+/// namespaces that differ only by `LIKE`/glob metacharacters ([`Class::Pattern`]: `"sub%"`,
+/// `"sub_"`, `"sub*"`, `"sub?"`, `"sub[b]"`, `"subab"`) or by a prefix ([`Class::Prefix`]:
+/// `"sub1"`, `"sub_"`, `"sub10"`, `"sub"`), one checkpoint each, one thread per class:
+/// listing one namespace gives its own checkpoint only.
+pub(super) async fn namespace_scope_is_no_pattern_or_prefix(cx: Cx) -> Checked {
+    for class in [Class::Pattern, Class::Prefix] {
+        let t = cx.thread("pattern");
+        let mut stored = Vec::new();
+        for ns in class.variants("sub") {
+            let c = cx.put(&at(&t, &ns), Step::fresh()).await?;
+            stored.push((ns, id_of(&c).to_owned()));
+        }
+        let all: Vec<String> = stored.iter().map(|(ns, _)| shown(ns)).collect();
+        let after =
+            cx.after(format!("after one checkpoint in each of the namespaces [{}] ({})", all.join(", "), class.name()));
+        for (ns, id) in &stored {
+            after.expect_ids(&t, &ListOptions::all().ns(ns.clone()), &[id]).await?;
+        }
+    }
+    Ok(())
 }

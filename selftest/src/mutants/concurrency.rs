@@ -247,6 +247,44 @@ impl Bug for ThreadIndexLostUpdate {
     }
 }
 
+/// The thread's latest checkpoint is a pointer that `put` moves with a compare-then-write
+/// without a lock: it reads the pointer, and, when its id is greater, writes its own id
+/// (after a window in which another put may have moved the pointer further). `get_tuple`
+/// without an id follows the pointer. Calls one after another keep the greatest id; puts
+/// at once whose ids arrive out of order leave a smaller one.
+#[derive(Default)]
+pub struct LatestPointerRace(Mutex<HashMap<(String, String), String>>);
+
+#[async_trait]
+impl Bug for LatestPointerRace {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        match &call {
+            Invocation::Put(p) => {
+                let key = (p.config.thread_id.clone(), p.config.checkpoint_ns.clone());
+                let id = p.checkpoint.id.clone();
+                let reply = saver.forward(call).await?;
+                let seen = lock(&self.0).get(&key).cloned();
+                race_window().await;
+                if seen.is_none_or(|s| id > s) {
+                    lock(&self.0).insert(key, id);
+                }
+                Ok(reply)
+            }
+            Invocation::GetTuple { config: cfg } if cfg.checkpoint_id.is_none() => {
+                let pointer = lock(&self.0).get(&(cfg.thread_id.clone(), cfg.checkpoint_ns.clone())).cloned();
+                match pointer {
+                    Some(id) => Ok(Reply::Tuple(saver.saver().get_tuple(&cfg.clone().with_id(id)).await?)),
+                    None => saver.forward(call).await,
+                }
+            }
+            _ => saver.forward(call).await,
+        }
+    }
+    fn delete_thread_input(&self, thread_id: &mut String) {
+        lock(&self.0).retain(|k, _| k.0 != *thread_id);
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -267,7 +305,7 @@ pub const MUTANTS: &[Mutant] = &[
         "busy_across_instances",
         BusyAcrossInstances,
         &[CC],
-        [R("concurrency.serial"), S("S19")],
+        [R("concurrency.serial"), S("S19"), R("concurrency.two_instances")],
         "a call that finds the storage held by another instance fails with \"database is locked\""
     ),
     mutant!(
@@ -297,5 +335,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[CC],
         [R("concurrency.serial"), S("S18")],
         "put updates the thread's index by a read-modify-write without a lock: list misses concurrent puts"
+    ),
+    mutant!(
+        "latest_pointer_race",
+        LatestPointerRace,
+        &[CC],
+        [R("concurrency.serial"), R("get_tuple.latest")],
+        "put moves the thread's latest pointer by compare-then-write without a lock: concurrent puts leave a smaller id latest"
     ),
 ];

@@ -244,7 +244,7 @@ pub const MUTANTS: &[Mutant] = &[
         "copy_twice_duplicates_writes",
         CopyTwiceDuplicatesWrites,
         &[CT],
-        [R("copy_thread.twice"), S("S16")],
+        [R("copy_thread.twice"), S("S16"), R("copy_thread.onto_existing")],
         "a second copy duplicates the writes"
     ),
     mutant!(

@@ -1,6 +1,7 @@
 //! Mutants of CONTRACT §2 delete_thread: what is deleted, what is left behind, unknown
 //! threads.
 
+use super::id_support::like_str;
 use super::prelude::*;
 
 /// `delete_thread` does nothing (S17).
@@ -152,6 +153,22 @@ impl Bug for DeleteThreadCaseInsensitive {
     }
 }
 
+/// `delete_thread` deletes with `WHERE thread_id LIKE ?`: a thread id with `%` or `_`
+/// also deletes every thread the pattern matches (`"a%"` deletes `"ab"`).
+#[derive(Default)]
+pub struct DeleteThreadLike;
+
+#[async_trait]
+impl Bug for DeleteThreadLike {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeleteThread { thread_id } = &call else { return saver.forward(call).await };
+        for other in saver.threads().into_iter().filter(|t| t != thread_id && like_str(thread_id, t)) {
+            saver.saver().delete_thread(&other).await?;
+        }
+        saver.forward(call).await
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -209,5 +226,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[DT],
         [R("ids.opaque"), R("delete_thread.others")],
         "delete_thread also deletes the threads equal to it case-insensitively"
+    ),
+    mutant!(
+        "delete_thread_like",
+        DeleteThreadLike,
+        &[DT],
+        [R("ids.opaque"), R("delete_thread.others")],
+        "delete_thread deletes WHERE thread_id LIKE ?: \"a%\" also deletes the thread \"ab\""
     ),
 ];

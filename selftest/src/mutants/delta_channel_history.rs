@@ -54,6 +54,10 @@ pub(crate) trait WalkRule: Default + Send + Sync + 'static {
     fn id_order(&self) -> bool {
         false
     }
+    /// Without a checkpoint id, the target is the checkpoint with the greatest `ts`.
+    fn latest_by_ts(&self) -> bool {
+        false
+    }
 }
 
 /// A mutant whose `delta_channel_history` walks under the wrong rule `R`.
@@ -128,6 +132,11 @@ async fn walk(
     }
     if channels.is_empty() || (rule.latest_unresolved() && cfg.checkpoint_id.is_none()) {
         return Ok(out);
+    }
+    if rule.latest_by_ts() && cfg.checkpoint_id.is_none() {
+        if let Some(t) = latest_by(saver, &cfg, |t| t.checkpoint.ts.clone()).await?.tuple()? {
+            cfg.checkpoint_id = Some(t.checkpoint.id.clone());
+        }
     }
     let Some(target) = saver.saver().get_tuple(&cfg).await? else {
         if rule.missing_target_fails() {
@@ -231,6 +240,48 @@ walk_rule!(
     "No channels requested means every channel with history on the target's ancestry."
 );
 walk_rule!(DeltaMissingTargetFails, missing_target_fails, "A target that is not stored fails the call.");
+walk_rule!(
+    DeltaLatestByTs,
+    latest_by_ts,
+    "Without a checkpoint id, the target is the checkpoint with the greatest `ts` (`ORDER BY ts DESC LIMIT 1`)."
+);
+
+/// Each requested channel is looked up with `WHERE channel LIKE ?`: a channel name with
+/// `%` or `_` gets, after its own writes, the writes of every other channel of the thread
+/// the pattern matches (`"a%"` gets those of `"ab"`), and their seed when it has none.
+#[derive(Default)]
+pub struct DeltaChannelsLike;
+
+#[async_trait]
+impl Bug for DeltaChannelsLike {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::DeltaChannelHistory { config, channels } = &call else { return saver.forward(call).await };
+        let mut known = BTreeSet::new();
+        let scope = ListOptions::all().ns(config.checkpoint_ns.clone());
+        for t in saver.saver().list(&config.thread_id, &scope).await? {
+            known.extend(t.checkpoint.channel_values.keys().cloned());
+            known.extend(t.pending_writes.iter().map(|w| w.channel.clone()));
+        }
+        let matched = |ch: &String| -> Vec<String> {
+            known.iter().filter(|k| *k != ch && ch.contains(['%', '_']) && like_str(ch, k)).cloned().collect()
+        };
+        let mut asked: Vec<String> = channels.clone();
+        asked.extend(channels.iter().flat_map(matched));
+        let all = saver.saver().delta_channel_history(config, &asked).await?;
+        let mut out = BTreeMap::new();
+        for ch in channels {
+            let mut h = all.get(ch).cloned().unwrap_or_default();
+            for other in matched(ch).iter().filter_map(|m| all.get(m)) {
+                h.writes.extend(other.writes.iter().cloned());
+                if h.seed.is_none() {
+                    h.seed.clone_from(&other.seed);
+                }
+            }
+            out.insert(ch.clone(), h);
+        }
+        Ok(Reply::History(out))
+    }
+}
 
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
@@ -315,7 +366,7 @@ pub const MUTANTS: &[Mutant] = &[
         "delta_missing_target_fails",
         Walked<DeltaMissingTargetFails>,
         &[DH],
-        [R("extended.noop_inputs"), R("delta.target")],
+        [R("extended.noop_inputs"), R("delta.target"), R("delta.missing_target")],
         "a target that is not stored fails the call instead of giving empty entries"
     ),
     mutant!(
@@ -324,5 +375,19 @@ pub const MUTANTS: &[Mutant] = &[
         &[DH],
         [R("ids.opaque"), R("delta.channels")],
         "delta_channel_history lower-cases the channels asked for: \"A\" gets the history of \"a\""
+    ),
+    mutant!(
+        "delta_channels_like",
+        DeltaChannelsLike,
+        &[DH],
+        [R("ids.opaque"), R("delta.channels")],
+        "delta_channel_history looks each channel up with LIKE: \"a%\" also gets the writes of \"ab\""
+    ),
+    mutant!(
+        "delta_latest_by_ts",
+        Walked<DeltaLatestByTs>,
+        &[DH],
+        [R("delta.target"), R("get_tuple.latest")],
+        "without a checkpoint id, the target is the checkpoint with the greatest ts, not the greatest id"
     ),
 ];

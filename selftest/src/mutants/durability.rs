@@ -198,6 +198,86 @@ impl Bug for FirstWinsPerInstance {
     }
 }
 
+/// Writes for a checkpoint that is not stored yet are held in the instance that took them
+/// (a pending-writes buffer flushed when that instance puts the checkpoint), not stored:
+/// one instance alone shows them once it puts the checkpoint; a checkpoint put through
+/// another instance, or after a reopen, shows none of them.
+#[derive(Default)]
+pub struct EarlyWritesHeldByInstance(Mutex<HashMap<(u64, CpKey), Vec<PutWrites>>>);
+
+#[async_trait]
+impl Bug for EarlyWritesHeldByInstance {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let me = saver.instance();
+        match &call {
+            Invocation::PutWrites(w) if !w.writes.is_empty() && w.config.checkpoint_id.is_some() => {
+                if saver.saver().get_tuple(&w.config).await?.is_none() {
+                    let id = w.config.checkpoint_id.clone().unwrap_or_default();
+                    let key = (w.config.thread_id.clone(), w.config.checkpoint_ns.clone(), id);
+                    lock(&self.0).entry((me, key)).or_default().push(w.clone());
+                    return Ok(Reply::Done);
+                }
+            }
+            Invocation::Put(p) => {
+                let key = (p.config.thread_id.clone(), p.config.checkpoint_ns.clone(), p.checkpoint.id.clone());
+                let reply = saver.forward(call.clone()).await?;
+                let held = lock(&self.0).remove(&(me, key)).unwrap_or_default();
+                for w in held {
+                    saver.forward(Invocation::PutWrites(w)).await?;
+                }
+                return Ok(reply);
+            }
+            Invocation::DeleteThread { thread_id } => lock(&self.0).retain(|(_, k), _| k.0 != *thread_id),
+            _ => {}
+        }
+        saver.forward(call).await
+    }
+}
+
+/// Special writes are last-wins only over the instance's own earlier write: the saver
+/// remembers which special keys it wrote and inserts-or-ignores the others, so a special
+/// write another instance made first is kept over a later one. One instance alone
+/// behaves as the contract says.
+#[derive(Default)]
+pub struct SpecialLastWinsPerInstance(Mutex<HashMap<(CpKey, String, i64), (u64, TypedValue)>>);
+
+#[async_trait]
+impl Bug for SpecialLastWinsPerInstance {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        if let Invocation::PutWrites(w) = &call {
+            if let Some(id) = &w.config.checkpoint_id {
+                let cp = (w.config.thread_id.clone(), w.config.checkpoint_ns.clone(), id.clone());
+                let me = saver.instance();
+                let mut kept = lock(&self.0);
+                for (channel, value) in &w.writes {
+                    let Some(idx) = special_write_index(channel) else { continue };
+                    match kept.entry((cp.clone(), w.task_id.clone(), idx)) {
+                        std::collections::hash_map::Entry::Occupied(e) if e.get().0 != me => {}
+                        e => {
+                            let _ = e.insert_entry((me, value.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        saver.forward(call).await
+    }
+    fn tuple_output(&self, t: &mut CheckpointTuple) {
+        let cp = key_of(t);
+        let kept = lock(&self.0);
+        for w in &mut t.pending_writes {
+            if let Some(idx) = special_write_index(&w.channel) {
+                if let Some((_, value)) = kept.get(&(cp.clone(), w.task_id.clone(), idx)) {
+                    w.value = value.clone();
+                }
+            }
+        }
+    }
+    fn delete_thread_input(&self, thread_id: &mut String) {
+        lock(&self.0).retain(|k, _| k.0 .0 != *thread_id);
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -227,5 +307,19 @@ pub const MUTANTS: &[Mutant] = &[
         &[DU],
         [R("durability.acknowledged"), S("S20")],
         "put and put_writes of the SQLite saver answer Ok before storing: a killed process loses the last acknowledged call"
+    ),
+    mutant!(
+        "early_writes_held_by_instance",
+        EarlyWritesHeldByInstance,
+        &[DU],
+        [R("put_writes.early"), R("durability.acknowledged")],
+        "writes for a checkpoint not yet stored are held in the instance that took them: a checkpoint put through another instance shows none"
+    ),
+    mutant!(
+        "special_last_wins_per_instance",
+        SpecialLastWinsPerInstance,
+        &[DU],
+        [R("put_writes.special_last")],
+        "special writes are last-wins only over the instance's own: a later special write through another instance is ignored"
     ),
 ];

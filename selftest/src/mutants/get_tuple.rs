@@ -240,6 +240,25 @@ impl Bug for LatestByTs {
     }
 }
 
+/// `get_tuple` looks its namespace up with `WHERE checkpoint_ns LIKE ?`: a namespace with
+/// `%` or `_` finds the checkpoint (by id, or the greatest) of every namespace of the
+/// thread the pattern matches (`"sub%"` finds `"subab"`'s).
+#[derive(Default)]
+pub struct GetTupleNamespaceLike;
+
+#[async_trait]
+impl Bug for GetTupleNamespaceLike {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::GetTuple { config: cfg } = &call else { return saver.forward(call).await };
+        if !cfg.checkpoint_ns.contains(['%', '_']) {
+            return saver.forward(call).await;
+        }
+        let scope = ListOptions { checkpoint_id: cfg.checkpoint_id.clone(), ..ListOptions::all() };
+        let found = saver.saver().list(&cfg.thread_id, &scope).await?;
+        Ok(Reply::Tuple(found.into_iter().find(|t| like_str(&cfg.checkpoint_ns, &t.config.checkpoint_ns))))
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -437,5 +456,12 @@ pub const MUTANTS: &[Mutant] = &[
         &[GT],
         [R("ids.opaque"), R("get_tuple.by_id")],
         "checkpoint ids are cut to 255 bytes: long ids that differ past that are one checkpoint"
+    ),
+    mutant!(
+        "get_tuple_namespace_like",
+        GetTupleNamespaceLike,
+        &[GT],
+        [R("ids.opaque"), R("get_tuple.by_id"), R("get_tuple.latest")],
+        "get_tuple looks its namespace up with LIKE: \"sub%\" finds the checkpoint of the namespace \"subab\""
     ),
 ];

@@ -200,6 +200,12 @@ impl<M: IdMap> Bug for MetadataKeys<M> {
     }
 }
 
+/// Whether `s` matches the SQL `LIKE` pattern `pattern` (`%` any run of characters, `_`
+/// one character, no escape): how a saver that passes an identifier to `LIKE` compares.
+pub(crate) fn like_str(pattern: &str, s: &str) -> bool {
+    like(&pattern.chars().collect::<Vec<_>>(), &s.chars().collect::<Vec<_>>())
+}
+
 /// Whether `s` matches the SQL `LIKE` pattern `pattern` (`%` any run, `_` one character).
 fn like(pattern: &[char], s: &[char]) -> bool {
     match pattern.split_first() {

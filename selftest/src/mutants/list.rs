@@ -1,7 +1,9 @@
 //! Mutants of CONTRACT §2 list: order, limit, before, filter, scope, and what each listed
 //! tuple carries.
 
-use super::list_support::{namespaces, newest_first, value_matches, FilterRule, Filtered, PutOrder};
+use super::id_support::like_str;
+use super::list_filter::*;
+use super::list_support::{namespaces, newest_first, Filtered, PutOrder};
 use super::prelude::*;
 
 /// `list` returns the oldest first.
@@ -209,95 +211,6 @@ impl Bug for ListFilterIgnoredWithLimit {
     }
 }
 
-/// Filter numbers are compared as text (`1 != 1.0`).
-#[derive(Default)]
-pub struct ListFilterNumbersAsText;
-
-impl FilterRule for ListFilterNumbersAsText {
-    fn values(&self, have: &Value, want: &Value) -> Option<bool> {
-        match (have, want) {
-            (Value::Number(a), Value::Number(b)) => Some(a.to_string() == b.to_string()),
-            _ => None,
-        }
-    }
-}
-
-/// Filter numbers are compared through `f64`, so 2^53 + 1 matches 2^53.0.
-#[derive(Default)]
-pub struct ListFilterNumbersAsF64;
-
-impl FilterRule for ListFilterNumbersAsF64 {
-    fn values(&self, have: &Value, want: &Value) -> Option<bool> {
-        match (have, want) {
-            (Value::Number(a), Value::Number(b)) => Some(a.as_f64() == b.as_f64()),
-            _ => None,
-        }
-    }
-}
-
-/// A null filter value does not match a missing key.
-#[derive(Default)]
-pub struct ListFilterNullNeedsKey;
-
-impl FilterRule for ListFilterNullNeedsKey {
-    fn missing(&self, _want: &Value) -> bool {
-        false
-    }
-}
-
-/// A boolean filter value equals the numbers 0/1.
-#[derive(Default)]
-pub struct ListFilterBoolEqualsNumber;
-
-impl FilterRule for ListFilterBoolEqualsNumber {
-    fn values(&self, have: &Value, want: &Value) -> Option<bool> {
-        match (have, want) {
-            (Value::Bool(b), Value::Number(n)) | (Value::Number(n), Value::Bool(b)) => {
-                Some(n.as_f64() == Some(if *b { 1.0 } else { 0.0 }))
-            }
-            _ => None,
-        }
-    }
-}
-
-/// Only the first filter key is applied.
-#[derive(Default)]
-pub struct ListFilterFirstKeyOnly;
-
-impl FilterRule for ListFilterFirstKeyOnly {
-    fn applied(&self, filter: &CheckpointMetadata) -> CheckpointMetadata {
-        filter.iter().take(1).map(|(k, v)| (k.clone(), v.clone())).collect()
-    }
-}
-
-/// Filter strings are compared case-insensitively.
-#[derive(Default)]
-pub struct ListFilterCaseInsensitive;
-
-impl FilterRule for ListFilterCaseInsensitive {
-    fn values(&self, have: &Value, want: &Value) -> Option<bool> {
-        match (have, want) {
-            (Value::String(a), Value::String(b)) => Some(a.to_lowercase() == b.to_lowercase()),
-            _ => None,
-        }
-    }
-}
-
-/// A nested filter object matches by containment, not equality.
-#[derive(Default)]
-pub struct ListFilterNestedContainment;
-
-impl FilterRule for ListFilterNestedContainment {
-    fn values(&self, have: &Value, want: &Value) -> Option<bool> {
-        match (have, want) {
-            (Value::Object(a), Value::Object(b)) => {
-                Some(b.iter().all(|(k, w)| a.get(k).is_some_and(|h| value_matches(self, h, w))))
-            }
-            _ => None,
-        }
-    }
-}
-
 /// Results are grouped by namespace instead of globally ordered.
 #[derive(Default)]
 pub struct ListGroupedByNamespace;
@@ -402,6 +315,62 @@ impl Bug for ListDropsParentConfig {
     }
 }
 
+/// Each listed tuple that has a parent gets the next older checkpoint of its namespace as
+/// its parent (a `LAG(checkpoint_id) OVER (ORDER BY checkpoint_id)` in the listing query)
+/// instead of the parent its put named: right on a straight chain, wrong on a fork.
+#[derive(Default)]
+pub struct ListParentIsNextOlder;
+
+impl Bug for ListParentIsNextOlder {
+    fn list_output(&self, _caller: &ListOptions, out: &mut Vec<CheckpointTuple>) {
+        let next_older: Vec<Option<CheckpointConfig>> = (0..out.len())
+            .map(|i| {
+                let ns = &out[i].config.checkpoint_ns;
+                out[i + 1..].iter().find(|o| o.config.checkpoint_ns == *ns).map(|o| o.config.clone())
+            })
+            .collect();
+        for (t, older) in out.iter_mut().zip(next_older) {
+            if let (Some(p), Some(older)) = (&mut t.parent_config, older) {
+                *p = older;
+            }
+        }
+    }
+}
+
+/// A namespace scope is a `WHERE checkpoint_ns LIKE ?`: a namespace with `%` or `_` also
+/// lists every namespace the pattern matches (`"sub%"` lists `"subab"`).
+#[derive(Default)]
+pub struct ListNamespaceLike;
+
+#[async_trait]
+impl Bug for ListNamespaceLike {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::List { thread_id, options } = &call else { return saver.forward(call).await };
+        let Some(ns) = options.checkpoint_ns.as_ref().filter(|ns| ns.contains(['%', '_'])) else {
+            return saver.forward(call).await;
+        };
+        let every = ListOptions { checkpoint_ns: None, limit: None, ..options.clone() };
+        let found = saver.saver().list(thread_id, &every).await?;
+        let matched = found.into_iter().filter(|t| like_str(ns, &t.config.checkpoint_ns)).collect();
+        Ok(Reply::Tuples(truncate(matched, options.limit)))
+    }
+}
+
+/// `list` orders by `ts` (`ORDER BY ts DESC`, ties by id) instead of by id, `limit`
+/// applied after: the same as by id while `ts` follows the ids.
+#[derive(Default)]
+pub struct ListOrderedByTs;
+
+#[async_trait]
+impl Bug for ListOrderedByTs {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        let Invocation::List { thread_id, options } = &call else { return saver.forward(call).await };
+        let mut r = saver.saver().list(thread_id, &ListOptions { limit: None, ..options.clone() }).await?;
+        r.sort_by(|a, b| (&b.checkpoint.ts, &b.checkpoint.id).cmp(&(&a.checkpoint.ts, &a.checkpoint.id)));
+        Ok(Reply::Tuples(truncate(r, options.limit)))
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -472,7 +441,7 @@ pub const MUTANTS: &[Mutant] = &[
         "list_limit_split_across_namespaces",
         ListLimitSplitAcrossNamespaces,
         &[LS],
-        [R("list.limit")],
+        [R("list.order_across")],
         "without a namespace, each namespace gives its newest ceil(limit / namespaces), then the merge is cut"
     ),
     mutant!(
@@ -507,14 +476,14 @@ pub const MUTANTS: &[Mutant] = &[
         "list_filter_null_needs_key",
         Filtered<ListFilterNullNeedsKey>,
         &[LS],
-        [R("list.filter"), G("7.2-filters")],
+        [R("list.filter"), G("7.2-filters"), R("list.filter_strict")],
         "a null filter value does not match a missing key (upstream Postgres)"
     ),
     mutant!(should
         "list_filter_bool_equals_number",
         Filtered<ListFilterBoolEqualsNumber>,
         &[LS],
-        [R("list.filter"), G("7.2-filters")],
+        [R("list.filter"), G("7.2-filters"), R("list.filter_strict")],
         "a boolean filter value matches 0/1 (upstream SQLite)"
     ),
     mutant!(
@@ -535,21 +504,21 @@ pub const MUTANTS: &[Mutant] = &[
         "list_filter_nested_containment",
         Filtered<ListFilterNestedContainment>,
         &[LS],
-        [R("list.filter"), G("7.2-filters")],
+        [R("list.filter"), G("7.2-filters"), R("list.filter_strict")],
         "a nested filter object matches by containment, not equality (upstream Postgres)"
     ),
     mutant!(should
         "list_grouped_by_namespace",
         ListGroupedByNamespace,
         &[LS],
-        [R("list.order"), S("S10")],
+        [R("list.order_across"), S("S10")],
         "list is grouped by namespace instead of in global id order (upstream InMemory)"
     ),
     mutant!(should
         "list_equal_ids_namespace_descending",
         ListEqualIdsNamespaceDescending,
         &[LS],
-        [R("list.order")],
+        [R("list.order_across")],
         "equal ids in different namespaces come namespace descending"
     ),
     mutant!(
@@ -593,5 +562,26 @@ pub const MUTANTS: &[Mutant] = &[
         &[LS],
         [R("list.tuples"), S("S09")],
         "listed tuples carry no parent_config"
+    ),
+    mutant!(
+        "list_parent_is_next_older",
+        ListParentIsNextOlder,
+        &[LS],
+        [R("list.tuples"), R("put.stored")],
+        "list gives each tuple the next older checkpoint of its namespace as parent (a LAG over ids), wrong on forks"
+    ),
+    mutant!(
+        "list_namespace_like",
+        ListNamespaceLike,
+        &[LS],
+        [R("ids.opaque"), R("list.scope")],
+        "list scopes its namespace with LIKE: \"sub%\" also lists the namespace \"subab\""
+    ),
+    mutant!(
+        "list_ordered_by_ts",
+        ListOrderedByTs,
+        &[LS],
+        [R("list.order")],
+        "list orders by ts (ORDER BY ts DESC), not by id"
     ),
 ];

@@ -92,7 +92,7 @@ impl<F: FilterRule> Bug for Filtered<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mutants::list::{
+    use crate::mutants::list_filter::{
         ListFilterBoolEqualsNumber, ListFilterCaseInsensitive, ListFilterFirstKeyOnly, ListFilterNestedContainment,
         ListFilterNullNeedsKey, ListFilterNumbersAsText,
     };

@@ -52,6 +52,7 @@ pub mod durability;
 pub mod get_tuple;
 mod id_support;
 pub mod list;
+mod list_filter;
 mod list_support;
 pub mod prune;
 pub mod put;

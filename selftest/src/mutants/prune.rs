@@ -197,6 +197,23 @@ impl Bug for PruneEmptyFails {
     }
 }
 
+/// `keep_latest` keeps the checkpoint with the greatest `ts` of each namespace (an
+/// `ORDER BY ts DESC` where the id was meant), ties by id: the same as by id while `ts`
+/// follows the ids.
+#[derive(Default)]
+pub struct PruneKeepsLatestTs;
+
+#[async_trait]
+impl Bug for PruneKeepsLatestTs {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        prune_keeping(saver, call, |mut ts| {
+            ts.sort_by(|a, b| (&b.checkpoint.ts, &b.checkpoint.id).cmp(&(&a.checkpoint.ts, &a.checkpoint.id)));
+            latest_per_namespace(ts)
+        })
+        .await
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
@@ -217,7 +234,7 @@ pub const MUTANTS: &[Mutant] = &[
         "prune_drops_inherited_values",
         PruneDropsInheritedValues,
         &[PR],
-        [R("prune.keep_latest"), S("S15"), G("7.3-prune")],
+        [R("prune.keep_latest"), S("S15"), G("7.3-prune"), R("put.kept_values")],
         "keep_latest keeps only the values the kept checkpoint's put carried: kept channels lose theirs"
     ),
     mutant!(
@@ -257,4 +274,11 @@ pub const MUTANTS: &[Mutant] = &[
         "the delete strategy keeps the latest checkpoint"
     ),
     mutant!("prune_empty_fails", PruneEmptyFails, &[PR], [R("extended.noop_inputs"), S("S14")], "prune([]) fails"),
+    mutant!(
+        "prune_keeps_latest_ts",
+        PruneKeepsLatestTs,
+        &[PR],
+        [R("prune.keep_latest")],
+        "keep_latest keeps the checkpoint with the greatest ts of each namespace, not the greatest id"
+    ),
 ];

@@ -468,7 +468,7 @@ pub const MUTANTS: &[Mutant] = &[
         "uncarried_channels_vanish",
         UncarriedChannelsVanish,
         &[P],
-        [R("put.values"), S("S06")],
+        [R("put.kept_values"), S("S06")],
         "a channel whose value the put did not carry reads as absent, though stored earlier"
     ),
     mutant!(
@@ -553,7 +553,7 @@ pub const MUTANTS: &[Mutant] = &[
         "next_version_string_restarts",
         NextVersionStringRestarts,
         &[P],
-        [R("next_version.greater"), G("7.2-string-versions")],
+        [R("next_version.strings"), G("7.2-string-versions")],
         "get_next_version of a string version restarts at integer 1"
     ),
     mutant!(

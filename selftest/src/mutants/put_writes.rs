@@ -246,8 +246,30 @@ impl Bug for WritesWithoutNamespaceDropped {
     }
 }
 
+/// A read returns each write's `task_path` cut at its first `", "` (a saver keeping only
+/// the first segment of LangGraph's task paths, `"~__pregel_push, ..."`).
+#[derive(Default)]
+pub struct TaskPathCutOnRead;
+
+impl Bug for TaskPathCutOnRead {
+    fn tuple_output(&self, t: &mut CheckpointTuple) {
+        for w in &mut t.pending_writes {
+            if let Some((first, _)) = w.task_path.split_once(", ") {
+                w.task_path = first.to_string();
+            }
+        }
+    }
+}
+
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
+    mutant!(should
+        "task_path_cut_on_read",
+        TaskPathCutOnRead,
+        &[PW, GT, LS, CT, DH, TR],
+        [R("put_writes.task_path")],
+        "a read returns each write's task_path cut at its first \", \" (a LangGraph push path loses its tail)"
+    ),
     mutant!(
         "writes_without_checkpoint_id_accepted",
         WritesWithoutCheckpointIdAccepted,

@@ -347,7 +347,7 @@ pub const MUTANTS: &[Mutant] = &[
         "empty_thread_id_defaulted",
         EmptyThreadIdDefaulted,
         BASE,
-        [R("config.thread_id"), G("7.2-empty-thread")],
+        [R("config.thread_id"), R("ids.opaque"), G("7.2-empty-thread")],
         "an empty thread_id silently becomes \"default\" in every base method (put answers for another thread)"
     ),
     mutant!(should
@@ -466,7 +466,7 @@ pub const MUTANTS: &[Mutant] = &[
         "metadata_nul_stripped",
         MetadataNulStripped,
         &[P],
-        [R("metadata.json"), G("7.2-metadata-fidelity")],
+        [R("metadata.refuse_whole"), G("7.2-metadata-fidelity")],
         "NUL characters are stripped from metadata strings (upstream's behaviour)"
     ),
     mutant!(
@@ -501,7 +501,7 @@ pub const MUTANTS: &[Mutant] = &[
         "metadata_nul_refused_after_storing",
         MetadataNulRefusedAfterStoring,
         &[P],
-        [R("errors.atomic"), R("metadata.json")],
+        [R("errors.atomic"), R("metadata.json"), R("metadata.refuse_whole")],
         "put refuses a NUL in metadata with InvalidInput, but only after storing the checkpoint"
     ),
 ];

@@ -60,7 +60,10 @@ pub fn a_js_saver_mishandling_a_missing_config_field_is_caught() {
 pub fn a_js_saver_refusing_a_config_through_its_schema_passes() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge/savers/schema_checks.mjs");
     let report = run(&crate::js("js", Some(path)), &[Capability::PutWrites]);
-    for id in ["put_writes::missing_checkpoint_id_is_invalid_config", "put_writes::writes_without_namespace_belong_to_the_root"] {
+    for id in [
+        "put_writes::missing_checkpoint_id_is_invalid_config",
+        "put_writes::writes_without_namespace_belong_to_the_root",
+    ] {
         let (o, m) = outcome(&report, id);
         assert_eq!(o, Outcome::Passed, "{id}: {m}");
     }
@@ -83,4 +86,28 @@ pub fn a_replacement_child_is_set_up_again() {
     }
     let passed = report.tests.iter().filter(|t| t.outcome == Outcome::Passed).count();
     assert!(passed >= 8, "{passed} passed: {:?}", failed.iter().map(|t| (&t.id, &t.message)).collect::<Vec<_>>());
+}
+
+/// The report names where a JS saver comes from, as it does for a Python one: LangGraph JS's
+/// MemorySaver from @langchain/langgraph-checkpoint at the pinned version (bridges/js's
+/// package.json), and an initializer module by its path, with no package when none holds it
+/// (the JS report named neither before).
+pub fn the_report_names_the_js_savers_package_and_version() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bridges/js/package.json");
+    let pins: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest).expect("package.json")).expect("package.json is JSON");
+    let pin = pins["dependencies"]["@langchain/langgraph-checkpoint"].as_str().expect("a pin").to_owned();
+    let report = crate::own_savers::judged(&crate::js("js:memory", None), &[Capability::DeleteThread]);
+    for (key, value) in [
+        ("bridge.module", "@langchain/langgraph-checkpoint"),
+        ("bridge.distribution", "@langchain/langgraph-checkpoint"),
+        ("bridge.version", pin.as_str()),
+    ] {
+        assert_eq!(report.facts.get(key), Some(&serde_json::json!(value)), "{key}: {:?}", report.facts);
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bridge/exact_saver.mjs");
+    let report = crate::own_savers::judged(&crate::js_exact(), &[Capability::DeleteThread]);
+    let module = std::path::Path::new(path).canonicalize().expect("the saver's path");
+    let named = report.facts.get("bridge.module").and_then(|v| v.as_str()).map(std::path::Path::new);
+    assert_eq!(named.map(|p| p.canonicalize().ok()), Some(Some(module)), "{:?}", report.facts);
 }

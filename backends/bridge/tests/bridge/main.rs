@@ -206,6 +206,10 @@ fn main() -> ExitCode {
                 js_savers::a_js_saver_mishandling_a_missing_config_field_is_caught,
             ),
             trial("a_replacement_child_is_set_up_again", js_savers::a_replacement_child_is_set_up_again),
+            trial(
+                "the_report_names_the_js_savers_package_and_version",
+                js_savers::the_report_names_the_js_savers_package_and_version,
+            ),
         ]);
         // The whole catalog on LangGraph JS's MemorySaver. About a minute on a quiet machine,
         // but its 16 MiB values keep node busy in MemorySaver's own serializer

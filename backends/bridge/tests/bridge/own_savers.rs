@@ -32,7 +32,7 @@ fn own(factory: &str) -> BridgeRegistration {
 }
 
 /// The cases of `capabilities` on `reg`, annotated with the bridge's facts.
-fn judged(reg: &BridgeRegistration, capabilities: &[Capability]) -> Report {
+pub(crate) fn judged(reg: &BridgeRegistration, capabilities: &[Capability]) -> Report {
     let options = RunOptions { capabilities: Some(capabilities.iter().copied().collect()), ..RunOptions::default() };
     let mut report = conformance_spec::validate(reg.registration(), &options);
     reg.annotate(&mut report);
