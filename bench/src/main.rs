@@ -6,6 +6,7 @@
 //! `--min-ms` milliseconds (or a fixed count where stated).
 
 mod alloc;
+mod commits;
 mod workload;
 
 use std::io::Write;
@@ -163,6 +164,12 @@ async fn measure_saver(backend: Backend, args: &Args) -> Value {
 
     let (mut put, mut get1, mut get10k, mut list1k, mut writes, mut conc, mut ratio) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    // Commits per put under 8 tasks, counted on the server (PostgreSQL only).
+    let counter = match std::env::var(checkpoint_postgres::URL_ENV) {
+        Ok(url) if backend.needs_postgres() => commits::XactCounter::connect(&url).await,
+        _ => None,
+    };
+    let mut commits_per_put = vec![];
     for rep in 0..args.reps {
         let single = workload::put_rate(&saver, &format!("put-{rep}"), min).await;
         put.push(single);
@@ -172,7 +179,15 @@ async fn measure_saver(backend: Backend, args: &Args) -> Value {
         writes.push(workload::put_writes_rate(&saver, &wcfg, &rep.to_string(), min).await);
         // Enough puts per task for about `min` at the single-task rate, at most 20,000.
         let per_task = ((single * min.as_secs_f64() / 8.0) as usize).clamp(16, 20_000);
-        let c = workload::concurrent_put_rate(&saver, &rep.to_string(), per_task).await;
+        let c = match &counter {
+            Some(counter) => {
+                let (commits, c) =
+                    counter.count(workload::concurrent_put_rate(&saver, &rep.to_string(), per_task)).await;
+                commits_per_put.extend(commits.map(|n| n as f64 / (8 * per_task) as f64));
+                c
+            }
+            None => workload::concurrent_put_rate(&saver, &rep.to_string(), per_task).await,
+        };
         conc.push(c);
         ratio.push(c / single);
     }
@@ -184,6 +199,9 @@ async fn measure_saver(backend: Backend, args: &Args) -> Value {
     out.insert("put_writes_5_per_s".into(), figure("calls/s", writes));
     out.insert("put_8_tasks_per_s".into(), figure("ops/s", conc));
     out.insert("put_8_tasks_over_single".into(), figure("ratio", ratio));
+    if !commits_per_put.is_empty() {
+        out.insert("put_8_tasks_commits_per_put".into(), figure("commits/put", commits_per_put));
+    }
     drop(saver);
     close(cleanup).await;
     if backend == Backend::Memory {

@@ -2,6 +2,7 @@
 //! This module holds the options, connecting, retries and each method's checks and
 //! encoding; `read` and `write` hold the statements the methods run.
 
+mod group;
 mod read;
 mod write;
 
@@ -21,8 +22,9 @@ use tokio_postgres::NoTls;
 
 use crate::encode::{classify_filter, has_nul, refuse_nul, refuse_nul_metadata, shell_json, version_json, FilterEntry};
 use crate::schema::{self, valid_schema_name};
+use group::{PutQueue, PutRequest};
 use read::ListQuery;
-use write::{Carried, Uncarried, WriteRow};
+use write::WriteRow;
 
 /// How many times a transaction that PostgreSQL aborted with a serialization failure or a
 /// deadlock is tried again before the error is returned.
@@ -97,6 +99,8 @@ pub struct PostgresSaver {
     schema: Option<Arc<str>>,
     /// Whether setup creates the schema ([`PostgresOptions::create_schema`]).
     create_schema: bool,
+    /// The puts waiting for the next group commit.
+    puts: Arc<PutQueue>,
 }
 
 impl std::fmt::Debug for PostgresSaver {
@@ -243,7 +247,7 @@ impl PostgresSaver {
     }
 
     fn from_pool_in(pool: Pool, schema: Option<String>) -> Self {
-        Self { pool, schema: schema.map(Arc::from), create_schema: true }
+        Self { pool, schema: schema.map(Arc::from), create_schema: true, puts: group::new_queue() }
     }
 
     /// Creates the schema (when one was configured) and the tables, applying each migration
@@ -279,6 +283,8 @@ impl PostgresSaver {
 #[async_trait]
 impl CheckpointSaver for PostgresSaver {
     /// CONTRACT §2 put. Values are resolved when the checkpoint is put (see the crate docs).
+    /// Puts that arrive while a transaction of puts runs share the next one: one commit for
+    /// all of them (group commit, `saver::group`); each returns once it is committed.
     ///
     /// # Errors
     /// `InvalidConfig` for an empty thread id; `InvalidInput`, with nothing stored, for a NUL
@@ -300,34 +306,49 @@ impl CheckpointSaver for PostgresSaver {
         }
         refuse_nul(|| "checkpoint.id".into(), &checkpoint.id)?;
         refuse_nul_metadata(&metadata)?;
-        let mut carried = Carried::default();
-        let mut uncarried = Uncarried::default();
-        for (channel, version) in &checkpoint.channel_versions {
-            refuse_nul(|| format!("channel name {channel:?}"), channel)?;
-            if let checkpoint_contract::ChannelVersion::Str(s) = version {
-                refuse_nul(|| format!("the version of channel {channel:?}"), s)?;
-            }
-            if let Some(value) = checkpoint.channel_values.get(channel) {
-                refuse_nul(|| format!("the type tag of channel {channel:?}"), &value.type_tag)?;
-                carried.channels.push(channel);
-                carried.versions.push(version_json(version));
-                carried.type_tags.push(&value.type_tag);
-                carried.data.push(&value.data);
-            } else if !new_versions.contains_key(channel) {
-                uncarried.channels.push(channel);
-                uncarried.versions.push(version_json(version));
-            }
-            // Else in new_versions without a value: the channel is empty in this checkpoint.
-        }
-        let shell = shell_json(&checkpoint)?;
-        let metadata_text = serde_json::to_string(&metadata)
-            .map_err(|e| CheckpointError::storage("encoding the metadata as JSON", e))?;
         let what = format!(
             "putting checkpoint {}",
             config_of(&config.thread_id, &config.checkpoint_ns, checkpoint.id.clone())
         );
-        retrying(&what, || self.put_once(config, &checkpoint, &shell, &metadata_text, &carried, &uncarried)).await?;
-        Ok(config_of(&config.thread_id, &config.checkpoint_ns, checkpoint.id.clone()))
+        let shell = shell_json(&checkpoint)?;
+        let metadata = serde_json::to_string(&metadata)
+            .map_err(|e| CheckpointError::storage("encoding the metadata as JSON", e))?;
+        let mut request = PutRequest {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: checkpoint.id.clone(),
+            parent_id: config.checkpoint_id.clone(),
+            shell,
+            metadata,
+            channels: Vec::new(),
+            versions: Vec::new(),
+            type_tags: Vec::new(),
+            data: Vec::new(),
+            resolve_channels: Vec::new(),
+            resolve_versions: Vec::new(),
+            what,
+        };
+        let mut values = checkpoint.channel_values;
+        for (channel, version) in checkpoint.channel_versions {
+            refuse_nul(|| format!("channel name {channel:?}"), &channel)?;
+            if let checkpoint_contract::ChannelVersion::Str(s) = &version {
+                refuse_nul(|| format!("the version of channel {channel:?}"), s)?;
+            }
+            if let Some(value) = values.remove(&channel) {
+                refuse_nul(|| format!("the type tag of channel {channel:?}"), &value.type_tag)?;
+                request.versions.push(version_json(&version));
+                request.channels.push(channel);
+                request.type_tags.push(value.type_tag);
+                request.data.push(value.data);
+            } else if !new_versions.contains_key(&channel) {
+                request.resolve_versions.push(version_json(&version));
+                request.resolve_channels.push(channel);
+            }
+            // Else in new_versions without a value: the channel is empty in this checkpoint.
+        }
+        let id = request.checkpoint_id.clone();
+        self.put_grouped(request).await?;
+        Ok(config_of(&config.thread_id, &config.checkpoint_ns, id))
     }
 
     /// CONTRACT §2 put_writes, in one statement.

@@ -16,19 +16,8 @@ use conformance_core::{
 };
 use serde_json::{json, Value};
 
-fn url() -> Option<String> {
-    match std::env::var("CHECKPOINT_POSTGRES_URL") {
-        Ok(u) => Some(u),
-        Err(_) => {
-            assert!(
-                std::env::var("CHECKPOINT_POSTGRES_REQUIRED").map_or(true, |v| v != "1"),
-                "CHECKPOINT_POSTGRES_URL is not set and CHECKPOINT_POSTGRES_REQUIRED=1"
-            );
-            let _ = writeln!(std::io::stderr(), "SKIPPED: CHECKPOINT_POSTGRES_URL is not set");
-            None
-        }
-    }
-}
+mod common;
+use common::url;
 
 /// A saver on a schema of its own, dropped by [`Scratch::finish`].
 struct Scratch {

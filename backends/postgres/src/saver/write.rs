@@ -1,31 +1,13 @@
-//! The writing side of [`PostgresSaver`]: one attempt of `put` (one transaction in one
-//! round trip, BEGIN to COMMIT pipelined), `put_writes` (one statement), and the
+//! The writing side of [`PostgresSaver`] besides `put` (in `group`): one attempt of
+//! `put_writes` (one statement), and the
 //! maintenance operations (`delete_thread`, `delete_for_runs`, `copy_thread`, `prune`),
 //! each one transaction.
 
-use checkpoint_contract::{Checkpoint, CheckpointConfig};
+use checkpoint_contract::CheckpointConfig;
 use tokio_postgres::types::ToSql;
 
 use super::{OpResult, PostgresSaver};
 use crate::sql;
-
-/// The channel values a `put` carries, as parallel arrays for `unnest`.
-#[derive(Default)]
-pub(super) struct Carried<'a> {
-    pub(super) channels: Vec<&'a str>,
-    pub(super) versions: Vec<String>,
-    pub(super) type_tags: Vec<&'a str>,
-    pub(super) data: Vec<&'a [u8]>,
-}
-
-/// The channels of a `put`'s `channel_versions` it neither carries nor has in
-/// `new_versions`, as parallel arrays for `unnest`: each is resolved from stored values.
-/// (A channel in `new_versions` without a value is empty: it has no value reference.)
-#[derive(Default)]
-pub(super) struct Uncarried<'a> {
-    pub(super) channels: Vec<&'a str>,
-    pub(super) versions: Vec<String>,
-}
 
 /// One `put_writes` row.
 pub(super) struct WriteRow<'a> {
@@ -36,61 +18,6 @@ pub(super) struct WriteRow<'a> {
 }
 
 impl PostgresSaver {
-    pub(super) async fn put_once(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: &Checkpoint,
-        shell: &str,
-        metadata: &str,
-        carried: &Carried<'_>,
-        uncarried: &Uncarried<'_>,
-    ) -> OpResult<()> {
-        let client = self.client().await?;
-        let (thread, ns, id) = (&config.thread_id, &config.checkpoint_ns, &checkpoint.id);
-        let parent = config.checkpoint_id.as_deref();
-        let (lock, mark, put) = tokio::try_join!(
-            client.prepare_cached(sql::LOCK_FOR_PUT),
-            client.prepare_cached(sql::MARK_OWN_VALUES),
-            client.prepare_cached(sql::PUT_CHECKPOINT),
-        )?;
-        let key: [&(dyn ToSql + Sync); 3] = [thread, ns, id];
-        let row: [&(dyn ToSql + Sync); 12] = [
-            thread,
-            ns,
-            id,
-            &parent,
-            &shell,
-            &metadata,
-            &carried.channels,
-            &carried.versions,
-            &carried.type_tags,
-            &carried.data,
-            &uncarried.channels,
-            &uncarried.versions,
-        ];
-        // The whole transaction in one round trip: every request is sent at the first poll
-        // of `join!` (tokio-postgres sends a request when its future is first polled, and
-        // runs them in that order), so once anything is sent, all of it is, COMMIT
-        // included: a put dropped half-way leaves no transaction open on the pooled
-        // connection. A failed statement makes the server refuse the rest, and COMMIT then
-        // rolls back (without an error): the first error is the put's. (A request that
-        // cannot even be encoded is not sent while the others are; the parameters' Rust
-        // types are those of the prepared statements, so encoding does not fail.)
-        let (begin, locked, marked, stored, commit) = tokio::join!(
-            client.batch_execute("BEGIN"),
-            client.execute(&lock, &key[..2]),
-            client.execute(&mark, &key),
-            client.execute(&put, &row),
-            client.batch_execute("COMMIT"),
-        );
-        begin?;
-        locked?;
-        marked?;
-        stored?;
-        commit?;
-        Ok(())
-    }
-
     pub(super) async fn put_writes_once(
         &self,
         config: &CheckpointConfig,
