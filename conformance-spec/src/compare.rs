@@ -536,7 +536,7 @@ pub const MAX_PLACES: usize = 12;
 pub const MAX_LINES: usize = 20;
 
 /// `s` cut to its first `max` characters, with "…" when cut.
-fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &s[..cut]),
         None => s.to_owned(),

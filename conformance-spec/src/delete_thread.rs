@@ -27,6 +27,7 @@ pub fn cases() -> Vec<crate::SpecCase> {
         #[rules(delete_thread.others, ids.opaque)] threads_sharing_a_prefix_untouched,
         #[rules(delete_thread.others, ids.opaque)] thread_id_pattern_characters_match_literally,
         #[rules(delete_thread.unknown)] delete_twice_is_noop,
+        #[rules(delete_thread.unknown)] unknown_thread_on_a_fresh_saver_is_noop -[PutWrites, List],
         #[rules(delete_thread.others, ids.opaque)] threads_of_every_class_untouched,
     ])
 }
@@ -170,6 +171,18 @@ async fn unknown_thread_is_noop(cx: Cx) -> Checked {
     cx.delete_thread(&never).await?;
     cx.expect_list(&ids, &never, &ListOptions::all(), &[]).await?;
     cx.after(format!("after delete_thread({never})")).expect_listed(&u, &kept).await
+}
+
+/// CONTRACT §2 delete_thread: deleting an unknown thread is a no-op even as the first call
+/// a fresh saver gets (LangGraph's `AsyncSqliteSaver` made its tables only on other calls,
+/// B8), and the saver works afterwards.
+async fn unknown_thread_on_a_fresh_saver_is_noop(cx: Cx) -> Checked {
+    let never = cx.thread("never-existed");
+    cx.delete_thread(&never).await?;
+    let t = cx.thread("main");
+    let ids = Ids::new(&["c0"]);
+    let c0 = cx.put(&at(&t, ""), Step::new(ids.id("c0")).value("a", json!("v"), 1)).await?;
+    cx.get_some(&c0).await.map(drop)
 }
 
 /// S13: channel values go with the thread: a checkpoint put again afterwards that names an

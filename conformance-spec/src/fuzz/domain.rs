@@ -8,7 +8,9 @@
 //! "Identifiers are opaque"). Task paths include pairs whose byte order and length order
 //! differ (`"~10"` < `"~2"` by bytes, CONTRACT §2 get_tuple).
 
-use conformance_core::{ChannelVersion, TypedValue};
+use std::collections::BTreeSet;
+
+use conformance_core::{ChannelVersion, Feature, TypedValue};
 use serde_json::{json, Value};
 
 /// Thread ids.
@@ -101,12 +103,32 @@ pub fn versions() -> Vec<ChannelVersion> {
 /// The `current` versions `get_next_version` is asked about: none, and the versions of
 /// [`versions`] its rule covers (CONTRACT §2 get_next_version: non-negative integers it
 /// can add one to, and LangGraph's padded strings `"{n:032}.{fraction}"`).
-pub fn next_version_inputs() -> Vec<Option<ChannelVersion>> {
-    let covered = |v: &ChannelVersion| match v {
+pub fn next_version_inputs(versions: &[ChannelVersion]) -> Vec<Option<ChannelVersion>> {
+    let covered = |v: &&ChannelVersion| match v {
         ChannelVersion::Int(n) => (0..i64::MAX).contains(n),
         ChannelVersion::Str(s) => s.split_once('.').is_some_and(|(n, _)| n.len() == 32),
     };
-    std::iter::once(None).chain(versions().into_iter().filter(covered).map(Some)).collect()
+    std::iter::once(None).chain(versions.iter().filter(covered).cloned().map(Some)).collect()
+}
+
+/// The largest integer every JSON reader holds exactly (2^53, JavaScript's safe range).
+const SAFE_INTEGER: u64 = 1 << 53;
+
+/// True when `v` holds only numbers a saver lacking [`Feature::WideNumbers`] keeps
+/// (CONTRACT §5 Declared limits): integers within ±2^53, floats that are not integral
+/// (such a saver reads `1.0` back as `1`).
+fn narrow_numbers(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.unsigned_abs() <= SAFE_INTEGER,
+            (None, Some(_), _) => false,
+            (None, None, Some(f)) => f.fract() != 0.0,
+            _ => false,
+        },
+        Value::Array(a) => a.iter().all(narrow_numbers),
+        Value::Object(m) => m.values().all(narrow_numbers),
+        _ => true,
+    }
 }
 
 /// Typed values of edge sizes and contents: empty, NUL, non-UTF-8, odd tags, invalid JSON
@@ -208,6 +230,10 @@ pub struct World {
     pub run_ids: Vec<String>,
     /// Three metadata keys.
     pub meta_keys: Vec<String>,
+    /// The channel versions drawn: [`versions`], narrowed by [`World::without`].
+    pub versions: Vec<ChannelVersion>,
+    /// The metadata values drawn: [`json_values`], narrowed by [`World::without`].
+    pub json_values: Vec<Value>,
 }
 
 /// Four checkpoint ids from one of several generators (CONTRACT §1: ids are opaque
@@ -261,6 +287,42 @@ impl World {
             channels: window(CHANNELS, raw[5], 3),
             run_ids: window(RUN_IDS, raw[6], 2),
             meta_keys: window(META_KEYS, raw[7], 3),
+            versions: versions(),
+            json_values: json_values(),
         }
+    }
+
+    /// This world without the values a saver declares it cannot hold (CONTRACT §5
+    /// Declared limits), so that what it lacks is never drawn: no string versions for
+    /// [`Feature::StringVersions`]; no integer versions or metadata numbers beyond ±2^53,
+    /// and no integral floats, for [`Feature::WideNumbers`].
+    pub fn without(mut self, lacks: &BTreeSet<Feature>) -> Self {
+        if lacks.contains(&Feature::StringVersions) {
+            self.versions.retain(|v| matches!(v, ChannelVersion::Int(_)));
+        }
+        if lacks.contains(&Feature::WideNumbers) {
+            self.versions.retain(|v| !matches!(v, ChannelVersion::Int(n) if n.unsigned_abs() > SAFE_INTEGER));
+            self.json_values.retain(narrow_numbers);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_narrowed_world_draws_nothing_the_saver_lacks() {
+        let lacks = BTreeSet::from([Feature::StringVersions, Feature::WideNumbers]);
+        let world = World::new(&[0; 8]).without(&lacks);
+        assert!(world.versions.iter().all(|v| matches!(v, ChannelVersion::Int(n) if n.unsigned_abs() <= SAFE_INTEGER)));
+        assert!(world.versions.len() >= 3, "{:?}", world.versions);
+        assert!(world.json_values.iter().all(narrow_numbers));
+        assert!(!world.json_values.contains(&json!(1.0)) && !world.json_values.contains(&json!(u64::MAX)));
+        assert!(world.json_values.contains(&json!(1.5)) && world.json_values.contains(&json!(-1)));
+        // A saver that lacks nothing gets the whole domain.
+        let whole = World::new(&[0; 8]).without(&BTreeSet::new());
+        assert_eq!((whole.versions, whole.json_values), (versions(), json_values()));
     }
 }

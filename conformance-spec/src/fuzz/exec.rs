@@ -274,6 +274,42 @@ pub fn may_refuse(op: &Op) -> bool {
     matches!(op, Op::Call(Invocation::Put(Put { metadata, .. })) if metadata.iter().any(|(k, v)| k.contains('\0') || has_nul(v)))
 }
 
+/// True when `got` is a refusal of a put [`may_refuse`]: `InvalidInput` as CONTRACT §1
+/// Metadata recommends (SHOULD), or a `Storage` error from the database that cannot store
+/// the value (LangGraph's `PostgresSaver` on a NUL nested in a metadata object). Either is
+/// loud; what is MUST is that nothing is stored, which the model then holds the saver to.
+pub fn is_refusal(got: &Outcome) -> bool {
+    matches!(got, Outcome::Error(kind) if kind == "InvalidInput" || kind == "Storage")
+}
+
+/// Sets to none, in `want`, the parent of each tuple that `got` returns without one and
+/// that the model marks as kept by `prune(keep_latest)` without its parent
+/// ([`crate::model::Stored::parent_may_be_unlinked`]): CONTRACT §3 prune lets such a
+/// checkpoint keep naming its pruned parent or name none.
+pub fn allow_unlinked_parents(model: &crate::model::Model, want: &mut Outcome, got: &Outcome) {
+    let unlinked = |w: &mut conformance_core::CheckpointTuple, g: &conformance_core::CheckpointTuple| {
+        let c = &w.config;
+        let key = (c.thread_id.clone(), c.checkpoint_ns.clone(), c.checkpoint_id.clone().unwrap_or_default());
+        if w.config == g.config
+            && g.parent_config.is_none()
+            && model.checkpoints.get(&key).is_some_and(|s| s.parent_may_be_unlinked)
+        {
+            w.parent_config = None;
+        }
+    };
+    match (want, got) {
+        (Outcome::Tuple(Some(w)), Outcome::Tuple(Some(g))) => unlinked(w, g),
+        (Outcome::Tuples(ws), Outcome::Tuples(gs)) => {
+            for w in ws.iter_mut() {
+                if let Some(g) = gs.iter().find(|g| g.config == w.config) {
+                    unlinked(w, g);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// True when `op` may be answered by either of two results the contract allows, so the
 /// saver's answer is the expected one: `put_writes` of no writes without a
 /// `checkpoint_id` is a no-op (CONTRACT §2 put_writes, "an empty list is a no-op") or an
@@ -387,7 +423,8 @@ fn short(o: &Outcome) -> String {
     match o {
         Outcome::Error(kind) => an_error(kind),
         Outcome::Done => "Ok".to_owned(),
-        other => format!("Ok({})", serde_json::to_string(other).unwrap_or_default()),
+        // A value of a megabyte would fill the screen: its first 300 characters say what it is.
+        other => format!("Ok({})", crate::compare::shorten(&serde_json::to_string(other).unwrap_or_default(), 300)),
     }
 }
 

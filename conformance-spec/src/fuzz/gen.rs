@@ -12,7 +12,7 @@ use conformance_core::{
 };
 use serde_json::{json, Value};
 
-use super::domain::{confusable, json_values, next_version_inputs, values, versions, World, SOURCES, SPECIAL};
+use super::domain::{confusable, next_version_inputs, values, World, SOURCES, SPECIAL};
 use super::exec::{may_refuse, serial_orders};
 use super::trace::{Branch, Op};
 use crate::model::Model;
@@ -153,7 +153,7 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
                 .map(|(_, c)| c.clone())
                 .collect(),
         }),
-        15 => Op::GetNextVersion { current: pick(&next_version_inputs(), p[4]) },
+        15 => Op::GetNextVersion { current: pick(&next_version_inputs(&world.versions), p[4]) },
         14 if can.reopen => {
             if p[0] % 2 == 0 {
                 Op::Reopen
@@ -282,7 +282,7 @@ fn filter(world: &World, model: &Model, p: u16) -> CheckpointMetadata {
                 v
             }
         }
-        _ => pick(&json_values(), p >> 5),
+        _ => pick(&world.json_values, p >> 5),
     };
     f.insert(key, value);
     if p >> 9 & 1 == 1 {
@@ -297,14 +297,19 @@ fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16;
         if p[3].is_multiple_of(3) || smaller.is_empty() { None } else { Some(pick(&smaller, p[3] >> 2).clone()) };
     let mut config = CheckpointConfig::new(thread).with_ns(ns);
     config.checkpoint_id = parent;
-    let vers = versions();
+    let vers = &world.versions;
     let vals = values();
-    let mut checkpoint = Checkpoint { v: pick(&[1, 2, 4, 0], p[2] >> 4), id: id.to_owned(), ..Checkpoint::default() };
+    // Format 4, what LangGraph's runtimes write, for a checkpoint with a parent: LangGraph's
+    // savers migrate an older one on read, from its parent's writes (LangGraph JS's
+    // MemorySaver adds an empty `__pregel_tasks`; docs/langgraph-savers.md J-S3). Other
+    // formats on root checkpoints, where `v` only round-trips.
+    let v = if config.checkpoint_id.is_some() { 4 } else { pick(&[1, 2, 4, 0], p[2] >> 4) };
+    let mut checkpoint = Checkpoint { v, id: id.to_owned(), ..Checkpoint::default() };
     checkpoint.ts = pick(&["", "2024-07-01T00:00:00+00:00", "ts é"], p[2] >> 6).to_owned();
     let mut new_versions = conformance_core::ChannelVersions::new();
     for (i, ch) in world.channels.iter().enumerate() {
         let state = (p[4] >> (2 * i)) & 3;
-        let version = pick(&vers, p[5] >> (4 * i));
+        let version = pick(vers, p[5] >> (4 * i));
         let settled = model.settled_value(thread, ns, ch, &version);
         let state = if model.dangling(thread, ns, ch, &version) { 3 } else { state };
         match state {
@@ -348,10 +353,10 @@ fn put(world: &World, model: &Model, thread: &str, ns: &str, id: &str, p: &[u16;
     metadata.insert("step".into(), json!(i64::from(p[4] >> 10 & 3) - 1));
     let parents = if p[0] >> 10 & 1 == 1 { json!({"": pick(&world.ids, p[0] >> 11)}) } else { json!({}) };
     metadata.insert("parents".into(), parents);
-    let jv = json_values();
+    let jv = &world.json_values;
     for (i, key) in world.meta_keys.iter().enumerate() {
         if p[3] >> (4 + i) & 1 == 1 {
-            metadata.insert(key.clone(), pick(&jv, p[1].wrapping_add(p[2]).wrapping_add(i as u16 * 7)));
+            metadata.insert(key.clone(), pick(jv, p[1].wrapping_add(p[2]).wrapping_add(i as u16 * 7)));
         }
     }
     match p[0] >> 7 & 3 {

@@ -133,17 +133,17 @@ async fn run_sequence(reg: &Registration, can: &Abilities, world_raw: &[u16; 8],
         Err(e) => return Run { steps: Vec::new(), failure: Some(format!("the factory failed: {e}")), should: None },
     };
     let lacks = fixture.lacks().clone();
-    crate::compare::judging(lacks, run_on(fixture, reg.case_timeout(), can, world_raw, raws)).await
+    let world = World::new(world_raw).without(&lacks);
+    crate::compare::judging(lacks, run_on(fixture, reg.case_timeout(), can, world, raws)).await
 }
 
 async fn run_on(
     fixture: conformance_core::Fixture,
     limit: Duration,
     can: &Abilities,
-    world_raw: &[u16; 8],
+    world: World,
     raws: &[Raw],
 ) -> Run {
-    let world = World::new(world_raw);
     let (saver, cleanup, reopen, _) = fixture.into_parts();
     let mut instances = Instances::new(saver, reopen, limit);
     let mut model = crate::model::Model::new();
@@ -171,8 +171,9 @@ async fn run_on(
         let mut want = expected(&mut model, &op);
         let got = instances.run(&op).await;
         if let (Some(saved), Ok(Some(refused @ Outcome::Error(_)))) = (saved, &got) {
-            if *refused == Outcome::Error("InvalidInput".into()) {
-                // A refusal the contract allows: nothing is stored.
+            if exec::is_refusal(refused) {
+                // A refusal the contract allows (its kind is a SHOULD, judged by the
+                // catalog's case): nothing is stored, which the later calls check.
                 model = saved;
                 want = Some(refused.clone());
             }
@@ -180,6 +181,9 @@ async fn run_on(
         if let Ok(Some(g)) = &got {
             if exec::either_allowed(&op, g) {
                 want = Some(g.clone());
+            }
+            if let Some(w) = want.as_mut() {
+                exec::allow_unlinked_parents(&model, w, g);
             }
         }
         ops.push(op.clone());
@@ -399,7 +403,8 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
 }
 
 /// The first SHOULD-only divergence, shrunk by [`drop_needless`] within the options'
-/// shrink time (what is left when the time is up stays in the trace).
+/// shrink time (what is left when the time is up stays in the trace), then without the
+/// reads it does not need ([`without_passing_reads`]).
 fn should_divergence(
     reg: &Registration,
     options: &FuzzOptions,
@@ -415,6 +420,9 @@ fn should_divergence(
     let run = rt.block_on(run_sequence(reg, can, &world, &raws));
     let source = format!("cargo xtask fuzz --backend {} --seed {}", reg.name(), options.seed);
     let trace = Trace { format: FORMAT.to_owned(), source, recorded_with: None, steps: run.steps };
+    // The final reads of the world (not choices, so not dropped above) before the one
+    // that diverged go too, when the divergence stays without them.
+    let trace = rt.block_on(without_passing_reads(reg, trace));
     let message =
         run.should.or(run.failure).unwrap_or_else(|| "the divergence did not reproduce on the shrunk sequence".into());
     Divergence { trace, message, strength: Strength::Should }

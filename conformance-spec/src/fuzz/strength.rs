@@ -8,7 +8,10 @@
 //! - `list.order_across`: a listing of every namespace compared namespace by namespace
 //!   (the generator never cuts such a listing with `limit` or `before`);
 //! - `list.filter_strict`: a filter holding a boolean, `null`, an array or an object;
-//! - a `list` filter refused with `InvalidInput` (a loud refusal loses nothing).
+//! - a `list` filter refused with `InvalidInput` (a loud refusal loses nothing), or with
+//!   any error when it holds an integer beyond 64-bit signed range, which a database's
+//!   integer cannot hold (LangGraph's `SqliteSaver`: "Python int too large to convert to
+//!   SQLite INTEGER"; CONTRACT §2 list).
 //!
 //! Everything else (a lost write, a wrong latest, a mixed-up parent, a missing or extra
 //! checkpoint, any other error) is MUST, and the fuzz trial fails it.
@@ -44,6 +47,7 @@ fn should_only(op: &Op, expected: &Outcome, got: &Outcome, model: &Model) -> boo
         }
         (Op::Call(Invocation::List { options, .. }), _, got) if !options.filter.is_empty() => {
             matches!(got, Outcome::Error(k) if k == "InvalidInput")
+                || (matches!(got, Outcome::Error(_)) && options.filter.values().any(beyond_i64))
                 || options.filter.values().any(|v| v.is_boolean() || v.is_null() || v.is_array() || v.is_object())
                 || same_once_normalised(op, expected, got, model)
         }
@@ -85,6 +89,11 @@ fn tuple(t: &CheckpointTuple, model: &Model) -> CheckpointTuple {
         t.checkpoint = std::sync::Arc::new(checkpoint);
     }
     t
+}
+
+/// An integer no signed 64-bit column holds (`u64` above `i64::MAX`).
+fn beyond_i64(v: &Value) -> bool {
+    matches!(v, Value::Number(n) if n.is_u64() && n.as_i64().is_none())
 }
 
 fn without_nul(v: &Value) -> Value {

@@ -54,7 +54,9 @@ impl Model {
     }
 
     /// `prune` (CONTRACT §3): `keep_latest` keeps the greatest id of each (thread,
-    /// namespace) with its writes (its values stay readable); `delete` removes the threads.
+    /// namespace) with its writes (its values stay readable), and marks a kept checkpoint
+    /// whose parent is not stored as one that may read with no parent; `delete` removes
+    /// the threads.
     pub fn prune(&mut self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
         for thread in thread_ids {
             match strategy {
@@ -72,6 +74,15 @@ impl Model {
                     let keep = |k: &Key| k.0 != *thread || latest.get(&k.1) == Some(&k.2);
                     self.checkpoints.retain(|k, _| keep(k));
                     self.writes.retain(|k, _| keep(k));
+                    let kept: Vec<Key> = self.checkpoints.keys().filter(|k| k.0 == *thread).cloned().collect();
+                    for k in kept {
+                        let parent = self.checkpoints[&k].parent.clone();
+                        let gone =
+                            parent.is_some_and(|p| !self.checkpoints.contains_key(&(k.0.clone(), k.1.clone(), p)));
+                        if let Some(s) = self.checkpoints.get_mut(&k) {
+                            s.parent_may_be_unlinked |= gone;
+                        }
+                    }
                 }
             }
         }

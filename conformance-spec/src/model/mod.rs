@@ -45,6 +45,9 @@ pub struct Stored {
     pub metadata: CheckpointMetadata,
     /// The parent id: the put config's `checkpoint_id`.
     pub parent: Option<String>,
+    /// Kept by `prune(keep_latest)` while its parent was not: it may read with no parent
+    /// (CONTRACT §3 prune; LangGraph's `PostgresSaver` unlinks it).
+    pub parent_may_be_unlinked: bool,
 }
 
 /// One stored write: its task path, channel and value (the key is (task id, index)).
@@ -106,8 +109,12 @@ impl Model {
                 self.blobs.insert(blob, None);
             }
         }
-        let stored =
-            Stored { checkpoint: checkpoint.clone(), metadata: metadata.clone(), parent: config.checkpoint_id.clone() };
+        let stored = Stored {
+            checkpoint: checkpoint.clone(),
+            metadata: metadata.clone(),
+            parent: config.checkpoint_id.clone(),
+            parent_may_be_unlinked: false,
+        };
         self.checkpoints.insert(key(t, ns, &checkpoint.id), stored);
         Ok(CheckpointConfig::new(t.clone()).with_ns(ns.clone()).with_id(checkpoint.id.clone()))
     }

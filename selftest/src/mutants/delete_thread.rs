@@ -137,6 +137,26 @@ impl Bug for DeleteUnknownThreadFails {
     }
 }
 
+/// `delete_thread` before the saver's first `put` fails: its tables are made on the first
+/// put, and delete does not make them (LangGraph's `AsyncSqliteSaver.adelete_thread`, B8).
+#[derive(Default)]
+pub struct DeleteBeforeFirstPutFails(std::sync::atomic::AtomicBool);
+
+#[async_trait]
+impl Bug for DeleteBeforeFirstPutFails {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        match &call {
+            Invocation::Put(_) => self.0.store(true, SeqCst),
+            Invocation::DeleteThread { .. } if !self.0.load(SeqCst) => {
+                return Err(CheckpointError::storage_msg("delete_thread: no such table: checkpoints"));
+            }
+            _ => {}
+        }
+        saver.forward(call).await
+    }
+}
+
 /// `delete_thread` deletes every known thread equal to its argument case-insensitively.
 #[derive(Default)]
 pub struct DeleteThreadCaseInsensitive;
@@ -219,6 +239,13 @@ pub const MUTANTS: &[Mutant] = &[
         &[DT],
         [R("delete_thread.unknown"), S("S14")],
         "delete_thread of an unknown thread fails"
+    ),
+    mutant!(
+        "delete_before_first_put_fails",
+        DeleteBeforeFirstPutFails,
+        &[DT],
+        [R("delete_thread.unknown")],
+        "delete_thread before the saver's first put fails (no tables yet)"
     ),
     mutant!(
         "delete_thread_case_insensitive",
