@@ -16,9 +16,10 @@ use serde_json::{json, Value};
 /// Thread ids.
 pub const THREADS: &[&str] = &[
     "a",
+    "A",
+    "",
     "a ",
     " a",
-    "A",
     "a|b",
     "ab",
     "a:b",
@@ -45,11 +46,11 @@ pub const THREADS: &[&str] = &[
 pub const NAMESPACES: &[&str] = &[
     "",
     "child:1",
+    "Child:1",
+    "child:1 ",
     "child:1|x",
     "child:10",
     "child",
-    "child:1 ",
-    "Child:1",
     "%",
     "_",
     "ns'1",
@@ -60,17 +61,51 @@ pub const NAMESPACES: &[&str] = &[
     " ",
 ];
 /// Checkpoint ids (ordered by bytes, so `"10"` < `"2"`).
-pub const IDS: &[&str] =
-    &["1", "10", "2", "1 ", "A", "B", "a", "aa", "é", "01", "1f", "~", "%_", "1%", "\u{FF61}", "\u{1F600}", "ab", "b"];
+pub const IDS: &[&str] = &[
+    "1",
+    "10",
+    "2",
+    "1 ",
+    "A",
+    "a",
+    "B",
+    "aa",
+    "é",
+    "e\u{301}",
+    "01",
+    "1f",
+    "~",
+    "%_",
+    "1%",
+    "\u{FF61}",
+    "\u{1F600}",
+    "ab",
+    "b",
+];
 /// Task ids.
 pub const TASKS: &[&str] = &["t", "t ", "T", "t:1", "t|1", "t%", "tt", "t'", "B", "a", "\u{FF61}", "\u{1F600}"];
 /// Task paths.
-pub const PATHS: &[&str] =
-    &["~0", "~10", "~2", "", "~0:1", "~1", "~0|1", "~0.5", "~ ", "~B", "~a", "~\u{FF61}", "~\u{1F600}"];
+pub const PATHS: &[&str] = &[
+    "~0",
+    "~10",
+    "~2",
+    "",
+    "~0:1",
+    "~1",
+    "~0|1",
+    "~__pregel_push, 0, a",
+    "~__pregel_push, 1",
+    "~0.5",
+    "~ ",
+    "~B",
+    "~a",
+    "~\u{FF61}",
+    "~\u{1F600}",
+];
 /// Channel names (regular ones; the special channels are added for writes).
 pub const CHANNELS: &[&str] = &["a", "a ", "A", "a:b", "a|b", "a.b", "ab", "%", "_", "é", "a'"];
 /// Run ids.
-pub const RUN_IDS: &[&str] = &["r1", "r1 ", "R1", "r%", "r_", "r10", "r'1"];
+pub const RUN_IDS: &[&str] = &["r1", "R1", "r1 ", "r%", "r_", "r10", "r'1", "ré", "re\u{301}"];
 /// Custom metadata keys, neighbours of one another and of LangGraph's keys (`source`,
 /// `step`, `parents`, which every put carries with a LangGraph value, CONTRACT §5, and
 /// `run_id`, drawn apart).
@@ -238,8 +273,8 @@ pub struct World {
 
 /// Four checkpoint ids from one of several generators (CONTRACT §1: ids are opaque
 /// strings, ordered by bytes): a window of [`IDS`] (raw 0 mod 4, where shrinking goes),
-/// LangGraph-style uuid6 strings, zero-padded counters of two widths, or long ids that
-/// differ only past 255 bytes.
+/// LangGraph-style uuid6 strings, zero-padded counters of two widths, long ids that
+/// differ only past 255 bytes, or a case pair beside an NFC/NFD pair.
 fn checkpoint_ids(raw: u16) -> Vec<String> {
     let r = u32::from(raw >> 2);
     match raw % 4 {
@@ -250,7 +285,9 @@ fn checkpoint_ids(raw: u16) -> Vec<String> {
             })
             .collect(),
         2 => (0..4u32).map(|i| if i % 2 == 0 { format!("{:08}", r + i) } else { format!("{:032}", r + i) }).collect(),
-        3 => (0..4u32).map(|i| format!("{}{}", "c".repeat(300), i + r % 7)).collect(),
+        3 if r % 2 == 0 => (0..4u32).map(|i| format!("{}{}", "c".repeat(300), i + r % 7)).collect(),
+        // Two pairs a collation or a normalisation would merge: case, and NFC/NFD.
+        3 => ["A", "a", "\u{e9}", "e\u{301}"].map(str::to_owned).to_vec(),
         _ => window(IDS, raw >> 2, 4),
     }
 }

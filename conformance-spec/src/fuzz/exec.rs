@@ -274,6 +274,23 @@ pub fn may_refuse(op: &Op) -> bool {
     matches!(op, Op::Call(Invocation::Put(Put { metadata, .. })) if metadata.iter().any(|(k, v)| k.contains('\0') || has_nul(v)))
 }
 
+/// True when `op` names an empty thread id anywhere: CONTRACT §1 (`config.thread_id`,
+/// SHOULD) recommends refusing it with `InvalidConfig`; a saver may also take it as an
+/// ordinary id, which the model does.
+pub fn on_empty_thread(op: &Op) -> bool {
+    let Op::Call(inv) = op else { return false };
+    match inv {
+        Invocation::Put(Put { config, .. })
+        | Invocation::PutWrites(PutWrites { config, .. })
+        | Invocation::GetTuple { config }
+        | Invocation::DeltaChannelHistory { config, .. } => config.thread_id.is_empty(),
+        Invocation::List { thread_id, .. } | Invocation::DeleteThread { thread_id } => thread_id.is_empty(),
+        Invocation::CopyThread { source, target } => source.is_empty() || target.is_empty(),
+        Invocation::Prune { thread_ids, .. } => thread_ids.iter().any(String::is_empty),
+        _ => false,
+    }
+}
+
 /// True when `got` is a refusal of a put [`may_refuse`]: `InvalidInput` as CONTRACT §1
 /// Metadata recommends (SHOULD), or a `Storage` error from the database that cannot store
 /// the value (LangGraph's `PostgresSaver` on a NUL nested in a metadata object). Either is

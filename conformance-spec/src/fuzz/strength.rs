@@ -4,7 +4,8 @@
 //! expected and what came back, then compares again:
 //! - `put.refuse_whole` / `metadata.json` as LangGraph applies it: NUL characters removed
 //!   from metadata strings and keys (LangGraph's own savers strip them);
-//! - `put.kept_values`: a channel whose value the storing put did not carry is left out;
+//! - `put.kept_values`: a value the storing put did not carry, expected from the store and
+//!   not read (a value read where none or another is expected stays MUST);
 //! - `list.order_across`: a listing of every namespace compared namespace by namespace
 //!   (the generator never cuts such a listing with `limit` or `before`);
 //! - `list.filter_strict`: a filter holding a boolean, `null`, an array or an object;
@@ -57,15 +58,23 @@ fn should_only(op: &Op, expected: &Outcome, got: &Outcome, model: &Model) -> boo
 
 fn same_once_normalised(op: &Op, expected: &Outcome, got: &Outcome, model: &Model) -> bool {
     let across = matches!(op, Op::Call(Invocation::List { options, .. }) if options.checkpoint_ns.is_none());
-    let (e, g) = (normalised(expected, model, across), normalised(got, model, across));
+    let (e, g) = (normalised(expected, model, across, Some(got)), normalised(got, model, across, None));
     compare(op, &e, &g).finish().is_ok()
 }
 
-fn normalised(o: &Outcome, model: &Model, across: bool) -> Outcome {
+/// `o` normalised; for the expected outcome, `got` says which kept values were not read.
+fn normalised(o: &Outcome, model: &Model, across: bool, got: Option<&Outcome>) -> Outcome {
+    let read = |t: &CheckpointTuple| -> Option<CheckpointTuple> {
+        match got? {
+            Outcome::Tuple(Some(g)) if g.config == t.config => Some(g.clone()),
+            Outcome::Tuples(gs) => gs.iter().find(|g| g.config == t.config).cloned(),
+            _ => None,
+        }
+    };
     match o {
-        Outcome::Tuple(t) => Outcome::Tuple(t.as_ref().map(|t| tuple(t, model))),
+        Outcome::Tuple(t) => Outcome::Tuple(t.as_ref().map(|t| tuple(t, model, read(t).as_ref()))),
         Outcome::Tuples(ts) => {
-            let mut ts: Vec<CheckpointTuple> = ts.iter().map(|t| tuple(t, model)).collect();
+            let mut ts: Vec<CheckpointTuple> = ts.iter().map(|t| tuple(t, model, read(t).as_ref())).collect();
             if across {
                 // Stable: the order within each namespace is kept and still judged.
                 ts.sort_by(|a, b| a.config.checkpoint_ns.as_bytes().cmp(b.config.checkpoint_ns.as_bytes()));
@@ -76,16 +85,22 @@ fn normalised(o: &Outcome, model: &Model, across: bool) -> Outcome {
     }
 }
 
-/// `t` without NULs in its metadata and without the channel values its put did not carry.
-fn tuple(t: &CheckpointTuple, model: &Model) -> CheckpointTuple {
+/// `t` without NULs in its metadata. An expected tuple (`read` is what the saver returned
+/// for it) also loses each value its put did not carry that the saver did not read: a kept
+/// value left unread is the SHOULD of `put.kept_values`. A value read where none is
+/// expected, or another value, stays a difference (an emptied channel filled, a sibling's
+/// value, a value outside `channel_versions`: MUST).
+fn tuple(t: &CheckpointTuple, model: &Model, read: Option<&CheckpointTuple>) -> CheckpointTuple {
     let mut t = t.clone();
     t.metadata = t.metadata.iter().map(|(k, v)| (k.replace('\0', ""), without_nul(v))).collect();
     let cfg = &t.config;
     let key = (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), cfg.checkpoint_id.clone().unwrap_or_default());
-    if let Some(stored) = model.checkpoints.get(&key) {
+    if let (Some(stored), Some(read)) = (model.checkpoints.get(&key), read) {
         let carried = &stored.checkpoint.channel_values;
         let mut checkpoint = (*t.checkpoint).clone();
-        checkpoint.channel_values.retain(|ch, _| carried.contains_key(ch));
+        checkpoint
+            .channel_values
+            .retain(|ch, _| carried.contains_key(ch) || read.checkpoint.channel_values.contains_key(ch));
         t.checkpoint = std::sync::Arc::new(checkpoint);
     }
     t

@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use conformance_core::{
-    special_write_index, write_index, Capability, CheckpointError, CheckpointTuple, PendingWrite, TypedValue,
+    special_write_index, write_index, Capability, CheckpointError, CheckpointTuple, Invocation, PendingWrite,
+    PruneStrategy, TypedValue,
 };
 
 use crate::bug::Put;
@@ -236,6 +237,28 @@ impl ChannelSets {
     pub fn record<'a>(&self, put: &Put, channels: impl Iterator<Item = &'a String>) {
         let key = (put.config.thread_id.clone(), put.config.checkpoint_ns.clone(), put.checkpoint.id.clone());
         lock(&self.0).insert(key, channels.cloned().collect());
+    }
+
+    /// Follows the calls that remove or copy a thread's checkpoints (`delete_thread`,
+    /// `copy_thread`, `prune`), so that a checkpoint copied or put again after a delete is
+    /// judged by what its own put carried, as a saver storing rows whole would.
+    pub fn follow(&self, call: &Invocation) {
+        let mut sets = lock(&self.0);
+        match call {
+            Invocation::DeleteThread { thread_id } => sets.retain(|k, _| k.0 != *thread_id),
+            Invocation::Prune { thread_ids, strategy: PruneStrategy::Delete } => {
+                sets.retain(|k, _| !thread_ids.contains(&k.0))
+            }
+            Invocation::CopyThread { source, target } => {
+                let copied: Vec<(CpKey, BTreeSet<String>)> = sets
+                    .iter()
+                    .filter(|(k, _)| k.0 == *source)
+                    .map(|(k, v)| ((target.clone(), k.1.clone(), k.2.clone()), v.clone()))
+                    .collect();
+                sets.extend(copied);
+            }
+            _ => {}
+        }
     }
 
     /// Drops from `t` the values of channels not remembered for it (nothing when nothing

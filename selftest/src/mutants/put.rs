@@ -99,7 +99,12 @@ impl Bug for OnlyNewVersionsValuesStored {
 #[derive(Default)]
 pub struct UncarriedChannelsVanish(ChannelSets);
 
+#[async_trait]
 impl Bug for UncarriedChannelsVanish {
+    async fn call(&self, saver: &Inner<'_>, call: Invocation) -> Result<Reply, CheckpointError> {
+        self.0.follow(&call);
+        saver.forward(call).await
+    }
     fn put_input(&self, put: &mut Put) {
         self.0.record(put, put.checkpoint.channel_values.keys());
     }
