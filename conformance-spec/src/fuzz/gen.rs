@@ -102,12 +102,6 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
             if p[5] % 3 == 1 {
                 options.filter = filter(world, model, p[5] >> 2);
             }
-            // Across namespaces, which tuples `limit` and `before` keep is the SHOULD rule of
-            // one global id order (CONTRACT §2 list "Order"); the fuzzer judges MUST rules.
-            if options.checkpoint_ns.is_none() && options.checkpoint_id.is_none() && spans_namespaces(model, &thread) {
-                options.before = None;
-                options.limit = None;
-            }
             Op::Call(Invocation::List { thread_id: thread, options })
         }
         9 => Op::Call(Invocation::DeleteThread { thread_id: thread }),
@@ -428,10 +422,4 @@ mod tests {
             assert!(md.get("parents").is_some_and(Value::is_object), "{md:?}");
         }
     }
-}
-
-/// True when `thread` has checkpoints in more than one namespace in `model`.
-pub(crate) fn spans_namespaces(model: &crate::model::Model, thread: &str) -> bool {
-    let mut namespaces = model.checkpoints.keys().filter(|k| k.0 == thread).map(|k| &k.1);
-    namespaces.next().is_some_and(|first| namespaces.any(|ns| ns != first))
 }

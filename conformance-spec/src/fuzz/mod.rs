@@ -22,6 +22,7 @@ use conformance_core::{Capability, CheckpointTuple, Failure, Invocation, Registr
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
+mod across;
 mod carried;
 pub mod domain;
 pub mod exec;
@@ -180,12 +181,18 @@ async fn run_on(
                 want = Some(refused.clone());
             }
         }
+        let model_want = want.clone();
         if let Ok(Some(g)) = &got {
             if exec::either_allowed(&op, g) {
                 want = Some(g.clone());
             }
             if let Some(w) = want.as_mut() {
                 exec::allow_unlinked_parents(&model, w, g);
+            }
+            if let Some(w) = across::limit_picked_otherwise(&op, &model, g) {
+                // Other tuples kept by `limit` across namespaces: the SHOULD of one order,
+                // noted below; the tuples themselves are judged.
+                want = Some(w);
             }
         }
         let one_thread = !matches!(op, Op::Call(Invocation::CopyThread { .. } | Invocation::Prune { .. }));
@@ -208,6 +215,10 @@ async fn run_on(
         match (want, got) {
             (_, Err(e)) => failure = Some(e),
             (Some(w), Ok(Some(g))) => {
+                let note = model_want.as_ref().and_then(|mw| across::order_note(&op, &model, mw, &g));
+                if let (None, Some(note)) = (&soft, note) {
+                    soft = Some((steps.len() - 1, note));
+                }
                 if let Err(f) = compare(&op, &w, &g).finish() {
                     let message = instances.with_errors(f.message);
                     match strength::strength(&op, &w, &g, &model) {
@@ -266,10 +277,6 @@ fn final_reads(world: &World, model: &crate::model::Model, can: &Abilities) -> V
             ops.push(Op::Call(Invocation::List { thread_id: t.clone(), options: ListOptions::all().ns(ns.clone()) }));
         }
         let stored = model.checkpoints.keys().filter(|k| &k.0 == t).count();
-        // `limit` and `before` across namespaces are the SHOULD rule of one global order.
-        if gen::spans_namespaces(model, t) {
-            continue;
-        }
         if stored >= 2 {
             ops.push(Op::Call(Invocation::List {
                 thread_id: t.clone(),
