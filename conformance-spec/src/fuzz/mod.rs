@@ -153,6 +153,7 @@ async fn run_on(
     let mut failure = None;
     let mut should = None;
     let mut soft = None;
+    let mut soft_expect = None;
     let mut i = 0;
     let mut sweep: Vec<Op> = Vec::new();
     loop {
@@ -186,13 +187,13 @@ async fn run_on(
             if exec::either_allowed(&op, g) {
                 want = Some(g.clone());
             }
-            if let Some(w) = want.as_mut() {
-                exec::allow_unlinked_parents(&model, w, g);
-            }
             if let Some(w) = across::limit_picked_otherwise(&op, &model, g) {
                 // Other tuples kept by `limit` across namespaces: the SHOULD of one order,
                 // noted below; the tuples themselves are judged.
                 want = Some(w);
+            }
+            if let Some(w) = want.as_mut() {
+                exec::allow_unlinked_parents(&model, w, g);
             }
         }
         let one_thread = !matches!(op, Op::Call(Invocation::CopyThread { .. } | Invocation::Prune { .. }));
@@ -209,9 +210,11 @@ async fn run_on(
                 trace::describe(&op)
             );
             soft = Some((steps.len(), message));
+            // The trace states the SHOULD answer, so that its replay shows the note.
+            soft_expect = Some(Outcome::Error("InvalidConfig".into()));
         }
         ops.push(op.clone());
-        steps.push(Step { op: op.clone(), expect: want.clone() });
+        steps.push(Step { op: op.clone(), expect: soft_expect.take().or_else(|| want.clone()) });
         match (want, got) {
             (_, Err(e)) => failure = Some(e),
             (Some(w), Ok(Some(g))) => {
