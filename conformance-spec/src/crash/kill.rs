@@ -202,14 +202,23 @@ pub(super) async fn run_and_kill(exe: &std::path::Path, request: &str, plan: Kil
     // once none is alive.
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command.spawn().map_err(|e| format!("could not start the child {}: {e}", exe.display()))?;
     // An interrupted front end kills the child before it exits (it would go on writing),
-    // and removes the child's lock file.
-    let child_pid = child.id();
-    let _killed_on_interrupt = conformance_core::leftovers::on_interrupt(move || {
-        conformance_core::process_group::kill(child_pid);
-        conformance_core::leftovers::kill_and_release_child(child_pid);
+    // and removes the child's lock file. Started and registered under the interrupt's
+    // fence: a child started as the interrupt began would outlive its cleanup and make the
+    // case's database again after the cleanup removed it (the interrupt soak of issue 40
+    // found such files beside --sqlite-path after a SIGTERM at 1.2 s).
+    let started = conformance_core::leftovers::unless_interrupted(|| {
+        let child = command.spawn().map_err(|e| format!("could not start the child {}: {e}", exe.display()))?;
+        let child_pid = child.id();
+        let guard = conformance_core::leftovers::on_interrupt(move || {
+            conformance_core::process_group::kill(child_pid);
+            conformance_core::leftovers::kill_and_release_child(child_pid);
+        });
+        Ok::<_, String>((child, guard))
     });
+    let (mut child, _killed_on_interrupt) =
+        started.ok_or_else(|| "the run is being interrupted: no child is started".to_owned())??;
+    let child_pid = child.id();
     let log = Arc::new(Mutex::new(ChildLog::default()));
     let trigger = Arc::new(Trigger { pgid: child_pid, reaped: Mutex::new(false) });
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
