@@ -310,7 +310,7 @@ pub fn run_replay(args: ReplayArgs) -> ExitCode {
 }
 
 /// The default budget of `cargo xtask mutants --fuzz` per mutant.
-pub const MUTANT_BUDGET: (u32, Duration) = (500, Duration::from_secs(30));
+pub const MUTANT_BUDGET: (u32, Duration) = (5000, Duration::from_secs(30));
 
 /// `cargo xtask mutants --fuzz`: the fuzzer alone against every mutant of the catalog
 /// (those whose name contains `only`), with [`MUTANT_BUDGET`]; prints each verdict and the

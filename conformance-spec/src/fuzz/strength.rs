@@ -8,7 +8,8 @@
 //!   not read (a value read where none or another is expected stays MUST);
 //! - `list.order_across`: a listing of every namespace compared namespace by namespace
 //!   (the generator never cuts such a listing with `limit` or `before`);
-//! - `list.filter_strict`: a filter holding a boolean, `null`, an array or an object;
+//! - `list.filter_strict`: a listing that a filter matched the way one of LangGraph's
+//!   savers does (booleans equal to numbers, null needing the key, containment);
 //! - a `list` filter refused with `InvalidInput` (a loud refusal loses nothing), or with
 //!   any error when it holds an integer beyond 64-bit signed range, which a database's
 //!   integer cannot hold (LangGraph's `SqliteSaver`: "Python int too large to convert to
@@ -22,6 +23,7 @@ use serde_json::Value;
 
 use super::exec::compare;
 use super::trace::{Op, Outcome};
+use crate::model::filter::Looser;
 use crate::model::Model;
 
 /// [`Strength::Should`] when every difference between `expected` and `got` at `op` is one
@@ -49,11 +51,22 @@ fn should_only(op: &Op, expected: &Outcome, got: &Outcome, model: &Model) -> boo
         (Op::Call(Invocation::List { options, .. }), _, got) if !options.filter.is_empty() => {
             matches!(got, Outcome::Error(k) if k == "InvalidInput")
                 || (matches!(got, Outcome::Error(_)) && options.filter.values().any(beyond_i64))
-                || options.filter.values().any(|v| v.is_boolean() || v.is_null() || v.is_array() || v.is_object())
+                || matched_loosely(op, got, model)
                 || same_once_normalised(op, expected, got, model)
         }
         _ => same_once_normalised(op, expected, got, model),
     }
+}
+
+/// True when `got` is what `op` (a `list` with a filter) gives with the filter matched in
+/// one of the looser or tighter ways of LangGraph's own savers ([`Looser`]).
+fn matched_loosely(op: &Op, got: &Outcome, model: &Model) -> bool {
+    let Op::Call(Invocation::List { thread_id, options }) = op else { return false };
+    Looser::all().any(|looser| {
+        model
+            .list_with(thread_id, options, looser)
+            .is_ok_and(|ts| same_once_normalised(op, &Outcome::Tuples(ts), got, model))
+    })
 }
 
 fn same_once_normalised(op: &Op, expected: &Outcome, got: &Outcome, model: &Model) -> bool {

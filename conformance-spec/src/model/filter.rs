@@ -7,10 +7,64 @@ use serde_json::Value;
 
 /// True when `metadata` matches every entry of `filter`.
 pub fn matches(metadata: &CheckpointMetadata, filter: &CheckpointMetadata) -> bool {
+    matches_with(metadata, filter, Looser::default())
+}
+
+/// The ways LangGraph's own savers match a filter more loosely or more tightly than the
+/// contract's SHOULD rule `list.filter_strict` (CONTRACT §2 list); each is a difference
+/// that costs no level. All false: the contract's rule.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Looser {
+    /// `true` equals `1` and `false` equals `0` (Python's `==`, SQLite's `json_extract`).
+    pub bools_are_numbers: bool,
+    /// A null filter value matches only a key present with null (Postgres containment).
+    pub null_needs_key: bool,
+    /// An object or array filter value matches one that contains it (Postgres `@>`).
+    pub containment: bool,
+}
+
+impl Looser {
+    /// Every combination with at least one way set.
+    pub fn all() -> impl Iterator<Item = Looser> {
+        (1u8..8).map(|b| Looser { bools_are_numbers: b & 1 != 0, null_needs_key: b & 2 != 0, containment: b & 4 != 0 })
+    }
+}
+
+/// [`matches`] the way `looser` says.
+pub fn matches_with(metadata: &CheckpointMetadata, filter: &CheckpointMetadata, looser: Looser) -> bool {
     filter.iter().all(|(k, want)| match metadata.get(k) {
-        None => want.is_null(),
-        Some(have) => json_equal(have, want),
+        None => want.is_null() && !looser.null_needs_key,
+        Some(have) => equal_with(have, want, looser),
     })
+}
+
+fn equal_with(have: &Value, want: &Value, looser: Looser) -> bool {
+    if json_equal(have, want) {
+        return true;
+    }
+    let as_number = |v: &Value| match v {
+        Value::Bool(b) => Some(Value::from(i64::from(*b))),
+        _ => None,
+    };
+    if looser.bools_are_numbers {
+        match (as_number(have), as_number(want)) {
+            (Some(h), None) if json_equal(&h, want) => return true,
+            (None, Some(w)) if json_equal(have, &w) => return true,
+            _ => {}
+        }
+    }
+    looser.containment && contains(have, want)
+}
+
+/// JSON containment as Postgres `@>` reads it: an object holds each key of `want` with a
+/// value containing its value; an array holds, for each element of `want`, one containing
+/// it; scalars are equal.
+fn contains(have: &Value, want: &Value) -> bool {
+    match (have, want) {
+        (Value::Object(h), Value::Object(w)) => w.iter().all(|(k, wv)| h.get(k).is_some_and(|hv| contains(hv, wv))),
+        (Value::Array(h), Value::Array(w)) => w.iter().all(|wv| h.iter().any(|hv| contains(hv, wv))),
+        _ => json_equal(have, want),
+    }
 }
 
 /// JSON equality with numbers compared by value: `1` equals `1.0`, and an integer equals

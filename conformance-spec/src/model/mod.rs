@@ -27,7 +27,7 @@ use conformance_core::{
 };
 
 mod extended;
-mod filter;
+pub mod filter;
 
 pub use filter::json_equal;
 
@@ -235,6 +235,20 @@ impl Model {
     /// # Errors
     /// `InvalidConfig` for an empty thread id.
     pub fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        self.list_with(thread_id, options, filter::Looser::default())
+    }
+
+    /// [`Model::list`] with the filter matched as `looser` says (the SHOULD rule
+    /// `list.filter_strict` set aside).
+    ///
+    /// # Errors
+    /// As [`Model::list`].
+    pub fn list_with(
+        &self,
+        thread_id: &str,
+        options: &ListOptions,
+        looser: filter::Looser,
+    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
         check_thread(thread_id)?;
         let mut keys: Vec<&Key> = self
             .checkpoints
@@ -244,7 +258,7 @@ impl Model {
                     && options.checkpoint_ns.as_ref().is_none_or(|n| n == ns)
                     && options.checkpoint_id.as_ref().is_none_or(|i| i == id)
                     && options.before.as_ref().is_none_or(|b| id.as_bytes() < b.as_bytes())
-                    && filter::matches(&stored.metadata, &options.filter)
+                    && filter::matches_with(&stored.metadata, &options.filter, looser)
             })
             .map(|(k, _)| k)
             .collect();
