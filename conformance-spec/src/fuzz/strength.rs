@@ -11,9 +11,10 @@
 //! - `list.filter_strict`: a listing that a filter matched the way one of LangGraph's
 //!   savers does (booleans equal to numbers, null needing the key, containment);
 //! - a `list` filter refused with `InvalidInput` (a loud refusal loses nothing), or with
-//!   any error when it holds an integer beyond 64-bit signed range, which a database's
-//!   integer cannot hold (LangGraph's `SqliteSaver`: "Python int too large to convert to
-//!   SQLite INTEGER"; CONTRACT §2 list).
+//!   any error when it holds a value a database cannot hold: an integer beyond 64-bit
+//!   signed range (LangGraph's `SqliteSaver`: "Python int too large to convert to SQLite
+//!   INTEGER"), a NUL character (`PostgresSaver`: "unsupported Unicode escape sequence");
+//!   CONTRACT §2 list.
 //!
 //! Everything else (a lost write, a wrong latest, a mixed-up parent, a missing or extra
 //! checkpoint, any other error) is MUST, and the fuzz trial fails it.
@@ -50,7 +51,7 @@ fn should_only(op: &Op, expected: &Outcome, got: &Outcome, model: &Model) -> boo
         }
         (Op::Call(Invocation::List { options, .. }), _, got) if !options.filter.is_empty() => {
             matches!(got, Outcome::Error(k) if k == "InvalidInput")
-                || (matches!(got, Outcome::Error(_)) && options.filter.values().any(beyond_i64))
+                || (matches!(got, Outcome::Error(_)) && options.filter.values().any(unstorable))
                 || matched_loosely(op, got, model)
                 || same_once_normalised(op, expected, got, model)
         }
@@ -119,9 +120,16 @@ fn tuple(t: &CheckpointTuple, model: &Model, read: Option<&CheckpointTuple>) -> 
     t
 }
 
-/// An integer no signed 64-bit column holds (`u64` above `i64::MAX`).
-fn beyond_i64(v: &Value) -> bool {
-    matches!(v, Value::Number(n) if n.is_u64() && n.as_i64().is_none())
+/// A value some databases cannot hold: an integer no signed 64-bit column holds (`u64`
+/// above `i64::MAX`, SQLite), a NUL character in a string or key (PostgreSQL's `jsonb`).
+fn unstorable(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_u64() && n.as_i64().is_none(),
+        Value::String(s) => s.contains('\0'),
+        Value::Array(a) => a.iter().any(unstorable),
+        Value::Object(m) => m.iter().any(|(k, v)| k.contains('\0') || unstorable(v)),
+        _ => false,
+    }
 }
 
 fn without_nul(v: &Value) -> Value {
