@@ -175,8 +175,16 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     fuzz_seed: Option<u64>,
 
-    /// Print the catalog's cases, one a line: the id and the rule's strength
-    /// (`put::returns_config_of_stored_checkpoint MUST`), and exit.
+    /// Your own recorded traces (`checkpoint-conformance record`, docs/traces.md): each
+    /// `*.json` file of DIR is one more case of the traces capability,
+    /// `traces::user_<file stem>`, replayed on the saver. Default:
+    /// $CHECKPOINT_CONFORMANCE_TRACES.
+    #[arg(long, value_name = "DIR")]
+    traces: Option<PathBuf>,
+
+    /// Print the run's cases, one a line: the id and the rule's strength
+    /// (`put::returns_config_of_stored_checkpoint MUST`), and exit. With --traces, the
+    /// user's trace cases too.
     #[arg(long)]
     list_cases: bool,
 }
@@ -299,26 +307,15 @@ fn outputs(args: &Args) -> Vec<(&'static str, PathBuf)> {
     .collect()
 }
 
-/// The catalog's cases `--cases` selects (all without it).
-///
-/// # Errors
-/// One line naming the first id that is no case of the catalog.
-fn selected_cases(cases: Option<&[String]>) -> Result<Vec<conformance_core::SpecCase>, String> {
-    let catalog = conformance_spec::catalog();
-    let Some(ids) = cases else { return Ok(catalog) };
-    let known: BTreeSet<String> = catalog.iter().map(|c| c.id()).collect();
-    if let Some(unknown) = ids.iter().find(|id| !known.contains(id.as_str())) {
-        return Err(format!("--cases: unknown case `{unknown}`; --list-cases prints the valid ids"));
-    }
-    if ids.is_empty() {
-        return Err("--cases needs at least one case id (--list-cases prints them)".into());
-    }
-    Ok(catalog.into_iter().filter(|c| ids.contains(&c.id())).collect())
+/// The run's cases: the catalog and the user's traces, cut to `--cases` ([`crate::cases`]).
+fn selected_cases(args: &Args) -> Result<Vec<conformance_core::SpecCase>, String> {
+    let traces = crate::cases::traces_dir(args.traces.as_deref());
+    crate::cases::selected_cases(args.cases.as_deref(), traces.as_deref(), args.traces.is_some())
 }
 
 /// Everything checked before the run; a message is a usage error.
 fn prepare(args: &Args) -> Result<(), String> {
-    selected_cases(args.cases.as_deref())?;
+    selected_cases(args)?;
     if args.sqlite_path.is_some() && args.backend != Choice::Kit(Backend::Sqlite) {
         return Err("--sqlite-path applies only to --backend sqlite".into());
     }
@@ -373,8 +370,14 @@ fn prepare(args: &Args) -> Result<(), String> {
 /// depend on the current directory.
 pub fn run(mut args: Args, work_dir: &Path) -> ExitCode {
     if args.list_cases {
-        let lines: String =
-            conformance_spec::catalog().iter().map(|c| format!("{} {}\n", c.id(), c.strength)).collect();
+        let cases = match selected_cases(&Args { cases: None, ..args }) {
+            Ok(cases) => cases,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(USAGE);
+            }
+        };
+        let lines: String = cases.iter().map(|c| format!("{} {}\n", c.id(), c.strength)).collect();
         let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), lines.as_bytes());
         return ExitCode::SUCCESS;
     }
@@ -515,7 +518,7 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
 
     // A signal during the setup above: no case, no lifespan, no report.
     crate::interrupt::stop_if_interrupted();
-    let cases = match selected_cases(args.cases.as_deref()) {
+    let cases = match selected_cases(&args) {
         Ok(cases) => cases,
         Err(e) => {
             eprintln!("error: {e}");

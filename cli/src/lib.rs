@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 
 pub mod backend;
+mod cases;
 mod conformance;
 mod fuzz_trial;
 mod guard;

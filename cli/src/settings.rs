@@ -1,7 +1,8 @@
 //! The `CHECKPOINT_CONFORMANCE_*` environment variables a conformance front end does not
 //! read (issue 40 row 11: they were ignored without a word). The front ends read the crash
-//! test's `_KILLS` and `_SEED` (checked by `conformance_spec::crash::check_env_settings`);
-//! `_REPEAT`, `_STRICT`, `_REPORT`, `_FUZZ` and `_FUZZ_SEED` are the `checkpointer_test!`
+//! test's `_KILLS` and `_SEED` (checked by `conformance_spec::crash::check_env_settings`),
+//! the fuzz trial's `_FUZZ_BUDGET` and `_FUZZ_SEED`, and `_TRACES` (the user's traces);
+//! `_REPEAT`, `_STRICT`, `_REPORT` and `_FUZZ` are the `checkpointer_test!`
 //! harness's, and any other name is no variable of the kit. Each of those gets one warning
 //! line that names the flag to use instead; a `_REPEAT` or `_STRICT` the harness itself
 //! would refuse is a usage error.
@@ -39,6 +40,8 @@ fn judge(name: &str, value: &OsString) -> Result<Option<String>, String> {
         n if n == REPORT_ENV => ignored("it is read by checkpointer_test! binaries only: give --json PATH"),
         // Read (and checked) by the front end's fuzz trial.
         n if n == FUZZ_SEED_ENV || n == conformance_spec::fuzz::trial::BUDGET_ENV => None,
+        // The user's traces directory, read by the front end and the harness alike.
+        n if n == conformance_spec::traces::TRACES_ENV => None,
         n if n == FUZZ_ENV => ignored(
             "it is read by checkpointer_test! binaries only: give --fuzz-budget SECONDS, or run cargo xtask fuzz",
         ),

@@ -58,6 +58,11 @@ pub struct SpecCase {
     /// `#[rules(...)]` attribute of its `spec_cases!` entry; conformance-spec's `rules`
     /// module holds the table and checks every case names at least one.
     pub rules: &'static [&'static str],
+    /// What the case works on beyond its function, given to it as
+    /// [`CaseEnv::case_data`]: for a case made at run time from a user's file (a recorded
+    /// trace under `--traces DIR`, docs/traces.md), that file's text; empty for the
+    /// compiled cases, whose data is in their code.
+    pub data: &'static str,
     /// The test itself.
     pub run: CaseFn,
 }
@@ -107,6 +112,7 @@ impl SpecCase {
             strength: Strength::Must,
             uses: &[],
             rules: &[],
+            data: "",
             run,
         }
     }
@@ -233,6 +239,7 @@ pub struct CaseEnv {
     facts: Facts,
     lacks: BTreeSet<Feature>,
     no_latest_read: bool,
+    data: &'static str,
 }
 
 impl CaseEnv {
@@ -249,6 +256,7 @@ impl CaseEnv {
             facts: Facts::default(),
             lacks: BTreeSet::new(),
             no_latest_read: false,
+            data: "",
         }
     }
 
@@ -306,6 +314,18 @@ impl CaseEnv {
     /// ([`Feature::TaskPathOnReads`]).
     pub fn task_path_on_reads(&self) -> bool {
         self.has(Feature::TaskPathOnReads)
+    }
+
+    /// The same context with the case's [`SpecCase::data`].
+    pub(crate) fn with_data(mut self, data: &'static str) -> Self {
+        self.data = data;
+        self
+    }
+
+    /// The case's [`SpecCase::data`]: a user's trace file for a case made from one
+    /// (`--traces DIR`), empty for a compiled case.
+    pub fn case_data(&self) -> &'static str {
+        self.data
     }
 
     /// The same context for a saver that detection found without a latest `get_tuple`

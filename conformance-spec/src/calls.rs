@@ -164,6 +164,12 @@ impl Cx {
         CheckpointConfig::new(self.thread(label))
     }
 
+    /// The case's data ([`CaseEnv::case_data`]): a user's trace file's text for a case
+    /// made from one (`--traces DIR`), empty for a compiled case.
+    pub fn case_data(&self) -> &'static str {
+        self.ctx.case_data()
+    }
+
     /// True when the registration can open a second instance on the same storage.
     pub fn can_reopen(&self) -> bool {
         self.ctx.can_reopen()

@@ -117,7 +117,10 @@ pub fn parse_repeat(s: &str) -> Result<u32, String> {
 const USAGE_ERROR: u8 = 2;
 
 /// The `main` of a `checkpointer_test!` binary: the whole [`catalog`](crate::catalog)
-/// against each of `registrations`, with the process's arguments.
+/// against each of `registrations`, with the process's arguments; plus, when
+/// `CHECKPOINT_CONFORMANCE_TRACES` names a directory, one `traces` case per trace file in
+/// it ([`crate::traces::user_cases`], docs/traces.md §4). A bad directory or trace file is
+/// one line and exit 2.
 ///
 /// It is the binary's entry point, so it first hands over to the durability crash child
 /// when the process is one ([`crate::child_main_if_requested_among`]: the child opens the
@@ -126,7 +129,17 @@ pub fn run_main(registrations: Vec<Registration>) -> ExitCode {
     if let Some(code) = crate::child_main_if_requested_among(&registrations) {
         return code;
     }
-    run_inner(registrations, crate::catalog(), std::env::args_os(), true)
+    let mut cases = crate::catalog();
+    if let Some(dir) = std::env::var_os(crate::traces::TRACES_ENV).filter(|v| !v.is_empty()) {
+        match crate::traces::user_cases(std::path::Path::new(&dir)) {
+            Ok(user) => cases.extend(user),
+            Err(e) => {
+                eprintln!("error: ${}: {e}", crate::traces::TRACES_ENV);
+                return ExitCode::from(USAGE_ERROR);
+            }
+        }
+    }
+    run_inner(registrations, cases, std::env::args_os(), true)
 }
 
 /// The harness with explicit registrations, cases and arguments (the first argument is

@@ -1,7 +1,9 @@
 //! Issue 13 item 7 under `cargo test`: the `checkpointer_test!` main (`run_with_args`)
 //! refuses bad settings before anything runs, with one line and exit 2: an unwritable
 //! `$CHECKPOINT_CONFORMANCE_REPORT`, a bad `CHECKPOINT_CONFORMANCE_KILLS` or `_SEED`, and a
-//! report path shared by two outputs. The binary re-executes itself as such a main.
+//! report path shared by two outputs; and `run_main` (the macro's main) adds a trial per
+//! trace file of `$CHECKPOINT_CONFORMANCE_TRACES`, or refuses a bad directory the same
+//! way. The binary re-executes itself as such a main.
 
 use std::process::{Command, ExitCode};
 
@@ -11,10 +13,15 @@ struct Nothing;
 impl CheckpointSaver for Nothing {}
 
 const CHILD: &str = "USAGE_TEST_CHILD";
+/// Set: the child is `run_main`, the whole catalog as `checkpointer_test!` runs it.
+const MAIN: &str = "USAGE_TEST_MAIN";
 
 fn main() -> ExitCode {
     if std::env::var_os(CHILD).is_some() {
         let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
+        if std::env::var_os(MAIN).is_some() {
+            return conformance_spec::harness::run_main(vec![reg]);
+        }
         let args: Vec<_> = std::env::args_os().collect();
         return conformance_spec::harness::run_with_args(vec![reg], Vec::new(), args);
     }
@@ -68,6 +75,7 @@ fn check() -> ExitCode {
     let fine = out.status.code() == Some(0);
     println!("{} good settings: exit {:?}", if fine { "ok  " } else { "FAIL" }, out.status.code());
     failed += usize::from(!fine);
+    failed += user_traces(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     if failed == 0 {
         ExitCode::SUCCESS
@@ -75,4 +83,40 @@ fn check() -> ExitCode {
         println!("{failed} check(s) failed");
         ExitCode::FAILURE
     }
+}
+
+/// `$CHECKPOINT_CONFORMANCE_TRACES` under `run_main`: a directory with a trace file gives
+/// one more trial, `nothing::traces::user_<stem>` (`--list` names the trials without
+/// running them); a missing directory is one line and exit 2. Returns the checks failed.
+fn user_traces(dir: &std::path::Path) -> usize {
+    let traces = dir.join("traces");
+    std::fs::create_dir_all(&traces).unwrap();
+    let linear = concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/linear.json");
+    std::fs::copy(linear, traces.join("My-App.json")).unwrap();
+    let run = |value: &std::path::Path| {
+        Command::new(std::env::current_exe().unwrap())
+            .env(CHILD, "1")
+            .env(MAIN, "1")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env("CHECKPOINT_CONFORMANCE_TRACES", value)
+            .arg("--list")
+            .output()
+            .unwrap()
+    };
+    let out = run(&traces);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    let ok = out.status.code() == Some(0) && listed.contains("nothing::traces::user_my_app: test");
+    println!("{} a traces directory adds its trial: exit {:?}", if ok { "ok  " } else { "FAIL" }, out.status.code());
+    let out = run(&dir.join("missing"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let refused = out.status.code() == Some(2)
+        && stderr.trim_end().lines().count() == 1
+        && stderr.starts_with("error: $CHECKPOINT_CONFORMANCE_TRACES: traces directory");
+    println!(
+        "{} a missing traces directory: exit {:?}, stderr: {}",
+        if refused { "ok  " } else { "FAIL" },
+        out.status.code(),
+        stderr.trim_end()
+    );
+    usize::from(!ok) + usize::from(!refused)
 }

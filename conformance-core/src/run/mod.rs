@@ -158,7 +158,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let calls = Arc::new(CallLog::default());
     let case_calls = calls.clone();
     let lacked = *case;
-    let instance = case.instance;
+    let (data, instance) = (case.data, case.instance);
     // A case whose thread reached its cleanup yielded in time: it gets the cleanup's limit
     // on top before it is abandoned as "did not yield", and the cleanup's own limit names it
     // (issue 40 row 13: a case cancelled in time was reported as a blocking call because its
@@ -211,6 +211,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
             .for_registration(reg.name.clone(), fixture.location.clone())
             .with_lacks(fixture.lacks.clone())
             .with_no_latest_read(reg.no_latest_read)
+            .with_data(data)
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
         // A case that uses a feature the saver declared it lacks is not run (CONTRACT §5

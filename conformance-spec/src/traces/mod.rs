@@ -10,6 +10,10 @@
 //! there, so the resumed run must see what the killed one acknowledged; on one that cannot
 //! the replay goes on with the same instance, each step keeping its number.
 
+mod user;
+
+pub use user::{user_cases, PREFIX as USER_PREFIX, TRACES_ENV};
+
 use conformance_core::{Capability, SpecCase};
 
 use crate::fuzz::trace::Trace;
@@ -17,20 +21,20 @@ use crate::{Checked, Cx};
 
 /// The shipped traces: `(name, JSON text)`, the name being the file's stem under `traces/`.
 pub const SHIPPED: [(&str, &str); 14] = [
-    ("linear", include_str!("../../traces/linear.json")),
-    ("subgraph", include_str!("../../traces/subgraph.json")),
-    ("interrupt", include_str!("../../traces/interrupt.json")),
-    ("fanout-retry", include_str!("../../traces/fanout-retry.json")),
-    ("killed-resumed", include_str!("../../traces/killed-resumed.json")),
-    ("update-state", include_str!("../../traces/update-state.json")),
-    ("time-travel", include_str!("../../traces/time-travel.json")),
-    ("subgraph-paused", include_str!("../../traces/subgraph-paused.json")),
-    ("functional", include_str!("../../traces/functional.json")),
-    ("durability-exit", include_str!("../../traces/durability-exit.json")),
-    ("durability-async", include_str!("../../traces/durability-async.json")),
-    ("durability-sync", include_str!("../../traces/durability-sync.json")),
-    ("js-time-travel", include_str!("../../traces/js-time-travel.json")),
-    ("js-interrupt-update", include_str!("../../traces/js-interrupt-update.json")),
+    ("linear", include_str!("../../../traces/linear.json")),
+    ("subgraph", include_str!("../../../traces/subgraph.json")),
+    ("interrupt", include_str!("../../../traces/interrupt.json")),
+    ("fanout-retry", include_str!("../../../traces/fanout-retry.json")),
+    ("killed-resumed", include_str!("../../../traces/killed-resumed.json")),
+    ("update-state", include_str!("../../../traces/update-state.json")),
+    ("time-travel", include_str!("../../../traces/time-travel.json")),
+    ("subgraph-paused", include_str!("../../../traces/subgraph-paused.json")),
+    ("functional", include_str!("../../../traces/functional.json")),
+    ("durability-exit", include_str!("../../../traces/durability-exit.json")),
+    ("durability-async", include_str!("../../../traces/durability-async.json")),
+    ("durability-sync", include_str!("../../../traces/durability-sync.json")),
+    ("js-time-travel", include_str!("../../../traces/js-time-travel.json")),
+    ("js-interrupt-update", include_str!("../../../traces/js-interrupt-update.json")),
 ];
 
 /// One case per shipped trace.

@@ -1,0 +1,238 @@
+//! A user's own recorded traces as cases of the `traces` capability (docs/traces.md §4,
+//! issue 41): `--traces DIR` of the front end, `CHECKPOINT_CONFORMANCE_TRACES` of
+//! `checkpointer_test!`. Each `*.json` file of the directory (a `checkpoint-trace/1` file,
+//! docs/trace-format.md, as `checkpoint-conformance record` writes it) is one case named
+//! `user_<file stem>`, replayed as the shipped traces are: a fresh saver gets every call
+//! the recorded run made, in order, and each result must be the recorded one.
+//!
+//! A case's needs are the capabilities of the calls its trace makes, and it uses the
+//! `namespaces` and `task_path_on_writes` features when the trace does (a saver that
+//! declares it lacks one does not run the case: CONTRACT §5 "Declared limits"). The rules
+//! it is counted under are those its calls check first ([`rules_of`]).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use conformance_core::{Capability, Feature, Invocation, SpecCase};
+
+use crate::fuzz::trace::{Op, Trace};
+use crate::rules::ids;
+use crate::{Checked, Cx};
+
+/// The environment variable naming a directory of user traces for `checkpointer_test!`
+/// and the front end (whose `--traces` flag wins over it).
+pub const TRACES_ENV: &str = "CHECKPOINT_CONFORMANCE_TRACES";
+
+/// The prefix of a user trace's case name: `user_` and the file stem.
+pub const PREFIX: &str = "user_";
+
+/// One case per `*.json` file directly under `dir`, in file name order.
+///
+/// The cases live for the rest of the process (their names and texts are leaked once,
+/// as a front end reads its traces once).
+///
+/// # Errors
+/// One line naming the directory or the file: `dir` is not a readable directory, holds
+/// no `*.json` file, a file is not a valid trace (with the parser's reason), or two file
+/// stems give the same case name.
+pub fn user_cases(dir: &Path) -> Result<Vec<SpecCase>, String> {
+    let shown = dir.display();
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("traces directory {shown}: {e}"))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| format!("traces directory {shown}: {e}"))?.path();
+        if path.extension().is_some_and(|x| x == "json") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("traces directory {shown}: no *.json trace file in it"));
+    }
+    let mut names = BTreeSet::new();
+    let mut cases = Vec::with_capacity(files.len());
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("trace {}: {e}", path.display()))?;
+        let trace = Trace::parse(&text).map_err(|e| format!("trace {}: {e}", path.display()))?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = case_name(&stem);
+        if !names.insert(name.clone()) {
+            return Err(format!("trace {}: another file of {shown} gives the same case name {name}", path.display()));
+        }
+        // The file's path goes with its text, for the failure message.
+        let data = format!("{}\n{text}", path.display());
+        cases.push(SpecCase {
+            needs: leak_slice(needs_of(&trace)),
+            uses: leak_slice(uses_of(&trace)),
+            rules: leak_slice(rules_of(&trace)),
+            data: Box::leak(data.into_boxed_str()),
+            ..SpecCase::new(Capability::Traces, Box::leak(name.into_boxed_str()), |ctx| {
+                Box::pin(Cx::run(ctx, Capability::Traces, replays_user_trace))
+            })
+        });
+    }
+    Ok(cases)
+}
+
+/// `user_` and the stem in snake_case: ASCII letters and digits kept (lower case), every
+/// other run of characters one `_`.
+fn case_name(stem: &str) -> String {
+    let mut name = String::from(PREFIX);
+    for c in stem.chars() {
+        if c.is_ascii_alphanumeric() {
+            name.push(c.to_ascii_lowercase());
+        } else if !name.ends_with('_') {
+            name.push('_');
+        }
+    }
+    name
+}
+
+fn leak_slice<T>(v: Vec<T>) -> &'static [T] {
+    Box::leak(v.into_boxed_slice())
+}
+
+/// Every saver call of the trace, those of concurrent steps included.
+fn calls(trace: &Trace) -> impl Iterator<Item = &Invocation> {
+    trace.steps.iter().flat_map(|s| match &s.op {
+        Op::Call(i) => vec![i],
+        Op::Concurrent { calls } => calls
+            .iter()
+            .filter_map(|b| match &b.op {
+                Op::Call(i) => Some(i),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    })
+}
+
+/// The capabilities of the trace's calls, in [`Capability::ALL`] order.
+fn needs_of(trace: &Trace) -> Vec<Capability> {
+    let used: BTreeSet<Capability> = calls(trace).map(Invocation::capability).collect();
+    Capability::ALL.into_iter().filter(|c| used.contains(c)).collect()
+}
+
+/// `namespaces` when a call names a namespace other than the root, `task_path_on_writes`
+/// when a `put_writes` carries a task_path.
+fn uses_of(trace: &Trace) -> Vec<Feature> {
+    let mut uses = Vec::new();
+    let config = |i: &Invocation| match i {
+        Invocation::Put(p) => Some(p.config.checkpoint_ns.clone()),
+        Invocation::PutWrites(w) => Some(w.config.checkpoint_ns.clone()),
+        Invocation::GetTuple { config } | Invocation::DeltaChannelHistory { config, .. } => {
+            Some(config.checkpoint_ns.clone())
+        }
+        Invocation::List { options, .. } => options.checkpoint_ns.clone(),
+        _ => None,
+    };
+    if calls(trace).any(|i| config(i).is_some_and(|ns| !ns.is_empty())) {
+        uses.push(Feature::Namespaces);
+    }
+    if calls(trace).any(|i| matches!(i, Invocation::PutWrites(w) if !w.task_path.is_empty())) {
+        uses.push(Feature::TaskPathOnWrites);
+    }
+    uses
+}
+
+/// The rules a replay of the trace checks first, by the calls it makes: what a put stores
+/// and reads back, the key of pending writes and their order on a read, which checkpoint
+/// is the latest, the order of a listing, what a delete leaves; and, at a `reopen`, that
+/// acknowledged writes survive.
+fn rules_of(trace: &Trace) -> Vec<&'static str> {
+    let mut rules: Vec<&'static str> = Vec::new();
+    let mut add = |r: &[&'static str]| {
+        for id in r {
+            if !rules.contains(id) {
+                rules.push(id);
+            }
+        }
+    };
+    for call in calls(trace) {
+        add(match call {
+            Invocation::Put(_) => &[ids::put::stored, ids::put::values],
+            Invocation::PutWrites(_) => &[ids::put_writes::key, ids::put_writes::index],
+            Invocation::GetTuple { .. } => &[ids::get_tuple::latest, ids::get_tuple::writes_order],
+            Invocation::List { .. } => &[ids::list::order, ids::list::tuples],
+            Invocation::DeleteThread { .. } => &[ids::delete_thread::everything],
+            Invocation::DeleteForRuns { .. } => &[ids::delete_for_runs::deletes],
+            Invocation::CopyThread { .. } => &[ids::copy_thread::copies],
+            Invocation::Prune { .. } => &[ids::prune::keep_latest],
+            Invocation::DeltaChannelHistory { .. } => &[ids::delta::walk],
+        });
+    }
+    if trace.steps.iter().any(|s| matches!(s.op, Op::Reopen)) {
+        add(&[ids::durability::acknowledged]);
+    }
+    rules
+}
+
+/// A user trace's case: the trace in [`Cx::case_data`] (its path on the first line),
+/// replayed on the case's saver.
+async fn replays_user_trace(cx: Cx) -> Checked {
+    let (path, text) = cx.case_data().split_once('\n').unwrap_or(("a user trace", ""));
+    let trace = Trace::parse(text).map_err(|e| conformance_core::Failure::new(format!("{path}: {e}")))?;
+    crate::fuzz::replay_trace_in(&cx, &trace)
+        .await
+        .map_err(|f| conformance_core::Failure::new(format!("{path}, {}", f.message)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory of `files` under the temp dir, removed when dropped (no tempfile here:
+    /// it would pull a -sys crate under conformance-spec, xtask/tests/tidy.rs).
+    struct Dir(std::path::PathBuf);
+
+    impl Dir {
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn dir_with(files: &[(&str, &str)]) -> Dir {
+        let dir = Dir(std::env::temp_dir().join(format!("user-traces-{}", uuid::Uuid::new_v4().simple())));
+        std::fs::create_dir(dir.path()).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn one_case_per_trace_file_with_the_needs_and_features_of_its_calls() {
+        let (_, subgraph) = super::super::SHIPPED.iter().find(|(n, _)| *n == "subgraph").unwrap();
+        let (_, linear) = super::super::SHIPPED.iter().find(|(n, _)| *n == "linear").unwrap();
+        let dir = dir_with(&[("My App.json", subgraph), ("linear.json", linear), ("notes.txt", "not a trace")]);
+        let cases = user_cases(dir.path()).unwrap();
+        let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+        assert_eq!(names, ["user_my_app", "user_linear"]);
+        assert!(cases.iter().all(|c| c.capability == Capability::Traces));
+        assert!(cases[0].uses.contains(&Feature::Namespaces), "{:?}", cases[0].uses);
+        assert!(!cases[1].uses.contains(&Feature::Namespaces), "{:?}", cases[1].uses);
+        assert!(cases[1].needs.contains(&Capability::List), "{:?}", cases[1].needs);
+        assert!(cases[1].rules.contains(&ids::put::stored) && cases[1].rules.contains(&ids::list::order));
+        assert!(cases[1].data.ends_with(linear));
+    }
+
+    #[test]
+    fn a_bad_directory_or_trace_is_one_line_naming_it() {
+        let missing = user_cases(Path::new("/nonexistent/traces")).unwrap_err();
+        assert!(missing.starts_with("traces directory /nonexistent/traces:"), "{missing}");
+        let empty = dir_with(&[("a.txt", "")]);
+        assert!(user_cases(empty.path()).unwrap_err().contains("no *.json trace file"));
+        let bad = dir_with(&[("broken.json", r#"{"format": "checkpoint-trace/1", "steps": [{"call": "nope"}]}"#)]);
+        let e = user_cases(bad.path()).unwrap_err();
+        assert!(e.contains("broken.json") && !e.contains('\n'), "{e}");
+        let (_, linear) = super::super::SHIPPED[0];
+        let twice = dir_with(&[("a-b.json", linear), ("a b.json", linear)]);
+        assert!(user_cases(twice.path()).unwrap_err().contains("same case name user_a_b"));
+    }
+}
