@@ -157,7 +157,7 @@ fn only_an_unfiltered_plain_run_is_the_whole_suite() {
 }
 
 #[test]
-fn a_failed_lifespan_setup_fails_every_trial_that_would_run() {
+fn a_failed_setup_of_the_lifespan_fails_every_trial_that_would_run() {
     let calls = Arc::new(AtomicUsize::new(0));
     let reg = registration(&calls).lifespan(|| async { Err("no server on :5432".into()) }, || async { Ok(()) });
     let h = Harness::new(vec![reg], cases(), json_args(&["bin", "--test-threads", "1"]), None);

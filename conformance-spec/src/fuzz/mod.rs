@@ -17,8 +17,9 @@
 
 use std::time::{Duration, Instant};
 
-use conformance_core::run::{detect, lifespan_setup, lifespan_teardown};
+use conformance_core::run::{detect, Detection};
 use conformance_core::{Capability, CheckpointTuple, Failure, Invocation, Registration, Strength};
+use conformance_core::{Knowledge, Session, Start};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
@@ -252,7 +253,11 @@ async fn run_on(
 }
 
 fn abilities(reg: &Registration) -> Abilities {
-    let detection = detect(reg);
+    abilities_of(reg, &detect(reg))
+}
+
+/// What `detection` found `reg` can do, its skips left out.
+fn abilities_of(reg: &Registration, detection: &Detection) -> Abilities {
     let extended =
         Capability::ALL.into_iter().filter(|c| detection.is_detected(*c) && !reg.skips().contains_key(c)).collect();
     Abilities { extended, reopen: detection.is_detected(Capability::Durability) }
@@ -272,10 +277,17 @@ fn strategy(max_len: usize) -> impl Strategy<Value = ([u16; 8], Vec<Raw>)> {
 /// # Errors
 /// A message when the runtime or the lifespan setup fails.
 pub fn fuzz(registration: &Registration, options: &FuzzOptions) -> Result<FuzzOutcome, String> {
-    let can = abilities(registration);
-    lifespan_setup(registration)?;
-    let result = fuzz_inner(registration, options, &can);
-    let teardown = lifespan_teardown(registration);
+    // The run's session, as every front end's: lifespan setup, detection, teardown.
+    let mut session = Session::start(registration, Start::Detect);
+    let result = match session.knowledge() {
+        Knowledge::Detected(d) => {
+            let can = abilities_of(session.registration(), d);
+            fuzz_inner(session.registration(), options, &can)
+        }
+        Knowledge::SetupFailed(e) => Err(e.clone()),
+        Knowledge::Unprobed => Err("the fuzzer's session did not detect the saver's capabilities".to_owned()),
+    };
+    let teardown = session.teardown().map_or(Ok(()), |e| Err(e.to_owned()));
     let mut outcome = result?;
     match (teardown, &mut outcome.divergence) {
         (Ok(()), _) => Ok(outcome),
@@ -493,11 +505,15 @@ async fn replay_steps(mut instances: Instances, trace: &Trace) -> Result<(), Str
 /// # Errors
 /// The first differing call and every difference at it, or why the replay could not run.
 pub fn replay(registration: &Registration, trace: &Trace) -> Result<(), String> {
-    lifespan_setup(registration)?;
-    let rt = runtime(registration).map_err(|e| format!("cannot start a runtime: {e}"))?;
-    let result = rt.block_on(replay_on_fixture(registration, trace));
-    drop(rt);
-    let teardown = lifespan_teardown(registration);
+    // The run's session, as every front end's: lifespan setup, the replay, teardown.
+    let mut session = Session::start(registration, Start::Lifespan);
+    let result = match session.setup_error() {
+        Some(e) => Err(e.to_owned()),
+        None => runtime(registration)
+            .map_err(|e| format!("cannot start a runtime: {e}"))
+            .and_then(|rt| rt.block_on(replay_on_fixture(session.registration(), trace))),
+    };
+    let teardown = session.teardown().map_or(Ok(()), |e| Err(e.to_owned()));
     result?;
     teardown
 }
