@@ -10,10 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::registration::ReopenFn;
-use crate::{
-    BoxError, Capability, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSaver, CheckpointTuple, Feature, ListOptions, Strength, TypedValue,
-};
+use crate::{BoxError, Capability, CheckpointSaver, Feature, Strength};
 
 /// The future a case returns.
 pub type CaseFuture = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'static>>;
@@ -368,53 +365,5 @@ impl CaseEnv {
             return Err(Failure::new("this registration cannot open a second instance on the same storage"));
         };
         reopen().await.map_err(|e: BoxError| Failure::new(format!("opening a second instance failed: {e}")))
-    }
-}
-
-/// The stand-in for the instance of a case that starts without one
-/// ([`CaseInstance::Closed`]): every base call fails with a storage error saying so.
-pub(crate) struct ClosedInstance;
-
-impl ClosedInstance {
-    fn error<T>() -> Result<T, CheckpointError> {
-        Err(CheckpointError::storage_msg(
-            "this case starts without an open instance (CaseInstance::Closed): the runner closed the factory's \
-             instance; open one with CaseEnv::reopen",
-        ))
-    }
-}
-
-#[async_trait::async_trait]
-impl CheckpointSaver for ClosedInstance {
-    async fn put(
-        &self,
-        _: &CheckpointConfig,
-        _: Checkpoint,
-        _: CheckpointMetadata,
-        _: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        Self::error()
-    }
-
-    async fn put_writes(
-        &self,
-        _: &CheckpointConfig,
-        _: Vec<(String, TypedValue)>,
-        _: &str,
-        _: &str,
-    ) -> Result<(), CheckpointError> {
-        Self::error()
-    }
-
-    async fn get_tuple(&self, _: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        Self::error()
-    }
-
-    async fn list(&self, _: &str, _: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        Self::error()
-    }
-
-    async fn delete_thread(&self, _: &str) -> Result<(), CheckpointError> {
-        Self::error()
     }
 }

@@ -5,25 +5,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::report::FailureCluster;
 use crate::report::{CaseResult, Outcome};
 use crate::Capability;
 
 /// The field name used for a failure whose message names no differing field (an error,
 /// a timeout, a panic).
 pub const NO_FIELD: &str = "(no field named)";
-
-/// One group of failed cases: a capability and a field.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FailureCluster {
-    /// The capability of the cases.
-    pub capability: Capability,
-    /// The field that differed, with map keys elided (`metadata[…]`), or [`NO_FIELD`].
-    pub field: String,
-    /// The cases (rule names), in catalog order.
-    pub cases: Vec<String>,
-}
 
 /// The fields a failure message says differed: every `<field>: expected` in it, with
 /// `[...]` keys elided and leading `- ` dropped, each once.

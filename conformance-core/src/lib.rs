@@ -48,7 +48,7 @@ pub mod leftovers;
 mod omitted;
 pub mod output_file;
 pub mod process_group;
-pub mod progress;
+pub use run::progress;
 mod registration;
 pub mod render;
 pub mod report;

@@ -9,7 +9,10 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::UnknownCapability;
-use crate::{BoxError, Capability, CheckpointSaver, Feature};
+use crate::{
+    BoxError, Capability, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointSaver, CheckpointTuple, Feature, ListOptions, TypedValue,
+};
 
 /// Opens another saver instance on the same storage as the fixture's saver.
 pub type ReopenFn = Arc<dyn Fn() -> BoxFuture<'static, Result<Arc<dyn CheckpointSaver>, BoxError>> + Send + Sync>;
@@ -83,7 +86,7 @@ impl Fixture {
     /// # Errors
     /// The close's error.
     pub(crate) async fn close_instance(&mut self) -> Result<(), BoxError> {
-        self.saver = Arc::new(crate::case::ClosedInstance);
+        self.saver = Arc::new(ClosedInstance);
         match self.close.take() {
             Some(close) => close().await,
             None => Ok(()),
@@ -370,5 +373,53 @@ impl Registration {
     /// The factory's error.
     pub async fn fixture(&self) -> Result<Fixture, BoxError> {
         self.make_fixture().await
+    }
+}
+
+/// The stand-in for the instance of a case that starts without one
+/// ([`crate::CaseInstance::Closed`]): every base call fails with a storage error saying so.
+pub(crate) struct ClosedInstance;
+
+impl ClosedInstance {
+    fn error<T>() -> Result<T, CheckpointError> {
+        Err(CheckpointError::storage_msg(
+            "this case starts without an open instance (CaseInstance::Closed): the runner closed the factory's \
+             instance; open one with CaseEnv::reopen",
+        ))
+    }
+}
+
+#[async_trait::async_trait]
+impl CheckpointSaver for ClosedInstance {
+    async fn put(
+        &self,
+        _: &CheckpointConfig,
+        _: Checkpoint,
+        _: CheckpointMetadata,
+        _: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        Self::error()
+    }
+
+    async fn put_writes(
+        &self,
+        _: &CheckpointConfig,
+        _: Vec<(String, TypedValue)>,
+        _: &str,
+        _: &str,
+    ) -> Result<(), CheckpointError> {
+        Self::error()
+    }
+
+    async fn get_tuple(&self, _: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        Self::error()
+    }
+
+    async fn list(&self, _: &str, _: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        Self::error()
+    }
+
+    async fn delete_thread(&self, _: &str) -> Result<(), CheckpointError> {
+        Self::error()
     }
 }

@@ -237,7 +237,7 @@ pub struct Report {
     /// ([`crate::clusters::failure_clusters`]); empty when nothing failed. May be absent
     /// in older reports.
     #[serde(default)]
-    pub failure_clusters: Vec<crate::clusters::FailureCluster>,
+    pub failure_clusters: Vec<FailureCluster>,
     /// What the opt-in fuzz trial did (issue 15), when it ran; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fuzz: Option<FuzzSection>,
@@ -549,4 +549,16 @@ mod tests {
         let back: Report = serde_json::from_value(v).unwrap();
         assert_eq!(back, r);
     }
+}
+
+/// One group of failed cases: a capability and a field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureCluster {
+    /// The capability of the cases.
+    pub capability: Capability,
+    /// The field that differed, with map keys elided (`metadata[…]`), or `(no field named)`
+    /// when the messages name none.
+    pub field: String,
+    /// The cases (rule names), in catalog order.
+    pub cases: Vec<String>,
 }

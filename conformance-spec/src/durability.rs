@@ -202,3 +202,23 @@ async fn reopened_instance_keeps_the_last_special_write(cx: Cx) -> Checked {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    struct NoReopen;
+    impl conformance_core::CheckpointSaver for NoReopen {}
+
+    /// Forced to run on a fixture without `with_reopen`, the crash case says so, and does
+    /// not claim the fixture can reopen.
+    #[test]
+    fn forced_crash_case_names_the_missing_with_reopen() {
+        let reg = conformance_core::Registration::new("no-reopen", || async {
+            Ok(conformance_core::Fixture::new(NoReopen).with_location("nowhere"))
+        });
+        let cases = super::cases();
+        let case = cases.iter().find(|c| c.name == "acknowledged_writes_survive_kill").expect("the crash case");
+        let r = conformance_core::run::execute_case(&reg, case);
+        let m = r.message.unwrap_or_default();
+        assert!(m.contains("has no Fixture::with_reopen") && !m.contains("can reopen"), "{m}");
+    }
+}

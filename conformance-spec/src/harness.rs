@@ -54,14 +54,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-pub use crate::outputs::{check_writable, ReportOutputs};
+pub use crate::outputs::{check_writable, ReportOutputs, REPORT_ENV};
 use conformance_core::render::{append_step_summary, render_junit, render_terminal};
 use conformance_core::run::{execute_case_repeated, not_run, not_run_reason, Planned};
 use conformance_core::{Capability, CaseResult, Knowledge, Outcome, Registration, Report, Session, SpecCase, Start};
 use libtest_mimic::{Arguments, Completion, Failed, FormatSetting, Trial};
-
-/// The environment variable naming the file the JSON report is written to.
-pub const REPORT_ENV: &str = "CHECKPOINT_CONFORMANCE_REPORT";
 
 /// The environment variable that runs every case N times (N a whole number from 1 to
 /// 1000; like `cargo xtask conformance --repeat N`): a case whose runs disagree is reported

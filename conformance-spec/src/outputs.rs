@@ -4,6 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+/// The environment variable naming the file the JSON report of a `checkpointer_test!`
+/// run is written to.
+pub const REPORT_ENV: &str = "CHECKPOINT_CONFORMANCE_REPORT";
+
 /// The same file, or the same name once the directory is resolved (for a file that does
 /// not exist yet): `a` and `b` are one file when both exist with the same device and inode
 /// (symbolic and hard links included), or when their canonical directories and file names
@@ -84,14 +88,14 @@ pub fn check_distinct(outputs: &[(&str, &Path)]) -> Result<(), String> {
 /// # Errors
 /// The first problem, as one line.
 pub fn check_before_run(junit: Option<&Path>) -> Result<(), String> {
-    let report = std::env::var_os(crate::harness::REPORT_ENV).filter(|p| !p.is_empty()).map(PathBuf::from);
+    let report = std::env::var_os(REPORT_ENV).filter(|p| !p.is_empty()).map(PathBuf::from);
     if let Some(p) = &report {
-        crate::harness::check_writable(p).map_err(|e| format!("{}: {e}", crate::harness::REPORT_ENV))?;
+        check_writable(p).map_err(|e| format!("{}: {e}", REPORT_ENV))?;
     }
     crate::crash::check_env_settings()?;
     check_step_summary()?;
     let summary = step_summary_path();
-    let report_label = format!("${}", crate::harness::REPORT_ENV);
+    let report_label = format!("${}", REPORT_ENV);
     let summary_label = format!("${}", conformance_core::render::STEP_SUMMARY_ENV);
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
     if let Some(p) = &report {
@@ -113,7 +117,7 @@ pub fn step_summary_path() -> Option<PathBuf> {
 }
 
 /// Fails when `$GITHUB_STEP_SUMMARY` is set but the summary could not be appended there
-/// ([`crate::harness::check_writable`]: a directory, a missing directory, a FIFO, which
+/// ([`check_writable`]: a directory, a missing directory, a FIFO, which
 /// would block the run after its report, or a file that cannot be written). Checked before
 /// any case runs, as `--json` is.
 ///
@@ -121,8 +125,7 @@ pub fn step_summary_path() -> Option<PathBuf> {
 /// One line naming the variable and the problem.
 pub fn check_step_summary() -> Result<(), String> {
     match step_summary_path() {
-        Some(p) => crate::harness::check_writable(&p)
-            .map_err(|e| format!("${}: {e}", conformance_core::render::STEP_SUMMARY_ENV)),
+        Some(p) => check_writable(&p).map_err(|e| format!("${}: {e}", conformance_core::render::STEP_SUMMARY_ENV)),
         None => Ok(()),
     }
 }

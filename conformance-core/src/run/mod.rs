@@ -8,6 +8,7 @@
 
 mod after;
 mod parallel;
+pub mod progress;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -16,7 +17,6 @@ use std::time::{Duration, Instant};
 pub use crate::detect::{detect, Detection};
 use crate::isolation::{catch_within, run_isolated, run_isolated_then};
 pub use crate::isolation::{panic_message, runtime, Abort};
-use crate::progress::Progress;
 use crate::report::{
     conformance_level, strict_level, CapabilityResult, CapabilityStatus, CaseResult, Outcome, Repeats, Report,
     KIT_VERSION, SCHEMA_VERSION,
@@ -25,6 +25,7 @@ use crate::traced::{CallLog, Traced};
 use crate::{Capability, CaseEnv, CaseInstance, CheckpointSaver, Registration, SpecCase, Strength};
 pub use after::{AfterCases, AfterCasesFn};
 pub use parallel::{run, timeout_hint};
+use progress::Progress;
 
 /// What the plan says about a case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,9 +38,8 @@ pub enum Planned {
     Skipped(String),
     /// Its capability is not in the selection.
     NotSelected,
-    /// Its setup needs this capability ([`SpecCase::needs`]), which is not implemented:
-    /// the case is not run ([`Outcome::NotRun`]) rather than failed on a rule it never
-    /// checked.
+    /// Its setup needs this capability ([`SpecCase::needs`]), which is not implemented: the
+    /// case is not run ([`Outcome::NotRun`]), not failed on a rule it never checked.
     Needs(Capability),
     /// Its setup needs this capability, which the registration skipped with this reason
     /// (`.skip(Capability::PutWrites, "known broken")`): the case is not run

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use owo_colors::{OwoColorize, Stream};
 
+use super::Planned;
 use crate::report::{CaseResult, Outcome};
-use crate::run::Planned;
 use crate::Capability;
 
 /// The progress style.
