@@ -5,6 +5,10 @@
 //! self-test's catalog (`conformance_selftest::MUTANTS`, every one of which the self-test
 //! requires to be killed). Dated measurements (the README's bench table, the verdicts
 //! in docs/langgraph-savers.md) keep the catalog size of the run they were taken from.
+//!
+//! `UPDATE_COUNTS=1 cargo test -p xtask --test doc_counts` writes the catalog's counts into
+//! those places instead of checking them (a new case or mutant costs no hand edit of the
+//! docs; CONTRIBUTING.md).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,10 +25,63 @@ fn counts() -> BTreeMap<String, usize> {
     m
 }
 
+/// `text` with the number that follows each `before` (and precedes `after`) set to `n`; a
+/// space at the end of `before` stands for any run of whitespace (a sentence may wrap).
+fn set_number(text: &str, before: &str, after: &str, n: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let key = before.trim_end();
+    while let Some(i) = rest.find(key) {
+        let mut at = i + key.len();
+        if key.len() < before.len() {
+            at += rest[at..].len() - rest[at..].trim_start().len();
+        }
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let digits = tail.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && tail[digits..].starts_with(after) {
+            out.push_str(&n.to_string());
+            rest = &tail[digits..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Writes the catalog's counts into README.md and docs/using-the-kit.md (UPDATE_COUNTS=1).
+fn update(counts: &BTreeMap<String, usize>, total: usize, mutants: usize) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut readme = String::new();
+    for line in read("README.md").split_inclusive('\n') {
+        let cap = line.trim_start().strip_prefix("✅ ").and_then(|r| r.split_whitespace().next());
+        match cap.and_then(|c| counts.get(c)) {
+            Some(&n) if line.contains(" passed)") => {
+                let open = line.find('(').unwrap_or(0);
+                let close = line[open..].find(" passed").map_or(line.len(), |i| open + i);
+                readme.push_str(&format!("{}({n}/{n}{}", &line[..open], &line[close..]));
+            }
+            _ => readme.push_str(line),
+        }
+    }
+    let readme = set_number(&readme, "Tests: ", " passed, 0 failed, 0 not run", total);
+    let readme = set_number(&readme, "a catalog of **", " mutants**", mutants);
+    let readme = set_number(&readme, "**Kill rate: ", "/", mutants);
+    let readme = set_number(&readme, &format!("Kill rate: {mutants}/"), " (100%)", mutants);
+    let readme = set_number(&readme, &format!("Kill rate:\n{mutants}/"), " (100%)", mutants);
+    std::fs::write(root.join("README.md"), readme).unwrap();
+    let guide = set_number(&read("docs/using-the-kit.md"), "my-saver::prune (", " trials)", counts["prune"]);
+    std::fs::write(root.join("docs/using-the-kit.md"), guide).unwrap();
+}
+
 #[test]
 fn every_count_in_the_docs_is_the_catalogs() {
     let counts = counts();
     let total: usize = counts.values().sum();
+    if std::env::var_os("UPDATE_COUNTS").is_some() {
+        update(&counts, total, conformance_selftest::MUTANTS.len());
+    }
     let mut wrong = Vec::new();
     let readme = read("README.md");
     let mut seen = 0;
