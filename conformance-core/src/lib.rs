@@ -48,6 +48,7 @@ pub mod leftovers;
 mod omitted;
 pub mod output_file;
 pub mod process_group;
+mod reply;
 pub use run::progress;
 mod registration;
 pub mod render;
@@ -71,6 +72,7 @@ pub use isolation::{panic_message, Abort};
 pub use omitted::Omitted;
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
+pub use reply::Reply;
 pub use report::{
     CapabilityResult, CapabilityStatus, CaseResult, FuzzDivergence, FuzzSection, Level, Outcome, Repeats, Report,
 };

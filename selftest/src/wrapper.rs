@@ -91,35 +91,7 @@ impl Inner<'_> {
     /// # Errors
     /// The inner saver's error.
     pub async fn forward(&self, call: Invocation) -> Result<Reply, CheckpointError> {
-        let s = self.saver;
-        Ok(match call {
-            Invocation::Put(p) => Reply::Config(s.put(&p.config, p.checkpoint, p.metadata, p.new_versions).await?),
-            Invocation::PutWrites(w) => {
-                s.put_writes(&w.config, w.writes, &w.task_id, &w.task_path).await?;
-                Reply::Done
-            }
-            Invocation::GetTuple { config } => Reply::Tuple(s.get_tuple(&config).await?),
-            Invocation::List { thread_id: thread, options } => Reply::Tuples(s.list(&thread, &options).await?),
-            Invocation::DeleteThread { thread_id: thread } => {
-                s.delete_thread(&thread).await?;
-                Reply::Done
-            }
-            Invocation::DeleteForRuns { run_ids } => {
-                s.delete_for_runs(&run_ids).await?;
-                Reply::Done
-            }
-            Invocation::CopyThread { source, target } => {
-                s.copy_thread(&source, &target).await?;
-                Reply::Done
-            }
-            Invocation::Prune { thread_ids: threads, strategy } => {
-                s.prune(&threads, strategy).await?;
-                Reply::Done
-            }
-            Invocation::DeltaChannelHistory { config, channels } => {
-                Reply::History(s.delta_channel_history(&config, &channels).await?)
-            }
-        })
+        call.send(self.saver).await
     }
 
     /// Every thread a call of any instance named so far.

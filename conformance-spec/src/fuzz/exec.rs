@@ -156,25 +156,7 @@ fn got<T>(result: Result<T, CheckpointError>, ok: impl FnOnce(T) -> Outcome) -> 
 /// What the saver returns for the saver call `op`; `None` for a marker or a batch.
 async fn call(s: &dyn CheckpointSaver, op: Op) -> Option<Got> {
     Some(match op {
-        Op::Call(Invocation::Put(Put { config, checkpoint, metadata, new_versions })) => {
-            got(s.put(&config, checkpoint, metadata, new_versions).await, Outcome::Config)
-        }
-        Op::Call(Invocation::PutWrites(PutWrites { config, writes, task_id, task_path })) => {
-            got(s.put_writes(&config, writes, &task_id, &task_path).await, |()| Outcome::Done)
-        }
-        Op::Call(Invocation::GetTuple { config }) => got(s.get_tuple(&config).await, Outcome::Tuple),
-        Op::Call(Invocation::List { thread_id, options }) => got(s.list(&thread_id, &options).await, Outcome::Tuples),
-        Op::Call(Invocation::DeleteThread { thread_id }) => got(s.delete_thread(&thread_id).await, |()| Outcome::Done),
-        Op::Call(Invocation::DeleteForRuns { run_ids }) => got(s.delete_for_runs(&run_ids).await, |()| Outcome::Done),
-        Op::Call(Invocation::CopyThread { source, target }) => {
-            got(s.copy_thread(&source, &target).await, |()| Outcome::Done)
-        }
-        Op::Call(Invocation::Prune { thread_ids, strategy }) => {
-            got(s.prune(&thread_ids, strategy).await, |()| Outcome::Done)
-        }
-        Op::Call(Invocation::DeltaChannelHistory { config, channels }) => {
-            got(s.delta_channel_history(&config, &channels).await, Outcome::History)
-        }
+        Op::Call(invocation) => got(invocation.send(s).await, Outcome::of_reply),
         Op::GetNextVersion { current } => (Outcome::Version(s.get_next_version(current.as_ref())), None),
         Op::Concurrent { .. } | Op::Reopen | Op::Instance { .. } => return None,
     })

@@ -116,6 +116,18 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a saver call's reply ([`conformance_core::Invocation::send`]).
+    pub fn of_reply(reply: conformance_core::Reply) -> Outcome {
+        use conformance_core::Reply;
+        match reply {
+            Reply::Config(c) => Outcome::Config(c),
+            Reply::Done => Outcome::Done,
+            Reply::Tuple(t) => Outcome::Tuple(t),
+            Reply::Tuples(t) => Outcome::Tuples(t),
+            Reply::History(h) => Outcome::History(h),
+        }
+    }
+
     /// The outcome of a call's result.
     pub fn of<T>(result: Result<T, CheckpointError>, ok: impl FnOnce(T) -> Outcome) -> Outcome {
         match result {
