@@ -67,3 +67,19 @@ impl CheckpointError {
         }
     }
 }
+
+/// `e` and its causes on one line, `a: b: c`, a cause left out when the text before already
+/// holds it (tokio-postgres's "db error" says nothing without its cause, the server's
+/// message).
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let part = c.to_string();
+        if !text.contains(&part) {
+            text = format!("{text}: {part}");
+        }
+        cause = c.source();
+    }
+    text.replace('\n', " ")
+}

@@ -36,7 +36,7 @@ mod saver;
 pub mod types;
 
 pub use capability::{Capability, CapabilityKind, UnknownCapability};
-pub use error::{BoxError, CheckpointError};
+pub use error::{error_chain, BoxError, CheckpointError};
 pub use json::CodecError;
 pub use saver::CheckpointSaver;
 pub use types::*;

@@ -62,7 +62,8 @@ mod traced;
 /// The contract, re-exported whole: the modules [`types`] and [`json`] and every item at
 /// the crate root, so each `conformance_core::…` path of a contract item keeps working.
 pub use checkpoint_contract::{
-    json, types, BoxError, Capability, CapabilityKind, CheckpointError, CheckpointSaver, CodecError, UnknownCapability,
+    error_chain, json, types, BoxError, Capability, CapabilityKind, CheckpointError, CheckpointSaver, CodecError,
+    UnknownCapability,
 };
 
 pub use call::Call;

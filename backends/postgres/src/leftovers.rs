@@ -142,8 +142,22 @@ pub(crate) async fn sweep_gone_runs(url: &str) -> Result<Vec<String>, BoxError> 
             continue; // The run lives.
         }
         for schema in schemas {
-            client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await?;
-            notes.push(format!("note: dropped schema {schema}, left on the server by an earlier run ({run}, gone)"));
+            // Listed before the lock was taken: the run may have dropped it since, in its
+            // teardown, before it let go of its lock. Such a run was not gone: say nothing.
+            let exists = client.query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema]).await?;
+            if exists.is_none() {
+                continue;
+            }
+            // A drop that fails (another run's sweep dropping it too) is said, not fatal:
+            // the run goes on, and a later sweep finds what is left.
+            match client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await {
+                Ok(()) => notes
+                    .push(format!("note: dropped schema {schema}, left on the server by an earlier run ({run}, gone)")),
+                Err(e) => notes.push(format!(
+                    "warning: could not drop schema {schema}, left on the server by an earlier run ({run}, gone): {}",
+                    conformance_core::error_chain(&e)
+                )),
+            }
         }
         client.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", &[&key]).await?;
     }

@@ -192,8 +192,17 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
             let prefix = run_prefix.clone();
             let guard = teardown_guard.clone();
             async move {
-                guard.lock().unwrap_or_else(|e| e.into_inner()).take();
-                drop_schemas_with_prefix_retrying(&url, &prefix, DROP_WITHIN).await?;
+                let held = guard.lock().unwrap_or_else(|e| e.into_inner()).take();
+                // The interrupt's cleanup goes first; the run's lock stays until its schemas
+                // are gone, so that another run's sweep never takes them for a gone run's
+                // and drops them at the same time (two drops of one schema: "db error").
+                let run_lock = held.map(|(interrupt_cleanup, lock)| {
+                    drop(interrupt_cleanup);
+                    lock
+                });
+                let dropped = drop_schemas_with_prefix_retrying(&url, &prefix, DROP_WITHIN).await;
+                drop(run_lock);
+                dropped?;
                 Ok(())
             }
         },

@@ -24,7 +24,7 @@ pub fn check_url(url: &str) -> Result<(), String> {
 pub fn check_reachable(url: &str, timeout: std::time::Duration) -> Result<(), String> {
     check_url(url)?;
     let cannot = |why: String| format!("cannot connect to {} ({why})", redact(url));
-    let mut config: tokio_postgres::Config = url.parse().map_err(|e| cannot(chain(&e)))?;
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| cannot(checkpoint_contract::error_chain(&e)))?;
     config.connect_timeout(timeout);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -37,24 +37,10 @@ pub fn check_reachable(url: &str, timeout: std::time::Duration) -> Result<(), St
                 let _ = connection.await;
                 Ok(())
             }
-            Ok(Err(e)) => Err(cannot(chain(&e))),
+            Ok(Err(e)) => Err(cannot(checkpoint_contract::error_chain(&e))),
             Err(_) => Err(cannot(format!("no answer within {} s", timeout.as_secs_f64()))),
         }
     })
-}
-
-/// `e` and its causes, `: `-separated, on one line.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let part = c.to_string();
-        if !text.contains(&part) {
-            text = format!("{text}: {part}");
-        }
-        cause = c.source();
-    }
-    text.replace('\n', " ")
 }
 
 /// `url` in backquotes with every password replaced by `***`: the one of a

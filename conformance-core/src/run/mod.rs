@@ -468,7 +468,7 @@ fn run_hook(registration: &Registration, which: &str, hook: Option<crate::regist
     let noted = || note.text().map(|n| format!(" ({n})")).unwrap_or_default();
     match outcome.and_then(|r| r) {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(format!("the lifespan {which} failed: {e}")),
+        Ok(Err(e)) => Err(format!("the lifespan {which} failed: {}", crate::error_chain(&*e))),
         Err(a) => Err(format!("the lifespan {which} {a}{}", noted())),
     }
 }

@@ -74,16 +74,21 @@ pub fn user_cases(dir: &Path) -> Result<Vec<SpecCase>, String> {
     Ok(cases)
 }
 
-/// `user_` and the stem in snake_case: ASCII letters and digits kept (lower case), every
-/// other run of characters one `_`.
+/// `user_` and the stem in snake_case: letters and digits kept (lower case), every other
+/// run of characters one `_`, none at the end (`My App (v2).json` is `user_my_app_v2`).
 fn case_name(stem: &str) -> String {
     let mut name = String::from(PREFIX);
     for c in stem.chars() {
-        if c.is_ascii_alphanumeric() {
-            name.push(c.to_ascii_lowercase());
+        if c.is_alphanumeric() {
+            name.extend(c.to_lowercase());
         } else if !name.ends_with('_') {
             name.push('_');
         }
+    }
+    let kept = name.trim_end_matches('_').len().max(PREFIX.len());
+    name.truncate(kept);
+    if name.len() == PREFIX.len() {
+        name.push_str("trace");
     }
     name
 }
@@ -211,9 +216,12 @@ mod tests {
         let (_, subgraph) = super::super::SHIPPED.iter().find(|(n, _)| *n == "subgraph").unwrap();
         let (_, linear) = super::super::SHIPPED.iter().find(|(n, _)| *n == "linear").unwrap();
         let dir = dir_with(&[("My App.json", subgraph), ("linear.json", linear), ("notes.txt", "not a trace")]);
+        std::fs::create_dir(dir.path().join("a directory.json")).unwrap();
         let cases = user_cases(dir.path()).unwrap();
         let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
         assert_eq!(names, ["user_my_app", "user_linear"]);
+        assert_eq!(case_name("Ärger (v2)!"), "user_ärger_v2");
+        assert_eq!(case_name("--"), "user_trace");
         assert!(cases.iter().all(|c| c.capability == Capability::Traces));
         assert!(cases[0].uses.contains(&Feature::Namespaces), "{:?}", cases[0].uses);
         assert!(!cases[1].uses.contains(&Feature::Namespaces), "{:?}", cases[1].uses);
