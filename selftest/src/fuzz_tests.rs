@@ -102,3 +102,37 @@ fn a_hanging_saver_is_reported_without_shrinking_it() {
     assert!(d.message.contains("list(") && d.message.contains("no answer within 300ms"), "{}", d.message);
     assert!(start.elapsed() < limit * 40, "took {:?}: shrunk at a step limit per try", start.elapsed());
 }
+
+/// The 25th `get_tuple` of the process fails, once: a divergence that comes and goes.
+struct FailsOnce;
+
+static GET_TUPLES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[async_trait::async_trait]
+impl crate::bug::Bug for FailsOnce {
+    async fn call(
+        &self,
+        saver: &crate::wrapper::Inner<'_>,
+        call: crate::bug::Invocation,
+    ) -> Result<crate::bug::Reply, conformance_core::CheckpointError> {
+        if matches!(call, crate::bug::Invocation::GetTuple { .. })
+            && GET_TUPLES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 24
+        {
+            return Err(conformance_core::CheckpointError::storage_msg("the one failure of FailsOnce"));
+        }
+        saver.forward(call).await
+    }
+}
+
+/// A divergence that does not come back when the sequence runs again is reported with
+/// what the run that failed saw (the call, what was expected and what came back) and its
+/// trace, saying it comes and goes, not as a bare "did not reproduce".
+#[test]
+fn a_divergence_that_comes_and_goes_keeps_what_it_saw() {
+    let reg = crate::registration::registration_of("fails-once", Base::Memory, || std::sync::Arc::new(FailsOnce));
+    let found = fuzz(&reg, &FuzzOptions { seed: 0, cases: 200, ..Default::default() }).unwrap();
+    let d = found.divergence.expect("the fuzzer sees the one failure");
+    assert!(d.message.contains("the one failure of FailsOnce"), "{}", d.message);
+    assert!(d.message.contains("get_tuple(") && d.message.contains("comes and goes"), "{}", d.message);
+    assert!(!d.trace.steps.is_empty(), "no trace of the failing run");
+}

@@ -454,41 +454,4 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(5), "waited {:?}", start.elapsed());
         assert!(e.contains("no answer within 50ms") && e.contains("get_tuple"), "{e}");
     }
-
-    /// A saver that refuses every `put_writes`, with a message of its own.
-    struct RefusesWrites;
-
-    #[async_trait]
-    impl CheckpointSaver for RefusesWrites {
-        async fn put_writes(
-            &self,
-            _config: &CheckpointConfig,
-            _writes: Vec<(String, conformance_core::TypedValue)>,
-            _task_id: &str,
-            _task_path: &str,
-        ) -> Result<(), CheckpointError> {
-            Err(CheckpointError::InvalidInput("TypeError: put_writes() takes 4 positional arguments".into()))
-        }
-    }
-
-    /// A replayed step that differs by an error names the error's kind and keeps the
-    /// saver's own message (a trace failure said "got an InvalidInput error" and nothing
-    /// more).
-    #[test]
-    fn a_differing_step_keeps_the_savers_error_message() {
-        let step = r#"{"call": "put_writes", "config": {"thread_id": "t", "checkpoint_id": "1"}, "writes": [], "task_id": "a", "task_path": "", "expect": "done"}"#;
-        let trace =
-            crate::fuzz::trace::Trace::parse(&format!(r#"{{"format": "checkpoint-trace/1", "steps": [{step}]}}"#))
-                .expect("a trace");
-        let reg = conformance_core::Registration::new("refuses-writes", || async {
-            Ok(conformance_core::Fixture::new(RefusesWrites))
-        });
-        let e = crate::fuzz::replay(&reg, &trace).unwrap_err();
-        assert!(e.starts_with("step 1: put_writes("), "{e}");
-        assert!(e.contains("expected Ok, got an InvalidInput error"), "{e}");
-        assert!(
-            e.ends_with("\n  the saver's error: invalid input: TypeError: put_writes() takes 4 positional arguments"),
-            "{e}"
-        );
-    }
 }

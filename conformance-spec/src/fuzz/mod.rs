@@ -18,7 +18,7 @@
 use std::time::{Duration, Instant};
 
 use conformance_core::run::{detect, Detection};
-use conformance_core::{Capability, CheckpointTuple, Failure, Invocation, Registration, Strength};
+use conformance_core::{Capability, CheckpointTuple, Invocation, Registration, Strength};
 use conformance_core::{Knowledge, Session, Start};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
@@ -28,6 +28,7 @@ mod carried;
 pub mod domain;
 pub mod exec;
 pub mod gen;
+mod replay;
 pub mod strength;
 mod sweep;
 pub mod trace;
@@ -36,6 +37,8 @@ pub mod trial;
 use domain::World;
 use exec::{compare, expected, may_refuse, Instances};
 use gen::{next, Abilities, Raw, KINDS};
+use replay::without_passing_reads;
+pub use replay::{expect_of, replay, replay_in, replay_trace_in};
 use trace::{Op, Outcome, Step, Trace, FORMAT};
 
 /// How many sequences, from which seed, for how long.
@@ -319,6 +322,9 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
     let shrinking = std::cell::Cell::new(false);
     // The run whose step took longer than its limit, when one did.
     let stuck: std::cell::RefCell<Option<Run>> = std::cell::RefCell::new(None);
+    // The last run that broke a MUST rule: what is reported when the shrunk sequence no
+    // longer does (a divergence that comes and goes: a race, a saver under load).
+    let last_failed: std::cell::RefCell<Option<Run>> = std::cell::RefCell::new(None);
     // The first sequence that broke SHOULD rules only: reported when no MUST one is found.
     let first_should: std::cell::RefCell<Option<([u16; 8], Vec<Raw>)>> = std::cell::RefCell::new(None);
     let mut chunk = 0u64;
@@ -360,6 +366,8 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
                 // divergence: it "passes", so the report keeps the divergence found.
                 Some(m) if shrinking.get() && m.contains(exec::NO_ANSWER) => Ok(()),
                 Some(m) => {
+                    *last_failed.borrow_mut() =
+                        Some(Run { steps: run.steps.clone(), failure: Some(m.clone()), should: None });
                     shrinking.set(true);
                     if m.contains(exec::NO_ANSWER) {
                         *stuck.borrow_mut() = Some(Run { steps: run.steps, failure: Some(m.clone()), should: None });
@@ -377,9 +385,21 @@ fn fuzz_inner(reg: &Registration, options: &FuzzOptions, can: &Abilities) -> Res
                     Some(run) => run,
                     None => {
                         let raws = drop_needless(&raws, |fewer| {
-                            rt.block_on(run_sequence(reg, can, &world, fewer)).failure.is_some()
+                            let run = rt.block_on(run_sequence(reg, can, &world, fewer));
+                            let failed = run.failure.is_some();
+                            if failed {
+                                *last_failed.borrow_mut() = Some(run);
+                            }
+                            failed
                         });
-                        rt.block_on(run_sequence(reg, can, &world, &raws))
+                        let run = rt.block_on(run_sequence(reg, can, &world, &raws));
+                        match (run.failure.is_some(), last_failed.take()) {
+                            (false, Some(Run { steps, failure: Some(m), should })) => {
+                                let m = format!("{m}\n(it did not fail again when run once more: the divergence comes and goes, a race or a saver under load; the trace is of its last failing run)");
+                                Run { steps, failure: Some(m), should }
+                            }
+                            _ => run,
+                        }
                     }
                 };
                 let Counts { sequences, ops, batches, reopens } = counters.get();
@@ -478,121 +498,4 @@ impl Counts {
             reopens: self.reopens + count(|op| matches!(op, Op::Reopen | Op::Instance { .. })),
         }
     }
-}
-
-/// Replays `trace` on instances of one storage: every call must return what its `expect`
-/// says. `Err` names the first differing call (its number, 1-based) and every difference.
-///
-/// Reads are compared without the values a put carried for channels outside its
-/// `channel_versions`, which a saver may give back or not (CONTRACT §2 put).
-async fn replay_steps(mut instances: Instances, trace: &Trace) -> Result<(), String> {
-    let mut carried = carried::CarriedOutside::default();
-    for (i, step) in trace.steps.iter().enumerate() {
-        carried.note(&step.op);
-        let got = instances.run(&step.op).await.map_err(|e| format!("step {}: {e}", i + 1))?;
-        if let (Some(want), Some(got)) = (&step.expect, &got) {
-            if let Err(f) = compare(&step.op, &carried.strip(want), &carried.strip(got)).finish() {
-                return Err(format!("step {}: {}", i + 1, instances.with_errors(f.message)));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Replays a trace against a fresh fixture of `registration` (the `cargo xtask replay`
-/// front end).
-///
-/// # Errors
-/// The first differing call and every difference at it, or why the replay could not run.
-pub fn replay(registration: &Registration, trace: &Trace) -> Result<(), String> {
-    // The run's session, as every front end's: lifespan setup, the replay, teardown.
-    let mut session = Session::start(registration, Start::Lifespan);
-    let result = match session.setup_error() {
-        Some(e) => Err(e.to_owned()),
-        None => runtime(registration)
-            .map_err(|e| format!("cannot start a runtime: {e}"))
-            .and_then(|rt| rt.block_on(replay_on_fixture(session.registration(), trace))),
-    };
-    let teardown = session.teardown().map_or(Ok(()), |e| Err(e.to_owned()));
-    result?;
-    teardown
-}
-
-/// Replays `trace` on a fresh fixture of `registration`, inside its lifespan.
-async fn replay_on_fixture(registration: &Registration, trace: &Trace) -> Result<(), String> {
-    let fixture = registration.fixture().await.map_err(|e| format!("the factory failed: {e}"))?;
-    // Reads judged as the saver returns them, without the fields it declared it lacks
-    // (CONTRACT §5 "Declared limits").
-    let lacks = fixture.lacks().clone();
-    let (saver, cleanup, reopen, _) = fixture.into_parts();
-    let steps = replay_steps(Instances::new(saver, reopen, registration.case_timeout()), trace);
-    let result = crate::compare::judging(lacks, steps).await;
-    // A differing step is the verdict; a cleanup that failed after it is said with it.
-    let cleaned = match cleanup {
-        Some(c) => c().await.map_err(|e| format!("the cleanup failed: {e}")),
-        None => Ok(()),
-    };
-    match (result, cleaned) {
-        (Err(step), Err(cleanup)) => Err(format!("{step}\n(then {cleanup})")),
-        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
-        (Ok(()), Ok(())) => Ok(()),
-    }
-}
-
-/// `trace` without the reads before its last step (`get_tuple`, `list`,
-/// `delta_channel_history`, `get_next_version`: they change nothing the later steps
-/// expect), when that shorter trace still diverges on `registration`; else `trace`.
-async fn without_passing_reads(registration: &Registration, trace: Trace) -> Trace {
-    let read = |op: &Op| {
-        matches!(
-            op,
-            Op::Call(Invocation::GetTuple { .. })
-                | Op::Call(Invocation::List { .. })
-                | Op::Call(Invocation::DeltaChannelHistory { .. })
-                | Op::GetNextVersion { .. }
-        )
-    };
-    let Some((last, before)) = trace.steps.split_last() else { return trace };
-    let mut steps: Vec<Step> = before.iter().filter(|s| !read(&s.op)).cloned().collect();
-    if steps.len() == before.len() {
-        return trace;
-    }
-    steps.push(last.clone());
-    let shorter = Trace { steps, ..trace.clone() };
-    if replay_on_fixture(registration, &shorter).await.is_err() {
-        shorter
-    } else {
-        trace
-    }
-}
-
-/// Replays the trace `json` in a spec case (the form of the fuzzer's Rust snippet).
-///
-/// # Errors
-/// A [`Failure`] naming the first differing call.
-pub async fn replay_in(cx: &crate::Cx, json: &str) -> Result<(), Failure> {
-    let trace = Trace::parse(json).map_err(Failure::new)?;
-    replay_trace_in(cx, &trace).await
-}
-
-/// Replays a parsed trace in a spec case, on the case's saver (reopened at a `reopen`
-/// marker when the registration can reopen).
-///
-/// # Errors
-/// A [`Failure`] naming the first differing call.
-pub async fn replay_trace_in(cx: &crate::Cx, trace: &Trace) -> Result<(), Failure> {
-    let reopen = cx.can_reopen().then(|| {
-        let c = cx.clone();
-        let f: conformance_core::ReopenFn = std::sync::Arc::new(move || {
-            let c = c.clone();
-            Box::pin(async move { c.reopen().await.map_err(|f| conformance_core::BoxError::from(f.message)) })
-        });
-        f
-    });
-    replay_steps(Instances::new(cx.saver(), reopen, exec::CALL_LIMIT), trace).await.map_err(Failure::new)
-}
-
-/// The outcome a trace step expects, for tools that build traces.
-pub fn expect_of(step: &Step) -> Option<&Outcome> {
-    step.expect.as_ref()
 }
