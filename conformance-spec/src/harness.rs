@@ -312,10 +312,31 @@ impl Harness {
         self.under_nextest && self.args.exact && !self.args.list
     }
 
-    /// How much of a session `reg` needs (see the module docs: when detection runs).
+    /// The name of `reg`'s fuzz trial.
+    fn fuzz_name(&self, reg: &Registration) -> String {
+        if self.registrations.len() > 1 {
+            format!("fuzz::model_sequences[{}]", reg.name())
+        } else {
+            "fuzz::model_sequences".to_owned()
+        }
+    }
+
+    /// Whether `reg`'s fuzz trial will run: it is on and the filters leave it in.
+    fn fuzz_selected(&self, reg: &Registration) -> bool {
+        let mut a = self.args.clone();
+        a.ignored = false;
+        matches!(fuzz_env(self.fuzz_by_default), Ok(Some(_)))
+            && !a.is_filtered_out(&Trial::test(self.fuzz_name(reg), || Ok(())))
+    }
+
+    /// How much of a session `reg` needs (see the module docs: when detection runs). The
+    /// fuzz trial alone (`-- fuzz::model_sequences`, nextest's process for it) needs the
+    /// lifespan too: without it a saver's run lock is not taken (the postgres storage's
+    /// schemas were dropped under the fuzzer by another run's sweep).
     fn start(&self, reg: &Registration) -> Start {
         let any = self.cases.iter().any(|c| !reg.skips().contains_key(&c.capability) && self.selected(reg, c));
         let detect = any && !self.args.include_ignored && !self.nextest_process_per_test();
+        let any = any || self.fuzz_selected(reg);
         if detect && (!self.args.list || self.args.ignored) {
             Start::Detect
         } else if any && !self.args.list {
@@ -354,11 +375,7 @@ impl Harness {
             for (i, (case, planned)) in self.cases.iter().zip(&plans).enumerate() {
                 trials.push(self.trial(&session, i, case, planned, &results, &repeat));
             }
-            let name = if self.registrations.len() > 1 {
-                format!("fuzz::model_sequences[{}]", reg.name())
-            } else {
-                "fuzz::model_sequences".to_owned()
-            };
+            let name = self.fuzz_name(reg);
             let fuzz = Arc::default();
             if let Some(trial) = fuzz_trial(reg, name, &fuzz, self.fuzz_by_default) {
                 trials.push(trial);

@@ -30,7 +30,15 @@ fn report(path: &std::path::Path, envs: &[(&str, &str)]) -> Report {
 
 fn main() -> ExitCode {
     if std::env::var_os(CHILD).is_some() {
-        let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
+        // Its lifespan says it ran (on stderr), for the check that the fuzz trial alone
+        // runs inside it.
+        let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) }).lifespan(
+            || async {
+                eprintln!("lifespan setup ran");
+                Ok(())
+            },
+            || async { Ok(()) },
+        );
         let args: Vec<_> = std::env::args_os().collect();
         return conformance_spec::harness::run_with_args(vec![reg], Vec::new(), args);
     }
@@ -98,6 +106,22 @@ fn check() -> ExitCode {
         failed.push(format!(
             "by default (a budget of 0.5 s): expected a fuzz section with 1 divergence, got {:?}",
             by_default.fuzz
+        ));
+    }
+    // The fuzz trial alone (a filter, or nextest's process for it) runs inside the
+    // lifespan, as the cases do: a saver's run lock (postgres) is taken in its setup.
+    let alone = Command::new(std::env::current_exe().unwrap())
+        .env(CHILD, "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("CHECKPOINT_CONFORMANCE_REPORT")
+        .env("CHECKPOINT_CONFORMANCE_FUZZ", "1")
+        .args(["fuzz::model_sequences", "--exact"])
+        .output()
+        .unwrap();
+    if !String::from_utf8_lossy(&alone.stderr).contains("lifespan setup ran") {
+        failed.push(format!(
+            "the fuzz trial alone: expected it inside the lifespan, got stderr {}",
+            String::from_utf8_lossy(&alone.stderr)
         ));
     }
     if without.fuzz.is_some() || without_text.contains("\"fuzz\"") {
