@@ -2,14 +2,16 @@
 //! (docs/traces.md, issue 41). Wiring only: the recorder is the bridge's Python module
 //! `checkpoint_bridge.record_app`, run in the user's environment (`--python`, else
 //! $CHECKPOINT_BRIDGE_PYTHON) or in the bridge's managed one, as the `python:*` backends
-//! are; its output, messages and exit code (0 written, 1 the graph failed to build, 2 a bad
-//! argument or inputs line) are passed through.
+//! are; for a graph module ending in `.mjs`, `.js` or `.cjs`, the JS child's
+//! `src/record_app.mjs` under node, on the LangGraph JS the module imports. Its output,
+//! messages and exit code (0 written, 1 the graph failed to build, 2 a bad argument or inputs
+//! line) are passed through.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 
-use checkpoint_bridge::{recorder_command, PythonOptions, SpecError};
+use checkpoint_bridge::{is_js_graph, js_recorder_command, recorder_command, PythonOptions, SpecError};
 
 use crate::USAGE;
 
@@ -18,7 +20,8 @@ use crate::USAGE;
 pub struct RecordArgs {
     /// The graph: `module:attr`, a compiled graph, a function returning one, or a function
     /// returning a builder (compiled with the recording checkpointer). Imported from the
-    /// current directory.
+    /// current directory. A LangGraph JS graph is `FILE:EXPORT` with a file ending in `.mjs`,
+    /// `.js` or `.cjs` (`./app.mjs:build`), recorded under node ($CHECKPOINT_BRIDGE_NODE).
     #[arg(long, value_name = "MODULE:ATTR")]
     pub graph: String,
     /// The inputs: JSON lines, one action each (invoke, resume, update_state, invoke_from,
@@ -34,7 +37,7 @@ pub struct RecordArgs {
     pub app_id: Option<String>,
     /// The Python environment with LangGraph and the graph's own packages (a virtualenv
     /// directory or an interpreter); default $CHECKPOINT_BRIDGE_PYTHON, else the bridge's
-    /// managed environment (LangGraph installed there on first use).
+    /// managed environment (LangGraph installed there on first use). Not for a JS graph.
     #[arg(long, value_name = "PY")]
     pub python: Option<PathBuf>,
 }
@@ -51,7 +54,7 @@ pub fn run_record(args: RecordArgs, base_dir: &Path) -> ExitCode {
     }
     let mut child_args: Vec<OsString> = vec![
         "--graph".into(),
-        args.graph.into(),
+        args.graph.clone().into(),
         "--inputs".into(),
         args.inputs.into(),
         "--out".into(),
@@ -60,8 +63,14 @@ pub fn run_record(args: RecordArgs, base_dir: &Path) -> ExitCode {
     if let Some(id) = args.app_id {
         child_args.extend(["--app-id".into(), id.into()]);
     }
+    let js = is_js_graph(&args.graph);
+    if js && args.python.is_some() {
+        eprintln!("error: --python applies to a Python graph; {} is a JavaScript module", args.graph);
+        return ExitCode::from(USAGE);
+    }
     let options = PythonOptions { base_dir: base_dir.to_path_buf(), python_env: args.python, postgres_url: None };
-    let command = match recorder_command(&options, child_args) {
+    let command = if js { js_recorder_command(base_dir, child_args) } else { recorder_command(&options, child_args) };
+    let command = match command {
         Ok(c) => c,
         Err(SpecError::Usage(e)) => {
             eprintln!("error: {e}");

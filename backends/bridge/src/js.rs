@@ -50,6 +50,8 @@ const SOURCES: Package = Package {
         ("src/values.mjs", include_str!("../../../bridges/js/src/values.mjs")),
         ("src/mapping.mjs", include_str!("../../../bridges/js/src/mapping.mjs")),
         ("src/storage.mjs", include_str!("../../../bridges/js/src/storage.mjs")),
+        ("src/record.mjs", include_str!("../../../bridges/js/src/record.mjs")),
+        ("src/record_app.mjs", include_str!("../../../bridges/js/src/record_app.mjs")),
     ],
 };
 
@@ -160,6 +162,31 @@ pub fn js_registration(
         command.env.push((crate::POSTGRES_URL_ENV.into(), url.into()));
     }
     Ok(BridgeRegistration::new(BridgeSpec { name, command, saver: spec, work_dir: options.base_dir.join("runs") }))
+}
+
+/// Whether a recorder's `--graph FILE:EXPORT` names a JavaScript module (its file ends in
+/// `.mjs`, `.js` or `.cjs`): recorded by [`js_recorder_command`], not the Python recorder.
+pub fn is_js_graph(graph: &str) -> bool {
+    let file = graph.rsplit_once(':').map_or(graph, |(file, _)| file);
+    [".mjs", ".js", ".cjs"].iter().any(|ext| file.ends_with(ext))
+}
+
+/// The command that records a LangGraph JS app (`checkpoint-conformance record --graph
+/// ./app.mjs:build ...`, docs/traces.md): node ($CHECKPOINT_BRIDGE_NODE, else `node`) on the
+/// child's `src/record_app.mjs`, written with the sources alone under `base` (no npm: the
+/// graph's module brings its own LangGraph JS, which the recorder imports from where the
+/// module finds it), with `args` after it.
+///
+/// # Errors
+/// [`SpecError::Environment`] when the sources cannot be written.
+pub fn js_recorder_command(base: &Path, args: Vec<OsString>) -> Result<ChildCommand, SpecError> {
+    let dir = module_node(base).map_err(SpecError::Environment)?;
+    Ok(ChildCommand {
+        program: PathBuf::from(tool(NODE_ENV_VAR, "node")),
+        args: std::iter::once(dir.join("src").join("record_app.mjs").into_os_string()).chain(args).collect(),
+        env: Vec::new(),
+        label: "record".to_owned(),
+    })
 }
 
 #[cfg(test)]

@@ -33,8 +33,8 @@ mod saver;
 pub mod server;
 
 pub use js::{
-    js_needs_postgres, js_registration, managed_node, parse_js_saver, JsOptions, JS_PINNED, JS_SHORT_NAMES,
-    NODE_ENV_VAR, NPM_ENV_VAR,
+    is_js_graph, js_needs_postgres, js_recorder_command, js_registration, managed_node, parse_js_saver, JsOptions,
+    JS_PINNED, JS_SHORT_NAMES, NODE_ENV_VAR, NPM_ENV_VAR,
 };
 pub use managed::{SpecError, POSTGRES_URL_ENV};
 pub use process::ChildCommand;
