@@ -160,9 +160,11 @@ pub fn a_handshake_with_an_unknown_protocol_is_refused() {
     );
 }
 
-/// Issue 40 row 13: a saver whose reads carry a 100 MB value. The case times out (3 s)
-/// naming the call and the answer's size, not "a blocking call in an async method": the
-/// answer is read and decoded off the case's thread. Bound: 60 s.
+/// Issue 40 row 13: a saver whose reads carry a 100 MB value. The case either times out
+/// (3 s) naming the call and the answer's size, or, on a machine fast enough to read and
+/// decode the answer in time, fails on the value naming the call and its size; never "a
+/// blocking call in an async method": the answer is read and decoded off the case's thread.
+/// Bound: 60 s.
 pub fn a_huge_answer_names_its_size_and_call() {
     let (_, all, _) = judge(
         "BigAnswers",
@@ -173,8 +175,13 @@ pub fn a_huge_answer_names_its_size_and_call() {
     );
     assert_eq!(all.len(), 1, "{all:#?}");
     let m = &all[0];
-    assert!(m.contains("timed out after 3.0 s while in get_tuple("), "{m}");
-    assert!(m.contains(" MB") && m.contains("through the bridge: "), "{m}");
+    if m.contains("timed out") {
+        assert!(m.contains("timed out after 3.0 s while in get_tuple("), "{m}");
+        assert!(m.contains(" MB") && m.contains("through the bridge: "), "{m}");
+    } else {
+        // Read in time (an idle machine: seen in CI): the difference names the call and size.
+        assert!(m.contains("get_tuple(") && m.contains("<100000000 bytes"), "{m}");
+    }
     assert!(!m.contains("did not yield"), "{m}");
 }
 
