@@ -26,7 +26,8 @@ pub const TRACES_ENV: &str = "CHECKPOINT_CONFORMANCE_TRACES";
 /// The prefix of a user trace's case name: `user_` and the file stem.
 pub const PREFIX: &str = "user_";
 
-/// One case per `*.json` file directly under `dir`, in file name order.
+/// One case per `*.json` file (any case of `json`) directly under `dir`, in file name order;
+/// what is not a regular file (a directory, a FIFO) is left alone, never opened.
 ///
 /// The cases live for the rest of the process (their names and texts are leaked once,
 /// as a front end reads its traces once).
@@ -41,7 +42,7 @@ pub fn user_cases(dir: &Path) -> Result<Vec<SpecCase>, String> {
     let mut files = Vec::new();
     for entry in entries {
         let path = entry.map_err(|e| format!("traces directory {shown}: {e}"))?.path();
-        if path.extension().is_some_and(|x| x == "json") && path.is_file() {
+        if path.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) && path.is_file() {
             files.push(path);
         }
     }
@@ -215,11 +216,16 @@ mod tests {
     fn one_case_per_trace_file_with_the_needs_and_features_of_its_calls() {
         let (_, subgraph) = super::super::SHIPPED.iter().find(|(n, _)| *n == "subgraph").unwrap();
         let (_, linear) = super::super::SHIPPED.iter().find(|(n, _)| *n == "linear").unwrap();
-        let dir = dir_with(&[("My App.json", subgraph), ("linear.json", linear), ("notes.txt", "not a trace")]);
+        let files = [("My App.json", *subgraph), ("Upper.JSON", *linear), ("linear.json", *linear), ("notes.txt", "-")];
+        let dir = dir_with(&files);
         std::fs::create_dir(dir.path().join("a directory.json")).unwrap();
-        let cases = user_cases(dir.path()).unwrap();
+        // A FIFO is never opened (reading it would wait for a writer forever).
+        let fifo = std::process::Command::new("mkfifo").arg(dir.path().join("pipe.json")).status();
+        assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
+        let mut cases = user_cases(dir.path()).unwrap();
         let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
-        assert_eq!(names, ["user_my_app", "user_linear"]);
+        assert_eq!(names, ["user_my_app", "user_upper", "user_linear"]);
+        cases.remove(1);
         assert_eq!(case_name("Ärger (v2)!"), "user_ärger_v2");
         assert_eq!(case_name("--"), "user_trace");
         assert!(cases.iter().all(|c| c.capability == Capability::Traces));
