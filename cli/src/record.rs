@@ -48,6 +48,10 @@ pub fn run_record(args: RecordArgs, base_dir: &Path) -> ExitCode {
         eprintln!("error: --inputs {}: no such file", args.inputs.display());
         return ExitCode::from(USAGE);
     }
+    if args.out.is_dir() {
+        eprintln!("error: --out {}: is a directory; give the trace file's path", args.out.display());
+        return ExitCode::from(USAGE);
+    }
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         eprintln!("error: --out {}: the directory {} does not exist", args.out.display(), dir.display());
         return ExitCode::from(USAGE);

@@ -228,7 +228,12 @@ async function main(argv) {
     source: `checkpoint-conformance record --graph ${args.graph} --inputs ${basename(args.inputs)} (LangGraph JS)`,
     steps: saver.steps,
   };
-  writeFileSync(args.out, `${sortedJson(trace)}\n`);
+  try {
+    writeFileSync(args.out, `${sortedJson(trace)}\n`);
+  } catch (e) {
+    console.error(`error: --out ${args.out}: cannot write the trace: ${e.message}`);
+    return 1;
+  }
   const errs = threw ? `, ${threw} line(s) threw` : "";
   console.log(`${args.out}: ${saver.steps.length} steps from ${lines.length} input lines${errs}`);
   return 0;
