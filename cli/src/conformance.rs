@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use checkpoint_postgres::test_server::TestServer;
 use conformance_backends::Backend;
 use conformance_core::render::render_terminal;
 use conformance_core::{Capability, Progress, RunOptions};
@@ -412,83 +411,20 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
     crate::interrupt::install();
     // A throwaway PostgreSQL server a killed run left is stopped now, whatever the backend.
     checkpoint_postgres::test_server::sweep_orphans();
-    // Kept alive until the reports are written; dropping it stops and removes the server.
-    let mut server: Option<TestServer> = None;
-    // A bridged saver: kept for the report's annotation (the side judged, its versions).
-    let mut bridged: Option<checkpoint_bridge::BridgeRegistration> = None;
-    // A bridged postgres saver on a server: its schemas go on an interrupt.
-    let mut _schema_cleanup = None;
-    let mut registration = match (&args.backend, &args.sqlite_path) {
-        (Choice::Kit(Backend::Sqlite), Some(path)) => match checkpoint_sqlite::registration_at(path) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: --sqlite-path {}: {}", path.display(), e.display_chain());
-                return ExitCode::from(USAGE);
-            }
-        },
-        (Choice::Kit(backend), _) => {
-            let postgres_url = if backend.needs_postgres() {
-                match crate::backend::postgres_url(args.postgres_url.clone(), &mut server) {
-                    Ok(url) => Some(url),
-                    Err(code) => return code,
-                }
-            } else {
-                None
-            };
-            match backend.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(USAGE);
-                }
-            }
-        }
-        (backend @ (Choice::Python(_) | Choice::Js(_)), _) => {
-            let postgres_url = if backend.needs_postgres(args.saver.as_deref()) {
-                match crate::backend::postgres_url(args.postgres_url.clone(), &mut server) {
-                    Ok(url) => Some(url),
-                    Err(code) => return code,
-                }
-            } else {
-                None
-            };
-            // Dropped with the run's other state at the end of this function.
-            _schema_cleanup = postgres_url.as_deref().map(crate::backend::drop_bridge_schemas_on_interrupt);
-            let made = match backend {
-                Choice::Python(spec) => {
-                    let options = checkpoint_bridge::PythonOptions {
-                        base_dir: work_dir.to_path_buf(),
-                        python_env: args.python.clone(),
-                        postgres_url,
-                    };
-                    checkpoint_bridge::python_registration(spec, args.saver.as_deref(), &options)
-                }
-                Choice::Js(spec) => {
-                    let options = checkpoint_bridge::JsOptions { base_dir: work_dir.to_path_buf(), postgres_url };
-                    checkpoint_bridge::js_registration(spec, args.saver.as_deref(), &options)
-                }
-                _ => unreachable!("a bridged backend"),
-            };
-            match made {
-                Ok(b) => {
-                    let r = b.registration().clone();
-                    bridged = Some(b);
-                    r
-                }
-                Err(e @ checkpoint_bridge::SpecError::Usage(_)) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(USAGE);
-                }
-                Err(e) => {
-                    // An install (pip, npm) the interrupt stopped: the handler's exit (128 +
-                    // the signal) and message, not the install's failure (issue 40 row 9).
-                    crate::interrupt::stop_if_interrupted();
-                    eprintln!("error: {e}");
-                    return ExitCode::FAILURE;
-                }
-            }
-        }
+    // Kept alive until the reports are written (crate::target: the drop order).
+    let spec = crate::target::TargetSpec {
+        backend: &args.backend,
+        saver: args.saver.as_deref(),
+        python: args.python.as_deref(),
+        sqlite_path: args.sqlite_path.as_deref(),
+        postgres_url: args.postgres_url.as_deref(),
+        work_dir,
     };
+    let mut target = match crate::target::build(spec) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let mut registration = target.registration.clone();
     // The durability crash test re-executes this binary with the same arguments: in that
     // child, run its workload on the registration's storage instead of the suite.
     if let Some(code) = conformance_spec::child_main_if_requested(&registration) {
@@ -527,7 +463,7 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
     };
     let mut report = conformance_core::run::run(&registration, &cases, &options).with_strict(args.strict);
     crate::interrupt::stop_if_interrupted();
-    if let Some(b) = &bridged {
+    if let Some(b) = &target.bridged {
         b.annotate(&mut report);
     }
     // A closed stdout (`| head -1`) must not cost the reports: a failed print is not fatal.
@@ -547,12 +483,8 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
             eprintln!("error: {e}");
         }
     }
-    if let Some(s) = server.take() {
-        if let Err(e) = s.stop() {
-            eprintln!("warning: {e}");
-        }
-    }
     drop(registration);
+    target.stop_server();
     // With --capabilities or --cases, success is "no selected capability failed" (the level, which
     // needs every base capability, is still reported as it is).
     let success = if args.capabilities.is_none() && args.cases.is_none() {

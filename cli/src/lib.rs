@@ -25,6 +25,7 @@ pub mod interrupt;
 mod record;
 mod settings;
 mod stdout_report;
+pub mod target;
 
 pub use conformance::{run, Args, Choice};
 pub use record::{run_record, RecordArgs};

@@ -10,8 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use checkpoint_conformance::Choice;
-use checkpoint_postgres::test_server::TestServer;
-use conformance_core::{Registration, Strength};
+use conformance_core::Strength;
 use conformance_spec::fuzz::trace::{Op, Trace};
 use conformance_spec::fuzz::{fuzz, replay, FuzzOptions};
 
@@ -78,58 +77,25 @@ pub struct ReplayArgs {
     target: Target,
 }
 
-/// What a target's registration keeps alive: the throwaway PostgreSQL server, the bridge
-/// (its child process) a registration may need, and a bridged postgres saver's interrupt
-/// cleanup of its schemas (`checkpoint_conformance::backend::drop_bridge_schemas_on_interrupt`).
-type Kept = (
-    Option<TestServer>,
-    Option<checkpoint_bridge::BridgeRegistration>,
-    Option<conformance_core::leftovers::InterruptGuard>,
-);
-
-/// The registration of the target, and what it needs kept alive.
-fn registration(target: &Target) -> Result<(Registration, Kept), ExitCode> {
+/// The registration of the target, and what it keeps alive (checkpoint_conformance's one
+/// target builder; a mutant's registration keeps nothing).
+fn registration(target: &Target) -> Result<checkpoint_conformance::target::Target, ExitCode> {
     if let Some(name) = &target.mutant {
         let Some(m) = conformance_selftest::mutant(name) else {
             eprintln!("error: unknown mutant `{name}` (`cargo xtask mutants` lists the catalog)");
             return Err(ExitCode::from(USAGE));
         };
-        return Ok((conformance_selftest::registration(m), (None, None, None)));
+        return Ok(checkpoint_conformance::target::Target::bare(conformance_selftest::registration(m)));
     }
-    let mut server = None;
-    let postgres_url = if target.backend.needs_postgres(None) {
-        Some(checkpoint_conformance::backend::postgres_url(None, &mut server)?)
-    } else {
-        None
-    };
-    let base_dir = crate::bridge_dir();
-    let schema_cleanup = postgres_url.as_deref().map(checkpoint_conformance::backend::drop_bridge_schemas_on_interrupt);
-    let bridged = match &target.backend {
-        Choice::Kit(b) => {
-            return match b.registration(conformance_backends::Needs { postgres_url: postgres_url.as_deref() }) {
-                Ok(reg) => Ok((reg, (server, None, None))),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    Err(ExitCode::from(USAGE))
-                }
-            }
-        }
-        Choice::Python(spec) => checkpoint_bridge::python_registration(
-            spec,
-            None,
-            &checkpoint_bridge::PythonOptions { base_dir, python_env: None, postgres_url },
-        ),
-        Choice::Js(spec) => {
-            checkpoint_bridge::js_registration(spec, None, &checkpoint_bridge::JsOptions { base_dir, postgres_url })
-        }
-    };
-    match bridged {
-        Ok(b) => Ok((b.registration().clone(), (server, Some(b), schema_cleanup))),
-        Err(e) => {
-            eprintln!("error: {e}");
-            Err(ExitCode::from(USAGE))
-        }
-    }
+    let work_dir = crate::bridge_dir();
+    checkpoint_conformance::target::build(checkpoint_conformance::target::TargetSpec {
+        backend: &target.backend,
+        saver: None,
+        python: None,
+        sqlite_path: None,
+        postgres_url: None,
+        work_dir: &work_dir,
+    })
 }
 
 /// Runs the fuzzer.
@@ -141,10 +107,11 @@ pub fn run(args: Args) -> ExitCode {
     }
     // SIGINT/SIGTERM/SIGHUP: what the run made is removed, exit 128 + the signal.
     checkpoint_conformance::interrupt::install();
-    let (reg, _kept) = match registration(&args.target) {
+    let kept = match registration(&args.target) {
         Ok(r) => r,
         Err(code) => return code,
     };
+    let reg = &kept.registration;
     let seeds = args.seeds.clone().unwrap_or(args.seed..args.seed + 1);
     let started = std::time::Instant::now();
     let budget = args.time.map(Duration::from_secs);
@@ -157,7 +124,7 @@ pub fn run(args: Args) -> ExitCode {
             None => None,
         };
         let options = FuzzOptions { seed, cases: args.cases, time, ..Default::default() };
-        let outcome = match fuzz(&reg, &options) {
+        let outcome = match fuzz(reg, &options) {
             Ok(o) => o,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -270,16 +237,17 @@ pub fn run_replay(args: ReplayArgs) -> ExitCode {
     if bad > 0 {
         return ExitCode::from(USAGE);
     }
-    let (reg, _kept) = match registration(&args.target) {
+    let kept = match registration(&args.target) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let can_reopen = conformance_core::run::detect(&reg).is_detected(conformance_core::Capability::Durability);
+    let reg = &kept.registration;
+    let can_reopen = conformance_core::run::detect(reg).is_detected(conformance_core::Capability::Durability);
     let mut failed = 0;
     for (file, trace) in &traces {
         let same_instance = !can_reopen && trace.steps.iter().any(|s| s.op == Op::Reopen);
         let note = if same_instance { " (its reopen steps went on with the same instance)" } else { "" };
-        match replay(&reg, trace) {
+        match replay(reg, trace) {
             Ok(()) => println!(
                 "replay {} {}: {} step{}, the saver gave what the trace says{note}",
                 reg.name(),
@@ -300,7 +268,7 @@ pub fn run_replay(args: ReplayArgs) -> ExitCode {
         println!("{} of {} traces replayed without a difference", traces.len() - failed, traces.len());
     }
     // What the run made is gone (its fixtures' cleanups ran): its lock file goes too.
-    drop(_kept);
+    drop(kept);
     conformance_core::leftovers::release();
     if failed == 0 {
         ExitCode::SUCCESS
