@@ -33,7 +33,13 @@ pub(crate) fn selected_cases(
     let Some(ids) = cases else { return Ok(all) };
     let known: BTreeSet<String> = all.iter().map(|c| c.id()).collect();
     if let Some(unknown) = ids.iter().find(|id| !known.contains(id.as_str())) {
-        return Err(format!("--cases: unknown case `{unknown}`; --list-cases prints the valid ids"));
+        let user = format!("traces::{}", conformance_spec::traces::USER_PREFIX);
+        let hint = if unknown.starts_with(&user) && traces.is_none() {
+            " (a user trace's case: give its directory with --traces DIR)"
+        } else {
+            ""
+        };
+        return Err(format!("--cases: unknown case `{unknown}`{hint}; --list-cases prints the valid ids"));
     }
     if ids.is_empty() {
         return Err("--cases needs at least one case id (--list-cases prints them)".into());

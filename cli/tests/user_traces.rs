@@ -85,4 +85,9 @@ fn a_bad_traces_directory_is_one_line_and_exit_2() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("bad.json"), "{stderr}");
+    // A user trace's id without its directory says where it comes from.
+    let out = run(dir.path(), &["--cases", "traces::user_my_app"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("give its directory with --traces DIR"), "{stderr}");
 }
