@@ -214,4 +214,12 @@ if __name__ == "__main__":  # the bridge child imports this module for its facto
 PYEOF
 (cd "$work/report" && "$py" verdicts.py) || fail "the report's verdicts"
 
+echo "== (f) python -m checkpoint_conformance record: --python (this interpreter) added for a Python graph only"
+"$py" - <<'PYEOF' || fail "record's --python default"
+from checkpoint_conformance.__main__ import js_graph
+assert js_graph(["record", "--graph", "./app.mjs:build"]) and js_graph(["record", "--graph=./app.js:g"])
+assert not js_graph(["record", "--graph", "my_app:build"]) and not js_graph(["record"])
+print("a JS graph is recorded under node, without --python")
+PYEOF
+
 echo "packaging/python/check.sh: OK (pip install to verdict $(($(date +%s) - t0)) s in all)"

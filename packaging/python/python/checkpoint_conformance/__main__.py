@@ -1,7 +1,8 @@
 """``python -m checkpoint_conformance ARGS``: the kit's binary with ARGS, e.g.
 ``python -m checkpoint_conformance record --graph my_app:build --inputs inputs.jsonl
---out my-app.json`` (docs/traces.md). A ``record`` without ``--python`` records in this
-interpreter's environment (where the user's graph and LangGraph are installed)."""
+--out my-app.json`` (docs/traces.md). A ``record`` of a Python graph without ``--python``
+records in this interpreter's environment (where the user's graph and LangGraph are
+installed); a LangGraph JS graph (``--graph ./app.mjs:build``) is recorded under node."""
 
 from __future__ import annotations
 
@@ -11,6 +12,19 @@ import sys
 from checkpoint_conformance._run import USAGE, UsageError, binary
 
 
+JS_MODULE = (".mjs", ".js", ".cjs")
+
+
+def js_graph(argv: list[str]) -> bool:
+    """Whether ``--graph FILE:EXPORT`` names a JavaScript module (the binary records it
+    under node, and refuses ``--python`` for it)."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--graph" and i + 1 < len(argv) else arg.removeprefix("--graph=")
+        if arg == "--graph" or arg.startswith("--graph="):
+            return value.rpartition(":")[0].endswith(JS_MODULE)
+    return False
+
+
 def main(argv: list[str]) -> int:
     """Runs the binary with ``argv``; its exit code (2 with one line when it is missing)."""
     try:
@@ -18,7 +32,7 @@ def main(argv: list[str]) -> int:
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return USAGE
-    if argv[:1] == ["record"] and "--python" not in argv:
+    if argv[:1] == ["record"] and "--python" not in argv and not js_graph(argv):
         argv = [*argv, "--python", sys.executable]
     return subprocess.run([exe, *argv]).returncode
 
