@@ -314,7 +314,6 @@ fn selected_cases(args: &Args) -> Result<Vec<conformance_core::SpecCase>, String
 
 /// Everything checked before the run; a message is a usage error.
 fn prepare(args: &Args) -> Result<(), String> {
-    selected_cases(args)?;
     if args.sqlite_path.is_some() && args.backend != Choice::Kit(Backend::Sqlite) {
         return Err("--sqlite-path applies only to --backend sqlite".into());
     }
@@ -384,6 +383,19 @@ pub fn run(mut args: Args, work_dir: &Path) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(USAGE);
     }
+    // The cases, the user's traces read and parsed once; not in a durability crash child,
+    // which runs its workload only (a large --traces directory would slow its first write).
+    let cases = if conformance_spec::crash::is_crash_child() {
+        Vec::new()
+    } else {
+        match selected_cases(&args) {
+            Ok(cases) => cases,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(USAGE);
+            }
+        }
+    };
     // `--json /dev/stdout | jq`: the stream carries the report alone.
     if let Err(e) = crate::stdout_report::reserve_for_reports(&mut [&mut args.json, &mut args.junit]) {
         eprintln!("error: could not keep standard output for the reports: {e}");
@@ -391,7 +403,7 @@ pub fn run(mut args: Args, work_dir: &Path) -> ExitCode {
     }
     // Orphans of what the run starts become this process's, so that none outlives it.
     conformance_core::process_group::adopt_orphans();
-    let code = run_checked(args, work_dir);
+    let code = run_checked(args, &cases, work_dir);
     // Everything the run made is gone (dropped with `run_checked`'s locals, on every path
     // out of it): its lock file goes too (conformance_core::leftovers), so the next run does
     // not take this one for a killed run.
@@ -406,7 +418,7 @@ pub fn run(mut args: Args, work_dir: &Path) -> ExitCode {
 pub(crate) const END_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The run once the arguments passed [`prepare`].
-fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
+fn run_checked(args: Args, cases: &[conformance_core::SpecCase], work_dir: &Path) -> ExitCode {
     // From here on an interrupt removes what the run made (server, case files, temp dirs).
     crate::interrupt::install();
     // A throwaway PostgreSQL server a killed run left is stopped now, whatever the backend.
@@ -454,14 +466,7 @@ fn run_checked(args: Args, work_dir: &Path) -> ExitCode {
 
     // A signal during the setup above: no case, no lifespan, no report.
     crate::interrupt::stop_if_interrupted();
-    let cases = match selected_cases(&args) {
-        Ok(cases) => cases,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(USAGE);
-        }
-    };
-    let mut report = conformance_core::run::run(&registration, &cases, &options).with_strict(args.strict);
+    let mut report = conformance_core::run::run(&registration, cases, &options).with_strict(args.strict);
     crate::interrupt::stop_if_interrupted();
     if let Some(b) = &target.bridged {
         b.annotate(&mut report);

@@ -5,7 +5,7 @@
 //! are; for a graph module ending in `.mjs`, `.js` or `.cjs`, the JS child's
 //! `src/record_app.mjs` under node, on the LangGraph JS the module imports. Its output,
 //! messages and exit code (0 written, 1 the graph failed to build, 2 a bad argument or inputs
-//! line) are passed through.
+//! line) are passed through; any other end of the recorder is 1 with a line saying why.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -85,6 +85,10 @@ pub fn run_record(args: RecordArgs, base_dir: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // SIGINT, SIGTERM or SIGHUP: the recorder (and what the graph started) is stopped, the
+    // command exits 128 + the signal, and `--out` is untouched (the recorder writes it whole).
+    crate::interrupt::install();
+    conformance_core::process_group::adopt_orphans();
     let mut cmd = std::process::Command::new(&command.program);
     cmd.args(&command.args).envs(command.env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null());
     let mut child = match cmd.spawn() {
@@ -96,10 +100,42 @@ pub fn run_record(args: RecordArgs, base_dir: &Path) -> ExitCode {
     };
     let pid = child.id();
     let _on_interrupt = conformance_core::leftovers::on_interrupt(move || conformance_core::leftovers::kill_child(pid));
-    match child.wait() {
-        Ok(status) => ExitCode::from(status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1)),
+    let waited = child.wait();
+    // Killed by the interrupt handler: it says so and exits (128 + the signal).
+    crate::interrupt::stop_if_interrupted();
+    let code = match waited {
+        Ok(status) => recorder_exit(status),
         Err(e) => {
             eprintln!("error: cannot wait for the recorder: {e}");
+            ExitCode::FAILURE
+        }
+    };
+    // Nothing the recorder started (a server the graph spawned) outlives the command.
+    conformance_core::process_group::end_descendants(crate::conformance::END_LIMIT);
+    code
+}
+
+/// The command's exit code for the recorder's `status`: its own 0, 1 or 2 passed through;
+/// anything else (node's 13 for a top-level await that never settled, a signal) is 1, with
+/// a line saying what happened, since no trace was written.
+fn recorder_exit(status: std::process::ExitStatus) -> ExitCode {
+    match status.code() {
+        Some(c @ 0..=2) => ExitCode::from(c as u8),
+        Some(13) => {
+            eprintln!(
+                "error: the recorder stopped with a promise that never settles (node exit 13): \
+                 a node of the graph awaits something that never completes; no trace was written"
+            );
+            ExitCode::FAILURE
+        }
+        Some(c) => {
+            eprintln!("error: the recorder exited with code {c}; no trace was written");
+            ExitCode::FAILURE
+        }
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            let signal = status.signal().map_or_else(|| "a signal".to_owned(), |s| format!("signal {s}"));
+            eprintln!("error: the recorder was killed by {signal}; no trace was written");
             ExitCode::FAILURE
         }
     }

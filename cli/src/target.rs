@@ -93,12 +93,12 @@ pub fn build(spec: TargetSpec<'_>) -> Result<Target, ExitCode> {
                 eprintln!("error: --sqlite-path {}: {}", path.display(), e.display_chain());
                 ExitCode::from(USAGE)
             })?;
-            return Ok(Target { server: server, ..Target::bare(reg) });
+            return Ok(Target { server, ..Target::bare(reg) });
         }
         Choice::Kit(backend) => {
             let needs = conformance_backends::Needs { postgres_url: postgres_url.as_deref() };
             let reg = backend.registration(needs).map_err(|e| usage(&e))?;
-            return Ok(Target { server: server, ..Target::bare(reg) });
+            return Ok(Target { server, ..Target::bare(reg) });
         }
         Choice::Python(name) => {
             let options = checkpoint_bridge::PythonOptions {

@@ -11,7 +11,8 @@
 //! SQLite; a bad inputs line is one line, exit 2; `--python` with a JS graph is refused.
 //! Needs node with npm: LangGraph JS comes from `target/record-js`, which
 //! `bridges/js/record_traces.mjs` installs on first use; the app's directory links it as its
-//! `node_modules`.
+//! `node_modules`. A JS graph that never settles ends with one line, exit 1; one kept alive
+//! is stopped by SIGTERM with nothing of it left running and no trace written.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -156,4 +157,71 @@ fn the_js_example_graph_records_a_trace_that_replays_on_sqlite() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--python applies to a Python graph"), "{err}");
+}
+
+/// A directory with a JS graph module `graph.mjs` of `source`, LangGraph JS linked in, and a
+/// one-line inputs file.
+fn js_app(source: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::os::unix::fs::symlink(node_modules(), dir.path().join("node_modules")).expect("link node_modules");
+    std::fs::write(dir.path().join("graph.mjs"), source).expect("write the graph");
+    std::fs::write(dir.path().join("in.jsonl"), "{\"invoke\": {\"x\": 1}}\n").expect("write the inputs");
+    dir
+}
+
+/// A graph whose only node awaits a promise nothing settles (`setInterval` keeps node alive).
+const NEVER_SETTLES: &str = r#"import { Annotation, START, StateGraph } from "@langchain/langgraph";
+const State = Annotation.Root({ x: Annotation() });
+KEEP_ALIVE
+export function build() {
+  return new StateGraph(State).addNode("a", () => new Promise(() => {})).addEdge(START, "a");
+}
+"#;
+
+/// The pids of live processes whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle)))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn a_stuck_js_graph_ends_with_one_line_or_at_sigterm_with_nothing_left() {
+    // Unsettled: node exits 13 at the end of its event loop; one line of the kit's, exit 1.
+    let dir = js_app(&NEVER_SETTLES.replace("KEEP_ALIVE", ""));
+    let out = record_js(dir.path(), &["--graph", "./graph.mjs:build", "--inputs", "in.jsonl", "--out", "t.json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("a promise that never settles (node exit 13)"), "{err}");
+    assert!(!dir.path().join("t.json").exists());
+
+    // Kept alive: it would run forever; SIGTERM stops the recorder and exits 143.
+    let dir = js_app(&NEVER_SETTLES.replace("KEEP_ALIVE", "setInterval(() => {}, 1000);"));
+    let out_path = dir.path().join("t.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_checkpoint-conformance"))
+        .current_dir(dir.path())
+        .args(["record", "--graph", "./graph.mjs:build", "--inputs", "in.jsonl", "--out"])
+        .arg(&out_path)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let needle = out_path.to_string_lossy().into_owned();
+    let started = std::time::Instant::now();
+    // The recorder is up when node runs with the --out path.
+    while processes_with(&needle).len() < 2 && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill(2) on our own child's pid, no memory involved.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("interrupted (signal 15)") && !err.contains("killed by"), "{err}");
+    assert!(processes_with(&needle).is_empty(), "left running: {:?}", processes_with(&needle));
+    assert!(!out_path.exists());
 }

@@ -22,7 +22,7 @@
 // Exit codes: 0 written; 2 a bad argument or inputs line (one line naming the file and line
 // number); 1 the graph could not be imported or built, or made no saver call.
 
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -229,7 +229,14 @@ async function main(argv) {
     steps: saver.steps,
   };
   try {
-    writeFileSync(args.out, `${sortedJson(trace)}\n`);
+    // Whole or not at all: a temporary file beside --out, renamed over it when complete.
+    const tmp = `${args.out}.${process.pid}.tmp`;
+    try {
+      writeFileSync(tmp, `${sortedJson(trace)}\n`);
+      renameSync(tmp, args.out);
+    } finally {
+      rmSync(tmp, { force: true });
+    }
   } catch (e) {
     console.error(`error: --out ${args.out}: cannot write the trace: ${e.message}`);
     return 1;

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import threading
 from typing import Any, AsyncIterator, Iterator, Sequence
 
@@ -245,7 +246,17 @@ class Recorder(BaseCheckpointSaver):
 
 
 def write_trace(path: str, trace: dict[str, Any]) -> None:
-    """Writes a trace as pretty JSON with sorted keys (stable diffs when re-recorded)."""
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(trace, f, indent=1, sort_keys=True)
-        f.write("\n")
+    """Writes a trace as pretty JSON with sorted keys (stable diffs when re-recorded).
+
+    Whole or not at all: the text goes to a temporary file beside `path`, renamed over it
+    when complete, so an interrupted write never leaves half a trace (nor costs the old one).
+    """
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(trace, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

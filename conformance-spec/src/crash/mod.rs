@@ -145,6 +145,13 @@ pub fn child_main_if_requested(registration: &Registration) -> Option<ExitCode> 
     child_main_if_requested_among(std::slice::from_ref(registration))
 }
 
+/// Whether this process is a durability crash child ([`CRASH_CHILD_ENV`] is set): a front
+/// end skips the work only its suite needs (reading the user's traces) before it hands over
+/// with [`child_main_if_requested`].
+pub fn is_crash_child() -> bool {
+    std::env::var_os(CRASH_CHILD_ENV).is_some()
+}
+
 /// [`child_main_if_requested`] for a binary with several registrations: the child picks
 /// the one whose name the parent sent.
 pub fn child_main_if_requested_among(registrations: &[Registration]) -> Option<ExitCode> {

@@ -26,25 +26,30 @@ pub const TRACES_ENV: &str = "CHECKPOINT_CONFORMANCE_TRACES";
 /// The prefix of a user trace's case name: `user_` and the file stem.
 pub const PREFIX: &str = "user_";
 
-/// One case per `*.json` file (any case of `json`) directly under `dir`, in file name order;
-/// what is not a regular file (a directory, a FIFO) is left alone, never opened.
+/// One case per `*.json` file (any case of `json`) directly under `dir`, in file name order.
+/// An entry named `*.json` that is not a regular file (a directory, a FIFO, a symbolic link
+/// to nothing) is an error naming it, never opened (a FIFO would wait for a writer).
 ///
 /// The cases live for the rest of the process (their names and texts are leaked once,
 /// as a front end reads its traces once).
 ///
 /// # Errors
 /// One line naming the directory or the file: `dir` is not a readable directory, holds
-/// no `*.json` file, a file is not a valid trace (with the parser's reason), or two file
-/// stems give the same case name.
+/// no `*.json` file, an entry named `*.json` is not a regular file, a file is not a valid
+/// trace (with the parser's reason), or two file stems give the same case name.
 pub fn user_cases(dir: &Path) -> Result<Vec<SpecCase>, String> {
     let shown = dir.display();
     let entries = std::fs::read_dir(dir).map_err(|e| format!("traces directory {shown}: {e}"))?;
     let mut files = Vec::new();
     for entry in entries {
         let path = entry.map_err(|e| format!("traces directory {shown}: {e}"))?.path();
-        if path.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) && path.is_file() {
-            files.push(path);
+        if !path.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
+            continue;
         }
+        if !path.is_file() {
+            return Err(format!("trace {}: not a regular file (a trace is a JSON file)", path.display()));
+        }
+        files.push(path);
     }
     files.sort();
     if files.is_empty() {
@@ -60,8 +65,9 @@ pub fn user_cases(dir: &Path) -> Result<Vec<SpecCase>, String> {
         if !names.insert(name.clone()) {
             return Err(format!("trace {}: another file of {shown} gives the same case name {name}", path.display()));
         }
-        // The file's path goes with its text, for the failure message.
-        let data = format!("{}\n{text}", path.display());
+        // The file's path goes with its text, for the failure message ([`split_data`]).
+        let shown = path.display().to_string();
+        let data = format!("{}\n{shown}{text}", shown.len());
         cases.push(SpecCase {
             needs: leak_slice(needs_of(&trace)),
             uses: leak_slice(uses_of(&trace)),
@@ -113,9 +119,19 @@ fn calls(trace: &Trace) -> impl Iterator<Item = &Invocation> {
     })
 }
 
-/// The capabilities of the trace's calls, in [`Capability::ALL`] order.
+/// The capabilities of the trace's calls, in [`Capability::ALL`] order, and `durability`
+/// when it switches to another instance (an `instance` marker: a registration that cannot
+/// open a second instance does not run it; a `reopen` marker goes on with the same one).
 fn needs_of(trace: &Trace) -> Vec<Capability> {
-    let used: BTreeSet<Capability> = calls(trace).map(Invocation::capability).collect();
+    let mut used: BTreeSet<Capability> = calls(trace).map(Invocation::capability).collect();
+    let other_instance = |op: &Op| matches!(op, Op::Instance { index } if *index > 0);
+    let switches = trace.steps.iter().any(|s| match &s.op {
+        Op::Concurrent { calls } => calls.iter().any(|b| b.instance.is_some_and(|i| i > 0)),
+        op => other_instance(op),
+    });
+    if switches {
+        used.insert(Capability::Durability);
+    }
     Capability::ALL.into_iter().filter(|c| used.contains(c)).collect()
 }
 
@@ -173,10 +189,18 @@ fn rules_of(trace: &Trace) -> Vec<&'static str> {
     rules
 }
 
-/// A user trace's case: the trace in [`Cx::case_data`] (its path on the first line),
+/// The path and the text of a user trace case's data: the path's length in bytes and a
+/// newline, then the path, then the text (a path may hold a newline itself).
+fn split_data(data: &str) -> (&str, &str) {
+    data.split_once('\n')
+        .and_then(|(len, rest)| rest.split_at_checked(len.parse().ok()?))
+        .unwrap_or(("a user trace", data))
+}
+
+/// A user trace's case: the trace in [`Cx::case_data`] (with its path, [`split_data`]),
 /// replayed on the case's saver.
 async fn replays_user_trace(cx: Cx) -> Checked {
-    let (path, text) = cx.case_data().split_once('\n').unwrap_or(("a user trace", ""));
+    let (path, text) = split_data(cx.case_data());
     let trace = Trace::parse(text).map_err(|e| conformance_core::Failure::new(format!("{path}: {e}")))?;
     crate::fuzz::replay_trace_in(&cx, &trace)
         .await
@@ -218,10 +242,6 @@ mod tests {
         let (_, linear) = super::super::SHIPPED.iter().find(|(n, _)| *n == "linear").unwrap();
         let files = [("My App.json", *subgraph), ("Upper.JSON", *linear), ("linear.json", *linear), ("notes.txt", "-")];
         let dir = dir_with(&files);
-        std::fs::create_dir(dir.path().join("a directory.json")).unwrap();
-        // A FIFO is never opened (reading it would wait for a writer forever).
-        let fifo = std::process::Command::new("mkfifo").arg(dir.path().join("pipe.json")).status();
-        assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
         let mut cases = user_cases(dir.path()).unwrap();
         let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
         assert_eq!(names, ["user_my_app", "user_upper", "user_linear"]);
@@ -234,6 +254,47 @@ mod tests {
         assert!(cases[1].needs.contains(&Capability::List), "{:?}", cases[1].needs);
         assert!(cases[1].rules.contains(&ids::put::stored) && cases[1].rules.contains(&ids::list::order));
         assert!(cases[1].data.ends_with(linear));
+        assert!(!cases[1].needs.contains(&Capability::Durability), "{:?}", cases[1].needs);
+    }
+
+    #[test]
+    fn a_path_with_a_newline_goes_whole_with_its_text() {
+        let (_, linear) = super::super::SHIPPED.iter().find(|(n, _)| *n == "linear").unwrap();
+        let dir = dir_with(&[("a\nb.json", *linear)]);
+        let cases = user_cases(dir.path()).unwrap();
+        let (path, text) = split_data(cases[0].data);
+        assert!(path.ends_with("a\nb.json"), "{path:?}");
+        assert_eq!(text, *linear);
+        assert!(Trace::parse(text).is_ok());
+    }
+
+    #[test]
+    fn switching_to_another_instance_needs_durability() {
+        let put = r#"{"call": "put", "config": {"thread_id": "t", "checkpoint_ns": ""}, "checkpoint": {"v": 4, "id": "1", "ts": "", "channel_values": {}, "channel_versions": {}, "versions_seen": {}}, "metadata": {}, "new_versions": {}, "expect": {"config": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "1"}}}"#;
+        let marker =
+            format!(r#"{{"format": "checkpoint-trace/1", "steps": [{put}, {{"call": "instance", "index": 1}}]}}"#);
+        let reopen = format!(r#"{{"format": "checkpoint-trace/1", "steps": [{put}, {{"call": "reopen"}}]}}"#);
+        let dir = dir_with(&[("marker.json", &marker), ("reopen.json", &reopen)]);
+        let cases = user_cases(dir.path()).unwrap();
+        assert_eq!(cases[0].needs, [Capability::Put, Capability::Durability]);
+        assert_eq!(cases[1].needs, [Capability::Put]);
+    }
+
+    #[test]
+    fn an_entry_named_json_that_is_no_regular_file_is_an_error_never_opened() {
+        let (_, linear) = super::super::SHIPPED[0];
+        let dir = dir_with(&[("ok.json", linear)]);
+        std::fs::create_dir(dir.path().join("a directory.json")).unwrap();
+        let e = user_cases(dir.path()).unwrap_err();
+        assert!(e.contains("a directory.json: not a regular file"), "{e}");
+        std::fs::remove_dir(dir.path().join("a directory.json")).unwrap();
+        // A FIFO is never opened (reading it would wait for a writer forever).
+        let fifo = std::process::Command::new("mkfifo").arg(dir.path().join("pipe.json")).status();
+        assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
+        assert!(user_cases(dir.path()).unwrap_err().contains("pipe.json: not a regular file"));
+        std::fs::remove_file(dir.path().join("pipe.json")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/x.json", dir.path().join("dangling.json")).unwrap();
+        assert!(user_cases(dir.path()).unwrap_err().contains("dangling.json: not a regular file"));
     }
 
     #[test]
