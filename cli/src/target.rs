@@ -121,7 +121,7 @@ pub fn build(spec: TargetSpec<'_>) -> Result<Target, ExitCode> {
             registration: b.registration().clone(),
             _schema_cleanup: schema_cleanup,
             bridged: Some(b),
-            server: server,
+            server,
         }),
         Err(e @ checkpoint_bridge::SpecError::Usage(_)) => Err(usage(&e)),
         Err(e) => {

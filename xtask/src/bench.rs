@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: builds `conformance-bench` in release mode, runs it once per target
 //! (the disk's fdatasync rate, then each backend, each in its own process so peak memory is
 //! per backend), with `--python` runs LangGraph's own savers on the same workloads
-//! (`bench/python/bench.py`, in the bridge's managed environment, against the same server),
+//! (`bench/python/bench.py`, in the bridge's managed environment, against the same server)
+//! and times whole conformance runs against the official kit ([`crate::bench_whole`]),
 //! prints the figures against the targets of issues 8 and 18 (every one met or missed, and
 //! why), and writes them as JSON. `--table PATH` prints the README's speed table from such a
 //! JSON instead of measuring.
@@ -160,6 +161,16 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
         all.insert("python".to_owned(), Value::Object(py));
+        eprintln!("measuring whole conformance runs against the official kit ...");
+        match crate::bench_whole::measure(args.reps) {
+            Ok(v) => {
+                all.insert("whole".to_owned(), v);
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     let all = Value::Object(all);
     let cols: Vec<&(&str, &str)> =

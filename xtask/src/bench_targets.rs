@@ -80,6 +80,13 @@ impl Targets<'_> {
         };
         self.out.push(Target { what, measured, bound, met, why });
     }
+    /// An upper bound whose cause, when missed, comes from this run's figures.
+    fn at_most_because(&mut self, what: &str, measured: Option<f64>, bound: f64, unit: &str, cause: String) {
+        self.at_most(what, measured, bound, unit);
+        if let Some(t) = self.out.last_mut().filter(|t| !t.met && t.measured.is_some()) {
+            t.why = Some(cause);
+        }
+    }
     fn at_least(&mut self, what: &str, measured: Option<f64>, bound: f64, unit: &str) {
         self.push(what.to_owned(), measured, format!(">= {bound} {unit}"), measured.is_some_and(|m| m >= bound));
     }
@@ -140,6 +147,7 @@ pub fn targets(all: &Value) -> Vec<Target> {
         let what = format!("postgres {label} / Python PostgresSaver");
         t.at_least(&what, t.over_python("postgres", key), 1.0, "x");
     }
+    whole_runs(&mut t);
     // The fuzzer (issue 15)
     t.at_least("memory fuzzer calls against the model", t.m("memory", "fuzz_ops_per_s"), 2000.0, "/s");
     for backend in ["memory", "sqlite", "postgres"] {
@@ -149,6 +157,55 @@ pub fn targets(all: &Value) -> Vec<Target> {
     // Only the targets of the backends measured in this run.
     t.out.retain(|x| x.what.split_whitespace().next().is_some_and(|backend| all.get(backend).is_some()));
     t.out
+}
+
+/// Whole runs against the official kit (issue 38, `crate::bench_whole`): ratios of the
+/// medians, ours over theirs; when missed, where our time goes, from the same run.
+fn whole_runs(t: &mut Targets) {
+    let w = |t: &Targets, k: &str| t.m("whole", k);
+    let ratio = |t: &Targets, a: &str, b: &str| Some(w(t, a)? / w(t, b)?);
+    let large = |t: &Targets, k: &str| {
+        let list = t.all.get("whole").and_then(|x| x.get(k)).and_then(Value::as_array).cloned().unwrap_or_default();
+        let named: Vec<String> = list
+            .iter()
+            .map(|c| {
+                let ms = c.get("ms").and_then(Value::as_f64).unwrap_or(0.0);
+                format!("{} {ms:.0} ms", c.get("case").and_then(Value::as_str).unwrap_or("?"))
+            })
+            .collect();
+        if named.is_empty() {
+            "none".to_owned()
+        } else {
+            named.join(", ")
+        }
+    };
+    let count = |t: &Targets, k: &str| t.all.get("whole").and_then(|x| x.get(k)).and_then(Value::as_u64).unwrap_or(0);
+    let ms = |v: Option<f64>| v.map_or_else(|| "?".to_owned(), |v| format!("{v:.0} ms"));
+    // `{n} cases at a median of {m} ms each; the cases over 100 ms: ...` of run `r`.
+    let cases = |t: &Targets, r: &str| {
+        let median = w(t, &format!("{r}_case_ms")).unwrap_or(0.0);
+        let n = count(t, &format!("{r}_cases"));
+        format!(
+            "{n} cases at a median of {median:.1} ms each; the cases over 100 ms: {}",
+            large(t, &format!("{r}_large_cases"))
+        )
+    };
+    let cause = format!(
+        "the official kit's whole run is {} (58 cases in a few ms; the rest is Python's imports); a bridged run of \
+         one case alone takes {} (our process, the child's start and the same imports), then {} over the pipe",
+        ms(w(t, "official_memory_ms")),
+        ms(w(t, "bridge_one_case_ms")),
+        cases(t, "bridge"),
+    );
+    let bridged = ratio(t, "bridge_python_memory_ms", "official_memory_ms");
+    t.at_most_because("whole run python:memory (bridged) / official kit on InMemorySaver", bridged, 1.0, "x", cause);
+    let cause = format!(
+        "the official kit's whole run is {} for 58 cases; ours runs {}",
+        ms(w(t, "official_sqlite_ms")),
+        cases(t, "sqlite")
+    );
+    let sqlite = ratio(t, "sqlite_ms", "official_sqlite_ms");
+    t.at_most_because("whole run sqlite / official kit on AsyncSqliteSaver", sqlite, 1.0, "x", cause);
 }
 
 /// A number for a table: no decimals from 1,000, one from 10, else three.
@@ -233,6 +290,22 @@ pub fn markdown(doc: &Value) -> String {
     }
     if let Some(p) = all.get("python").and_then(|p| p.get("versions")) {
         s += &format!("\n\nPython and LangGraph versions (same run): {p}.");
+    }
+    if all.get("whole").is_some() {
+        s += "\n\nWhole conformance runs, process start to exit, alternating in the same run (ours: release build, \
+              `--fuzz-budget 0`; the official kit: `bench/python/official_kit.py`, on the same interpreter):\n\n\
+              | whole run | ours (ms) | the official kit (ms) |\n|---|---:|---:|";
+        for (label, ours, theirs) in [
+            ("`--backend python:memory` / InMemorySaver", "bridge_python_memory_ms", "official_memory_ms"),
+            ("`--backend sqlite` / AsyncSqliteSaver", "sqlite_ms", "official_sqlite_ms"),
+            ("`--backend python:memory`, one case", "bridge_one_case_ms", ""),
+        ] {
+            let theirs = if theirs.is_empty() { "-".to_owned() } else { cell(all, "whole", theirs) };
+            s += &format!("\n| {label} | {} | {theirs} |", cell(all, "whole", ours));
+        }
+        if let Some(v) = all.get("whole").and_then(|w| w.get("official_kit")) {
+            s += &format!("\n\nThe official kit's versions (same run): {v}.");
+        }
     }
     s += "\n\n| target | measured | bound | |\n|---|---:|---|---|";
     for t in doc.get("targets").and_then(Value::as_array).into_iter().flatten() {

@@ -22,6 +22,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod bench;
 mod bench_targets;
+mod bench_whole;
 mod fuzz;
 mod mutants;
 mod soak;
