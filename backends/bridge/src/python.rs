@@ -133,11 +133,19 @@ pub fn user_python(path: &Path) -> Result<PathBuf, String> {
     Ok(python)
 }
 
-/// Runs `python -c 'import langgraph.checkpoint.base'`, killed after [`CHECK_TIMEOUT`]
-/// (and when the run is interrupted meanwhile).
+/// Finds `langgraph.checkpoint.base` without running it ([`FIND_BASE`]): the child imports
+/// it again moments later, and an import of LangGraph costs about 0.25 s, as much as the
+/// rest of a one-case bridged run (`cargo xtask bench --python`, `bridge_one_case_ms`).
+const FIND_BASE: &str = "import importlib.util as u\n\
+    if u.find_spec('langgraph.checkpoint.base') is None:\n\
+    \x20   raise ModuleNotFoundError(\"No module named 'langgraph.checkpoint.base'\")";
+
+/// Runs `python -c` [`FIND_BASE`] (is langgraph-checkpoint installed there?), killed after
+/// [`CHECK_TIMEOUT`] (and when the run is interrupted meanwhile). A package that is there
+/// but fails to import is the child's error, said when its handshake fails.
 fn check_import(python: &Path) -> Result<(), String> {
     let mut child = Command::new(python)
-        .args(["-c", "import langgraph.checkpoint.base"])
+        .args(["-c", FIND_BASE])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
