@@ -192,7 +192,7 @@ fn whole_runs(t: &mut Targets) {
     };
     let cause = format!(
         "the official kit's whole run is {} (58 cases in a few ms; the rest is Python's imports); a bridged run of \
-         one case alone takes {} (our process, the child's start and the same imports), then {} over the pipe",
+         one case alone takes {} (our process, the child's start and the same imports), then over the pipe {}",
         ms(w(t, "official_memory_ms")),
         ms(w(t, "bridge_one_case_ms")),
         cases(t, "bridge"),
