@@ -1,4 +1,5 @@
-//! SIGINT, SIGTERM and SIGHUP during a conformance run (either front end): no new case starts
+//! SIGINT, SIGTERM and SIGHUP during a conformance run (either front end) or a recording
+//! (`record`, whose recorder child is killed by its `on_interrupt` cleanup): no new case starts
 //! (`conformance_core::leftovers::interrupted`), what the run made is undone
 //! (`conformance_core::leftovers::run_interrupt_cleanups`: the throwaway PostgreSQL server,
 //! case files, temporary directories) and the process exits with 128 + the signal's number.

@@ -27,12 +27,6 @@ use serde_json::{json, Value};
 /// The official kit's version the bench measures (the only one on PyPI with 58 base tests).
 const OFFICIAL_KIT: &str = "langgraph-checkpoint-conformance==0.0.2";
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"))
-}
-
 /// Builds the release `checkpoint-conformance` and returns its path.
 fn release_binary() -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
@@ -43,12 +37,12 @@ fn release_binary() -> Result<PathBuf, String> {
     if !status.success() {
         return Err(format!("building the release checkpoint-conformance failed ({status})"));
     }
-    Ok(target_dir().join("release").join("checkpoint-conformance"))
+    Ok(crate::target_dir().join("release").join("checkpoint-conformance"))
 }
 
 /// The directory holding the official kit (installed on first use).
 fn official_kit(python: &Path) -> Result<PathBuf, String> {
-    let dir = target_dir().join("bench-official");
+    let dir = crate::target_dir().join("bench-official");
     if dir.join("langgraph").join("checkpoint").join("conformance").is_dir() {
         return Ok(dir);
     }

@@ -90,8 +90,12 @@ fn main() -> ExitCode {
 /// Where the bridge keeps its managed Python and JS environments and run directories under
 /// cargo xtask: `<target dir>/checkpoint-bridge` (shared with the bridge crate's tests).
 pub(crate) fn bridge_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
+    target_dir().join("checkpoint-bridge")
+}
+
+/// The workspace's cargo target directory: `$CARGO_TARGET_DIR`, else `target/` at the root.
+pub(crate) fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
-    target.join("checkpoint-bridge")
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"))
 }

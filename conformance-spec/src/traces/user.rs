@@ -124,10 +124,10 @@ fn calls(trace: &Trace) -> impl Iterator<Item = &Invocation> {
 /// open a second instance does not run it; a `reopen` marker goes on with the same one).
 fn needs_of(trace: &Trace) -> Vec<Capability> {
     let mut used: BTreeSet<Capability> = calls(trace).map(Invocation::capability).collect();
-    let other_instance = |op: &Op| matches!(op, Op::Instance { index } if *index > 0);
     let switches = trace.steps.iter().any(|s| match &s.op {
+        Op::Instance { index } => *index > 0,
         Op::Concurrent { calls } => calls.iter().any(|b| b.instance.is_some_and(|i| i > 0)),
-        op => other_instance(op),
+        _ => false,
     });
     if switches {
         used.insert(Capability::Durability);
