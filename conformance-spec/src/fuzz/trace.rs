@@ -193,38 +193,50 @@ impl Trace {
     /// kind other than the four of [`CheckpointError::kind`], an `expect` inside a
     /// concurrent step's calls, and an `instance` index more than one past those opened.
     pub fn parse(text: &str) -> Result<Trace, String> {
-        let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not a trace file: {e}"))?;
-        let Some(file) = raw.as_object() else { return Err("not a trace file: not a JSON object".into()) };
+        // Held raw, each step parsed and checked on its own: a long recording's peak memory
+        // is its text twice and one step's JSON tree, not the whole file's tree.
+        use serde_json::value::RawValue;
+        let file: std::collections::BTreeMap<String, Box<RawValue>> = serde_json::from_str(text).map_err(|e| {
+            if e.is_data() {
+                "not a trace file: not a JSON object".to_owned()
+            } else {
+                format!("not a trace file: {e}")
+            }
+        })?;
         if let Some(key) = file.keys().find(|k| !["format", "source", "recorded_with", "steps"].contains(&k.as_str())) {
             return Err(format!("unknown field `{key}` (a trace has format, source, recorded_with and steps)"));
         }
-        let format = file.get("format").and_then(|f| f.as_str()).unwrap_or_default();
-        if format != FORMAT {
-            let given = file.get("format").map_or_else(|| "none".to_owned(), ToString::to_string);
+        let value = |key: &str| file.get(key).and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok());
+        let format = value("format");
+        if format.as_ref().and_then(|f| f.as_str()) != Some(FORMAT) {
+            let given = format.map_or_else(|| "none".to_owned(), |f| f.to_string());
             return Err(format!("trace format {given} is not {FORMAT:?}"));
         }
-        let source = match file.get("source") {
+        let source = match value("source") {
             None => String::new(),
-            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(serde_json::Value::String(s)) => s,
             Some(_) => return Err("`source` is a string".into()),
         };
         let recorded_with = match file.get("recorded_with") {
             None => None,
             Some(v) => Some(
-                RecordedWith::deserialize(v)
+                serde_json::from_str::<RecordedWith>(v.get())
                     .map_err(|e| format!("`recorded_with` is {{langgraph, langgraph_checkpoint, app_id}}: {e}"))?,
             ),
         };
-        let Some(raw_steps) = file.get("steps").and_then(|s| s.as_array()) else {
-            return Err("`steps` is a list of steps".into());
-        };
+        let raw_steps: Vec<Box<RawValue>> = file
+            .get("steps")
+            .and_then(|s| serde_json::from_str(s.get()).ok())
+            .ok_or_else(|| "`steps` is a list of steps".to_owned())?;
         if raw_steps.is_empty() {
             return Err("the trace has no steps, so a replay would check nothing".into());
         }
         let mut opened = 1;
-        let mut steps = Vec::new();
+        let mut steps = Vec::with_capacity(raw_steps.len());
         for (i, raw) in raw_steps.iter().enumerate() {
-            steps.push(check_step(raw, &mut opened).map_err(|e| format!("step {}: {e}", i + 1))?);
+            let step: serde_json::Value =
+                serde_json::from_str(raw.get()).map_err(|e| format!("step {}: {e}", i + 1))?;
+            steps.push(check_step(&step, &mut opened).map_err(|e| format!("step {}: {e}", i + 1))?);
         }
         if steps.iter().all(|s| s.expect.is_none()) {
             return Err("no step has an `expect`, so a replay would check nothing".into());
