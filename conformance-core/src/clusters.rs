@@ -107,6 +107,7 @@ mod tests {
             name: name.into(),
             outcome: Outcome::Failed,
             strength: crate::Strength::Must,
+            rules: Vec::new(),
             message: Some(message.into()),
             duration_ms: 0.0,
             facts: BTreeMap::new(),

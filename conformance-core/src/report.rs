@@ -116,6 +116,11 @@ pub struct CaseResult {
     /// reports older than the field, read as `MUST`.
     #[serde(default)]
     pub strength: Strength,
+    /// The ids of the docs/contract.md rules the case checks (`put.reput`; docs/rules.md
+    /// lists each with its cases and mutants), so a failure points at the rule it broke.
+    /// Empty (and absent in JSON) for a result that is no catalog case (the fuzz trial's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
     /// The failure message (also of a [`Outcome::NotStrict`] case), or the skip reason;
     /// `None` on a pass.
     pub message: Option<String>,

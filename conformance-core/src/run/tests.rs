@@ -45,6 +45,7 @@ fn only_a_should_cases_own_verdict_is_not_strict() {
         capability: Capability::List,
         name: "should_rule",
         strength: Strength::Should,
+        rules: &["list.order", "list.limit"],
         run: fails_its_rule,
         ..durability_case()
     };
@@ -52,6 +53,10 @@ fn only_a_should_cases_own_verdict_is_not_strict() {
     let r = execute_case(&fine, &should);
     assert_eq!(r.outcome, Outcome::NotStrict, "{:?}", r.message);
     assert_eq!(r.strength, Strength::Should);
+    // The rules it checks go into the result and the JSON report, so a failure names them.
+    assert_eq!(r.rules, ["list.order", "list.limit"]);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["rules"], serde_json::json!(["list.order", "list.limit"]));
     let broken = Registration::new("broken", || async { Err::<Fixture, _>("no server".into()) });
     let r = execute_case(&broken, &should);
     assert_eq!(r.outcome, Outcome::Failed, "a failed factory is no verdict on the rule: {:?}", r.message);

@@ -135,6 +135,7 @@ pub fn trial(
                 Strength::Should => Outcome::NotStrict,
             },
             strength: d.strength,
+            rules: Vec::new(),
             message: Some(message(seed, outcome.sequences, d, rerun)),
             duration_ms: outcome.elapsed.as_secs_f64() * 1e3,
             facts: Default::default(),
