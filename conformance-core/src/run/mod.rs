@@ -204,19 +204,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         .iter()
         .map(|(k, v)| (format!("{}.{k}", case.capability), v.clone()))
         .collect();
-    CaseResult {
-        id: case.id(),
-        capability: case.capability,
-        name: case.name.to_owned(),
-        outcome,
-        strength: case.strength,
-        rules: case.rules.iter().map(|r| (*r).to_owned()).collect(),
-        message,
-        duration_ms: start.elapsed().as_secs_f64() * 1e3,
-        facts,
-        repeats: None,
-        abort,
-    }
+    CaseResult { facts, abort, ..plan::result_of(case, outcome, message, start.elapsed().as_secs_f64() * 1e3) }
 }
 
 /// Closes the fixture's instance, keeping its storage, before a case that starts without

@@ -127,7 +127,14 @@ pub const NEEDS_PREFIX: &str = "not run: needs";
 /// A result for a case that was not run, with [`Planned::outcome`] and
 /// [`not_run_reason`].
 pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
-    let (outcome, message) = (planned.outcome(case.capability), Some(not_run_reason(case, planned)));
+    let message = Some(not_run_reason(case, planned));
+    result_of(case, planned.outcome(case.capability), message, 0.0)
+}
+
+/// The result of `case` with its outcome, message and wall time in milliseconds; no facts,
+/// repeats or abort (the runner adds those it has). The one place a catalog case's result
+/// is built, so each carries the case's id, strength and rule ids.
+pub(crate) fn result_of(case: &SpecCase, outcome: Outcome, message: Option<String>, duration_ms: f64) -> CaseResult {
     CaseResult {
         id: case.id(),
         capability: case.capability,
@@ -136,7 +143,7 @@ pub fn not_run(case: &SpecCase, planned: &Planned) -> CaseResult {
         strength: case.strength,
         rules: case.rules.iter().map(|r| (*r).to_owned()).collect(),
         message,
-        duration_ms: 0.0,
+        duration_ms,
         facts: BTreeMap::new(),
         repeats: None,
         abort: None,
