@@ -122,7 +122,17 @@ pub(super) async fn reader_sees_none_or_all_of_a_checkpoint(cx: Cx) -> Checked {
     let writer = join_tasks("the writer", vec![writer]).await;
     done.store(true, Ordering::Release);
     writer_and_readers(writer, join_tasks("the readers", readers).await)?;
-    Ok(())
+    // Once every put has returned, the latest reads whole: a saver that does not store a
+    // field fails here whatever the readers' timing (a fast writer can finish before any
+    // reader is scheduled).
+    let last = steps.len() - 1;
+    let id = steps[last].id();
+    let got = cx.after("after the writer finished").get(&base).await?;
+    let t = (*got).as_ref().ok_or_else(|| Failure::new(format!("{got}: expected checkpoint {id}, got none")))?;
+    ensure(t.checkpoint.id == id, || format!("{got}: expected the latest, checkpoint {id}, got {}", t.checkpoint.id))?;
+    let mut d = Diffs::new();
+    d.step(&steps[last], t).parent_config(Some(&base.clone().with_id(steps[last - 1].id())), t.parent_config.as_ref());
+    d.finish_at(|| read_differs(&got, &id, false))
 }
 
 /// S18 for `list`: while one task puts checkpoints (8 channels each) and then 3 writes for
