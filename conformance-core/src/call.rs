@@ -5,117 +5,57 @@
 
 use std::fmt;
 
-use crate::types::{shown_id, ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
-use crate::Capability;
+use crate::saver_call::SaverCall;
+use crate::types::{shown_id, CheckpointConfig, ListOptions};
 
-/// One saver call and its arguments (CONTRACT §2 and §3 name the methods). Values that do
-/// not identify the data (channel values, metadata) are left out, so a description stays
-/// one short line.
+/// One saver call as failure messages name it: a [`SaverCall`] whose `put` and
+/// `put_writes` carry only what identifies the data ([`PutHead`], [`WritesHead`]); values
+/// and metadata are left out, so a description stays one short line.
+/// [`crate::Invocation::call`] gives it for a call held with all its arguments.
 ///
 /// Its [`Display`](fmt::Display) is the form failure messages use:
 ///
 /// ```
-/// use conformance_core::{Call, CheckpointConfig, ListOptions};
+/// use conformance_core::{Call, CheckpointConfig, ListOptions, PutHead};
 /// let config = CheckpointConfig::new("t1").with_id("c1");
 /// assert_eq!(Call::GetTuple { config: config.clone() }.to_string(), r#"get_tuple(thread=t1, ns="", id=c1)"#);
-/// let put = Call::Put { config: CheckpointConfig::new("t1"), checkpoint_id: "c2".into() };
+/// let put = Call::Put(PutHead { config: CheckpointConfig::new("t1"), checkpoint_id: "c2".into() });
 /// assert_eq!(put.to_string(), r#"put(thread=t1, ns="", id=none) of checkpoint c2"#);
 /// let list = Call::List { thread_id: "t1".into(), options: ListOptions::all().limit(2) };
 /// assert_eq!(list.to_string(), "list(thread=t1, ns=<all>, limit=2)");
 /// ```
+pub type Call = SaverCall<PutHead, WritesHead>;
+
+/// What names a `put` in a [`Call`]: `put(config) of checkpoint {checkpoint_id}`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Call {
-    /// `put(config) of checkpoint {checkpoint_id}`.
-    Put {
-        /// The config passed (thread, namespace, parent id).
-        config: CheckpointConfig,
-        /// The id of the checkpoint put.
-        checkpoint_id: String,
-    },
-    /// `put_writes(config, channels=[..], task_id=".."), task_path=".."`.
-    PutWrites {
-        /// The config passed (thread, namespace, checkpoint id).
-        config: CheckpointConfig,
-        /// The channel of each write, in call order.
-        channels: Vec<String>,
-        /// The task id.
-        task_id: String,
-        /// The task path.
-        task_path: String,
-    },
-    /// `get_tuple(config)`.
-    GetTuple {
-        /// The config passed.
-        config: CheckpointConfig,
-    },
-    /// `list(thread=T, ns=.., filter=.., before=.., limit=..)`, the options that are set.
-    List {
-        /// The thread listed.
-        thread_id: String,
-        /// The options passed.
-        options: ListOptions,
-    },
-    /// `delete_thread(T)`.
-    DeleteThread {
-        /// The thread deleted.
-        thread_id: String,
-    },
-    /// `delete_for_runs(["r1", ..])`.
-    DeleteForRuns {
-        /// The run ids passed.
-        run_ids: Vec<String>,
-    },
-    /// `copy_thread(source=S, target=D)`.
-    CopyThread {
-        /// The source thread.
-        source: String,
-        /// The target thread.
-        target: String,
-    },
-    /// `prune(["t1", ..], keep_latest)`.
-    Prune {
-        /// The threads pruned.
-        thread_ids: Vec<String>,
-        /// The strategy.
-        strategy: PruneStrategy,
-    },
-    /// `delta_channel_history(config, channels=[..])`.
-    DeltaChannelHistory {
-        /// The config of the target checkpoint.
-        config: CheckpointConfig,
-        /// The channels asked for.
-        channels: Vec<String>,
-    },
-    /// `get_next_version(None)`, `get_next_version(Some(Int(1)))`.
-    GetNextVersion {
-        /// The current version passed.
-        current: Option<ChannelVersion>,
-    },
+pub struct PutHead {
+    /// The config passed (thread, namespace, parent id).
+    pub config: CheckpointConfig,
+    /// The id of the checkpoint put.
+    pub checkpoint_id: String,
 }
 
-impl Call {
-    /// The capability whose method this is (`get_next_version` belongs to `put`, which
-    /// uses it to number channel versions; CONTRACT §2).
-    pub fn capability(&self) -> Capability {
-        match self {
-            Self::Put { .. } | Self::GetNextVersion { .. } => Capability::Put,
-            Self::PutWrites { .. } => Capability::PutWrites,
-            Self::GetTuple { .. } => Capability::GetTuple,
-            Self::List { .. } => Capability::List,
-            Self::DeleteThread { .. } => Capability::DeleteThread,
-            Self::DeleteForRuns { .. } => Capability::DeleteForRuns,
-            Self::CopyThread { .. } => Capability::CopyThread,
-            Self::Prune { .. } => Capability::Prune,
-            Self::DeltaChannelHistory { .. } => Capability::DeltaChannelHistory,
-        }
-    }
+/// What names a `put_writes` in a [`Call`]: `put_writes(config, channels=[..],
+/// task_id="..", task_path="..")`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WritesHead {
+    /// The config passed (thread, namespace, checkpoint id).
+    pub config: CheckpointConfig,
+    /// The channel of each write, in call order.
+    pub channels: Vec<String>,
+    /// The task id.
+    pub task_id: String,
+    /// The task path.
+    pub task_path: String,
 }
 
 impl fmt::Display for Call {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Put { config, checkpoint_id } => write!(f, "put({config}) of checkpoint {}", shown_id(checkpoint_id)),
-            Self::PutWrites { config, channels, task_id, task_path } => {
+            Self::Put(PutHead { config, checkpoint_id }) => {
+                write!(f, "put({config}) of checkpoint {}", shown_id(checkpoint_id))
+            }
+            Self::PutWrites(WritesHead { config, channels, task_id, task_path }) => {
                 write!(f, "put_writes({config}, channels={channels:?}, task_id={task_id:?}, task_path={task_path:?})")
             }
             Self::GetTuple { config } => write!(f, "get_tuple({config})"),
@@ -162,6 +102,7 @@ fn list_options(o: &ListOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::{ChannelVersion, PruneStrategy};
     use serde_json::json;
 
     #[test]
@@ -173,12 +114,12 @@ mod tests {
         };
         let cases = [
             (
-                Call::PutWrites {
+                Call::PutWrites(WritesHead {
                     config: cfg.clone(),
                     channels: vec!["a".into(), "__error__".into()],
                     task_id: "task-1".into(),
                     task_path: "~0".into(),
-                },
+                }),
                 r#"put_writes(thread=t, ns="child:1", id=c1, channels=["a", "__error__"], task_id="task-1", task_path="~0")"#,
             ),
             (

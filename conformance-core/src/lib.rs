@@ -49,6 +49,7 @@ mod omitted;
 pub mod output_file;
 pub mod process_group;
 mod reply;
+mod saver_call;
 pub use run::progress;
 mod registration;
 pub mod render;
@@ -66,7 +67,7 @@ pub use checkpoint_contract::{
     UnknownCapability,
 };
 
-pub use call::Call;
+pub use call::{Call, PutHead, WritesHead};
 pub use case::{Budget, CaseEnv, CaseFn, CaseFuture, CaseInstance, Failure, SpecCase};
 pub use invocation::{Invocation, Put, PutWrites};
 pub use isolation::{panic_message, Abort};
@@ -78,6 +79,7 @@ pub use report::{
     CapabilityResult, CapabilityStatus, CaseResult, FuzzDivergence, FuzzSection, Level, Outcome, Repeats, Report,
 };
 pub use run::{AfterCases, Detection, Planned, RunOptions};
+pub use saver_call::SaverCall;
 pub use session::{Knowledge, Session, Start};
 pub use storage::Storage;
 pub use strength::{lack_reason, Feature, Strength, LACKS_PREFIX};

@@ -1,11 +1,11 @@
 //! [`Reply`]: what a saver call returns, one variant per return type of the
 //! [`CheckpointSaver`] trait, and [`Invocation::send`], the one place a call held as data
 //! ([`Invocation`]) is made on a saver: the self-test's mutant wrapper and the fuzzer's
-//! executor both go through it.
+//! executor, the traced saver every case runs on and the Rust bridge child all go through it.
 
 use std::collections::BTreeMap;
 
-use crate::types::{CheckpointConfig, CheckpointTuple, DeltaChannelHistory};
+use crate::types::{ChannelVersion, CheckpointConfig, CheckpointTuple, DeltaChannelHistory};
 use crate::{CheckpointError, CheckpointSaver, Invocation};
 
 /// What an [`Invocation`] returns: one variant per return type of the saver trait.
@@ -21,6 +21,8 @@ pub enum Reply {
     Tuples(Vec<CheckpointTuple>),
     /// `delta_channel_history`.
     History(BTreeMap<String, DeltaChannelHistory>),
+    /// `get_next_version`.
+    Version(ChannelVersion),
 }
 
 impl Reply {
@@ -82,6 +84,17 @@ impl Reply {
             other => Err(other.wrong("delta_channel_history")),
         }
     }
+
+    /// The version of a `get_next_version` reply.
+    ///
+    /// # Errors
+    /// `Storage` when the answer was another kind of reply.
+    pub fn version(self) -> Result<ChannelVersion, CheckpointError> {
+        match self {
+            Reply::Version(v) => Ok(v),
+            other => Err(other.wrong("get_next_version")),
+        }
+    }
 }
 
 impl Invocation {
@@ -119,6 +132,7 @@ impl Invocation {
             Invocation::DeltaChannelHistory { config, channels } => {
                 Reply::History(s.delta_channel_history(&config, &channels).await?)
             }
+            Invocation::GetNextVersion { current } => Reply::Version(s.get_next_version(current.as_ref())),
         })
     }
 }

@@ -14,7 +14,7 @@ use crate::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
     DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
 };
-use crate::{CheckpointError, CheckpointSaver};
+use crate::{CheckpointError, CheckpointSaver, Invocation, Put, PutWrites, Reply};
 
 tokio::task_local! {
     static NOTE: CallNote;
@@ -113,6 +113,15 @@ pub(crate) struct Traced {
     pub(crate) log: Arc<CallLog>,
 }
 
+impl Traced {
+    /// Makes `invocation` on the inner saver through [`Invocation::send`], logged as its
+    /// [`Call`] while in flight.
+    async fn send(&self, invocation: Invocation) -> Result<Reply, CheckpointError> {
+        let g = self.log.enter(invocation.call());
+        g.done(invocation.send(&*self.inner)).await
+    }
+}
+
 #[async_trait]
 impl CheckpointSaver for Traced {
     async fn put(
@@ -122,8 +131,8 @@ impl CheckpointSaver for Traced {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let g = self.log.enter(Call::Put { config: config.clone(), checkpoint_id: checkpoint.id.clone() });
-        g.done(self.inner.put(config, checkpoint, metadata, new_versions)).await
+        let put = Put { config: config.clone(), checkpoint, metadata, new_versions };
+        self.send(Invocation::Put(put)).await?.config()
     }
 
     async fn put_writes(
@@ -133,47 +142,38 @@ impl CheckpointSaver for Traced {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        let g = self.log.enter(Call::PutWrites {
-            config: config.clone(),
-            channels: writes.iter().map(|(channel, _)| channel.clone()).collect(),
-            task_id: task_id.to_owned(),
-            task_path: task_path.to_owned(),
-        });
-        g.done(self.inner.put_writes(config, writes, task_id, task_path)).await
+        let (task_id, task_path) = (task_id.to_owned(), task_path.to_owned());
+        self.send(Invocation::PutWrites(PutWrites { config: config.clone(), writes, task_id, task_path })).await?.done()
     }
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        let g = self.log.enter(Call::GetTuple { config: config.clone() });
-        g.done(self.inner.get_tuple(config)).await
+        self.send(Invocation::GetTuple { config: config.clone() }).await?.tuple()
     }
 
     async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        let g = self.log.enter(Call::List { thread_id: thread_id.to_owned(), options: options.clone() });
-        g.done(self.inner.list(thread_id, options)).await
+        self.send(Invocation::List { thread_id: thread_id.to_owned(), options: options.clone() }).await?.tuples()
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        let g = self.log.enter(Call::DeleteThread { thread_id: thread_id.to_owned() });
-        g.done(self.inner.delete_thread(thread_id)).await
+        self.send(Invocation::DeleteThread { thread_id: thread_id.to_owned() }).await?.done()
     }
 
+    /// Synchronous, so not logged and not through [`Invocation::send`]: a call that cannot
+    /// be in flight when a case times out.
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         self.inner.get_next_version(current)
     }
 
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
-        let g = self.log.enter(Call::DeleteForRuns { run_ids: run_ids.to_vec() });
-        g.done(self.inner.delete_for_runs(run_ids)).await
+        self.send(Invocation::DeleteForRuns { run_ids: run_ids.to_vec() }).await?.done()
     }
 
     async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
-        let g = self.log.enter(Call::CopyThread { source: source.to_owned(), target: target.to_owned() });
-        g.done(self.inner.copy_thread(source, target)).await
+        self.send(Invocation::CopyThread { source: source.to_owned(), target: target.to_owned() }).await?.done()
     }
 
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
-        let g = self.log.enter(Call::Prune { thread_ids: thread_ids.to_vec(), strategy });
-        g.done(self.inner.prune(thread_ids, strategy)).await
+        self.send(Invocation::Prune { thread_ids: thread_ids.to_vec(), strategy }).await?.done()
     }
 
     async fn delta_channel_history(
@@ -181,7 +181,7 @@ impl CheckpointSaver for Traced {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
-        let g = self.log.enter(Call::DeltaChannelHistory { config: config.clone(), channels: channels.to_vec() });
-        g.done(self.inner.delta_channel_history(config, channels)).await
+        let call = Invocation::DeltaChannelHistory { config: config.clone(), channels: channels.to_vec() };
+        self.send(call).await?.history()
     }
 }

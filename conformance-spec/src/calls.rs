@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use conformance_core::{
     Call, Capability, CaseEnv, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple,
-    DeltaChannelHistory, Failure, Feature, ListOptions, PendingWrite, PruneStrategy, TypedValue,
+    DeltaChannelHistory, Failure, Feature, ListOptions, PendingWrite, PruneStrategy, PutHead, TypedValue, WritesHead,
 };
 use serde_json::json;
 
@@ -214,7 +214,7 @@ impl Cx {
         config: &CheckpointConfig,
         step: Step,
     ) -> Reply<Result<CheckpointConfig, CheckpointError>> {
-        let call = Call::Put { config: config.clone(), checkpoint_id: step.checkpoint.id.clone() };
+        let call = Call::Put(PutHead { config: config.clone(), checkpoint_id: step.checkpoint.id.clone() });
         self.call(call, self.saver.put(config, step.checkpoint, step.metadata, step.new_versions)).await
     }
 
@@ -288,12 +288,12 @@ impl Cx {
         task_id: &str,
         task_path: &str,
     ) -> Reply<Result<(), CheckpointError>> {
-        let call = Call::PutWrites {
+        let call = Call::PutWrites(WritesHead {
             config: config.clone(),
             channels: writes.iter().map(|(c, _)| (*c).to_owned()).collect(),
             task_id: task_id.to_owned(),
             task_path: task_path.to_owned(),
-        };
+        });
         let writes = writes.into_iter().map(|(c, v)| (c.to_owned(), v)).collect();
         self.call(call, self.saver.put_writes(config, writes, task_id, task_path)).await
     }

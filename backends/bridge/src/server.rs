@@ -6,18 +6,16 @@
 //! [`serve_if_requested`] first, and [`rust_registration`] starts the binary with
 //! [`SERVE_ENV`] set.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{mpsc, Arc, Mutex};
 
-use conformance_core::{
-    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSaver, CleanupFn, ListOptions, PruneStrategy, Registration, ReopenFn, TypedValue,
-};
+use conformance_core::{CheckpointError, CheckpointSaver, CleanupFn, Invocation, Registration, ReopenFn, Reply};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use serde_json::Value;
 
 use crate::process::ChildCommand;
 use crate::protocol::{Hello, HelloArgs, IncomingRequest, RemoteError, ServedSaver, PROTOCOL_VERSION};
@@ -367,134 +365,39 @@ impl Server {
     }
 }
 
-/// A config as a Rust saver takes it: a missing `thread_id` is the empty thread (which the
-/// saver refuses), as a missing `checkpoint_ns` is the root (the host omits them for the
-/// cases about a config without them, `conformance_core::Omitted`).
-fn served_config<'de, D: serde::Deserializer<'de>>(d: D) -> Result<CheckpointConfig, D::Error> {
-    #[derive(Deserialize)]
-    struct Wire {
-        #[serde(default)]
-        thread_id: String,
-        #[serde(default)]
-        checkpoint_ns: String,
-        #[serde(default)]
-        checkpoint_id: Option<String>,
-    }
-    let w = Wire::deserialize(d)?;
-    Ok(CheckpointConfig { thread_id: w.thread_id, checkpoint_ns: w.checkpoint_ns, checkpoint_id: w.checkpoint_id })
-}
-
-#[derive(Deserialize)]
-struct PutArgs {
-    #[serde(deserialize_with = "served_config")]
-    config: CheckpointConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-    new_versions: ChannelVersions,
-}
-
-#[derive(Deserialize)]
-struct PutWritesArgs {
-    #[serde(deserialize_with = "served_config")]
-    config: CheckpointConfig,
-    writes: Vec<(String, TypedValue)>,
-    task_id: String,
-    task_path: String,
-}
-
-#[derive(Deserialize)]
-struct ConfigArgs {
-    #[serde(deserialize_with = "served_config")]
-    config: CheckpointConfig,
-}
-
-#[derive(Deserialize)]
-struct ListArgs {
-    thread_id: String,
-    options: ListOptions,
-}
-
-#[derive(Deserialize)]
-struct ThreadArgs {
-    thread_id: String,
-}
-
-#[derive(Deserialize)]
-struct RunsArgs {
-    run_ids: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct CopyArgs {
-    source: String,
-    target: String,
-}
-
-#[derive(Deserialize)]
-struct PruneArgs {
-    thread_ids: Vec<String>,
-    strategy: PruneStrategy,
-}
-
-#[derive(Deserialize)]
-struct HistoryArgs {
-    #[serde(deserialize_with = "served_config")]
-    config: CheckpointConfig,
-    channels: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct VersionArgs {
-    current: Option<ChannelVersion>,
-}
-
-/// One saver operation: decodes its arguments, calls the saver, encodes the result.
+/// One saver operation: its arguments read as an [`Invocation`] (the operation is its
+/// `call`), made through [`Invocation::send`], the reply written as the protocol answers
+/// it (docs/bridge-protocol.md).
 async fn call(saver: &dyn CheckpointSaver, op: &str, raw: Option<&RawValue>) -> Answered {
-    let err = |e: CheckpointError| remote(&e);
-    match op {
-        "put" => {
-            let a: PutArgs = args(op, raw)?;
-            ok(&saver.put(&a.config, a.checkpoint, a.metadata, a.new_versions).await.map_err(err)?)
-        }
-        "put_writes" => {
-            let a: PutWritesArgs = args(op, raw)?;
-            ok(&saver.put_writes(&a.config, a.writes, &a.task_id, &a.task_path).await.map_err(err)?)
-        }
-        "get_tuple" => {
-            let a: ConfigArgs = args(op, raw)?;
-            ok(&saver.get_tuple(&a.config).await.map_err(err)?)
-        }
-        "list" => {
-            let a: ListArgs = args(op, raw)?;
-            ok(&saver.list(&a.thread_id, &a.options).await.map_err(err)?)
-        }
-        "delete_thread" => {
-            let a: ThreadArgs = args(op, raw)?;
-            ok(&saver.delete_thread(&a.thread_id).await.map_err(err)?)
-        }
-        "get_next_version" => {
-            let a: VersionArgs = args(op, raw)?;
-            ok(&saver.get_next_version(a.current.as_ref()))
-        }
-        "delete_for_runs" => {
-            let a: RunsArgs = args(op, raw)?;
-            ok(&saver.delete_for_runs(&a.run_ids).await.map_err(err)?)
-        }
-        "copy_thread" => {
-            let a: CopyArgs = args(op, raw)?;
-            ok(&saver.copy_thread(&a.source, &a.target).await.map_err(err)?)
-        }
-        "prune" => {
-            let a: PruneArgs = args(op, raw)?;
-            ok(&saver.prune(&a.thread_ids, a.strategy).await.map_err(err)?)
-        }
-        "delta_channel_history" => {
-            let a: HistoryArgs = args(op, raw)?;
-            let h = saver.delta_channel_history(&a.config, &a.channels).await.map_err(err)?;
-            let wire: std::collections::BTreeMap<String, WireHistory> =
-                h.into_iter().map(|(k, v)| (k, v.into())).collect();
-            ok(&wire)
-        }
-        other => Err(protocol(format!("unknown operation {other:?}"))),
+    let reply = invocation(op, raw)?.send(saver).await.map_err(|e| remote(&e))?;
+    match reply {
+        Reply::Config(config) => ok(&config),
+        Reply::Done => ok(&()),
+        Reply::Tuple(tuple) => ok(&tuple),
+        Reply::Tuples(tuples) => ok(&tuples),
+        Reply::History(h) => ok(&h.into_iter().map(|(ch, h)| (ch, WireHistory::from(h))).collect::<BTreeMap<_, _>>()),
+        Reply::Version(version) => ok(&version),
     }
+}
+
+/// The request's operation and arguments as an [`Invocation`]. A config without
+/// `thread_id` is the empty thread, which the saver refuses (the host omits it for the
+/// cases about a config without one, `conformance_core::Omitted`), as a missing
+/// `checkpoint_ns` is the root.
+///
+/// # Errors
+/// `Protocol`: an unknown operation, or arguments that are not the method's.
+fn invocation(op: &str, raw: Option<&RawValue>) -> Result<Invocation, RemoteError> {
+    let mut request: serde_json::Map<String, Value> = args(op, raw)?;
+    if let Some(Value::Object(config)) = request.get_mut("config") {
+        config.entry("thread_id").or_insert_with(|| Value::String(String::new()));
+    }
+    request.insert("call".to_owned(), Value::String(op.to_owned()));
+    Invocation::deserialize(Value::Object(request)).map_err(|e| {
+        if e.to_string().starts_with("unknown variant") {
+            protocol(format!("unknown operation {op:?}"))
+        } else {
+            protocol(format!("{op}: bad arguments: {e}"))
+        }
+    })
 }

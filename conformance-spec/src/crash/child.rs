@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 
-use conformance_core::{Call, CheckpointConfig, CheckpointSaver, PendingWrite, Registration, TypedValue};
+use conformance_core::{
+    Call, CheckpointConfig, CheckpointSaver, PendingWrite, PutHead, Registration, TypedValue, WritesHead,
+};
 use serde_json::json;
 
 use super::{CRASH_CHILD_ENV, MAX_STEPS, PREFIX};
@@ -162,7 +164,7 @@ async fn child_workload(saver: &dyn CheckpointSaver, thread: &str, hold_after: O
         let id = new_id();
         let step = crash_step(i, &id);
         let stored = saver.put(&parent, step.checkpoint, step.metadata, step.new_versions).await.map_err(|e| {
-            let call = Call::Put { config: parent.clone(), checkpoint_id: id.clone() };
+            let call = Call::Put(PutHead { config: parent.clone(), checkpoint_id: id.clone() });
             format!("{call} (step {i}): {}", e.display_chain())
         })?;
         ack(&format!("ack put {i} {id}"), &mut acked, hold_after).await;
@@ -170,12 +172,12 @@ async fn child_workload(saver: &dyn CheckpointSaver, thread: &str, hold_after: O
         for (task, writes) in crash_writes(i) {
             let channels: Vec<String> = writes.iter().map(|(c, _)| c.clone()).collect();
             saver.put_writes(&stored, writes, &task, "").await.map_err(|e| {
-                let call = Call::PutWrites {
+                let call = Call::PutWrites(WritesHead {
                     config: stored.clone(),
                     channels,
                     task_id: task.clone(),
                     task_path: String::new(),
-                };
+                });
                 format!("{call} (step {i}): {}", e.display_chain())
             })?;
             ack(&format!("ack writes {i} {id} {task}"), &mut acked, hold_after).await;

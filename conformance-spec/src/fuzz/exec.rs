@@ -157,7 +157,6 @@ fn got<T>(result: Result<T, CheckpointError>, ok: impl FnOnce(T) -> Outcome) -> 
 async fn call(s: &dyn CheckpointSaver, op: Op) -> Option<Got> {
     Some(match op {
         Op::Call(invocation) => got(invocation.send(s).await, Outcome::of_reply),
-        Op::GetNextVersion { current } => (Outcome::Version(s.get_next_version(current.as_ref())), None),
         Op::Concurrent { .. } | Op::Reopen | Op::Instance { .. } => return None,
     })
 }
@@ -220,7 +219,7 @@ pub fn expected(model: &mut Model, op: &Op) -> Option<Outcome> {
         Op::Call(Invocation::DeltaChannelHistory { config, channels }) => {
             Outcome::of(model.delta_channel_history(config, channels), Outcome::History)
         }
-        Op::GetNextVersion { current } => Outcome::Version(model.next_version(current.as_ref())),
+        Op::Call(Invocation::GetNextVersion { current }) => Outcome::Version(model.next_version(current.as_ref())),
         Op::Concurrent { calls } => {
             // The generator only batches calls whose serial orders all leave the same
             // state (gen::order_free), so any order's model is the one to go on with.
@@ -371,7 +370,7 @@ fn compare_into(d: &mut Diffs, op: &Op, expected: &Outcome, got: &Outcome) {
         }
         (Outcome::Version(_), Outcome::Version(g)) => {
             let current = match op {
-                Op::GetNextVersion { current } => current.as_ref(),
+                Op::Call(Invocation::GetNextVersion { current }) => current.as_ref(),
                 _ => None,
             };
             if !crate::model::is_next_version(current, g) {

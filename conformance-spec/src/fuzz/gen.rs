@@ -147,7 +147,7 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
                 .map(|(_, c)| c.clone())
                 .collect(),
         }),
-        15 => Op::GetNextVersion { current: pick(&next_version_inputs(&world.versions), p[4]) },
+        15 => Op::Call(Invocation::GetNextVersion { current: pick(&next_version_inputs(&world.versions), p[4]) }),
         14 if can.reopen => {
             if p[0] % 2 == 0 {
                 Op::Reopen

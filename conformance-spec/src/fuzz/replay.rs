@@ -78,7 +78,7 @@ pub(super) async fn without_passing_reads(registration: &Registration, trace: Tr
             Op::Call(Invocation::GetTuple { .. })
                 | Op::Call(Invocation::List { .. })
                 | Op::Call(Invocation::DeltaChannelHistory { .. })
-                | Op::GetNextVersion { .. }
+                | Op::Call(Invocation::GetNextVersion { .. })
         )
     };
     let Some((last, before)) = trace.steps.split_last() else { return trace };

@@ -20,12 +20,6 @@ pub const FORMAT: &str = "checkpoint-trace/1";
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "call", rename_all = "snake_case")]
 pub enum Op {
-    /// `get_next_version(current)`: checked by its rule (strictly greater than `current`,
-    /// 1 for none; CONTRACT §2 get_next_version), not against one value.
-    GetNextVersion {
-        /// The current version, if any.
-        current: Option<ChannelVersion>,
-    },
     /// Calls made at the same time (CONTRACT §4 Concurrency: they behave as if made one
     /// after another in some order). Its `expect` is [`Outcome::Orders`].
     Concurrent {
@@ -40,8 +34,9 @@ pub enum Op {
         /// The instance.
         index: usize,
     },
-    /// A call of an async saver method, written as [`Invocation`] writes it (its own `call`
-    /// names the method).
+    /// A saver call, written as [`Invocation`] writes it (its own `call` names the
+    /// method). A `get_next_version` is checked by its rule (strictly greater than
+    /// `current`, 1 for none; CONTRACT §2 get_next_version), not against one value.
     #[serde(untagged)]
     Call(Invocation),
 }
@@ -53,14 +48,13 @@ pub enum Op {
 #[derive(Deserialize)]
 #[serde(tag = "call", rename_all = "snake_case")]
 enum Own {
-    GetNextVersion { current: Option<ChannelVersion> },
     Concurrent { calls: Vec<Branch> },
     Reopen,
     Instance { index: usize },
 }
 
 /// The `call` names of [`Invocation`] (`CALLS` lists them first).
-const INVOCATION_CALLS: usize = 9;
+const INVOCATION_CALLS: usize = 10;
 
 impl<'de> Deserialize<'de> for Op {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -71,7 +65,6 @@ impl<'de> Deserialize<'de> for Op {
             return Invocation::deserialize(value).map(Op::Call).map_err(D::Error::custom);
         }
         Ok(match Own::deserialize(value).map_err(D::Error::custom)? {
-            Own::GetNextVersion { current } => Op::GetNextVersion { current },
             Own::Concurrent { calls } => Op::Concurrent { calls },
             Own::Reopen => Op::Reopen,
             Own::Instance { index } => Op::Instance { index },
@@ -125,6 +118,7 @@ impl Outcome {
             Reply::Tuple(t) => Outcome::Tuple(t),
             Reply::Tuples(t) => Outcome::Tuples(t),
             Reply::History(h) => Outcome::History(h),
+            Reply::Version(v) => Outcome::Version(v),
         }
     }
 
@@ -360,7 +354,7 @@ fn check_expect(op: &Op, o: &Outcome) -> Result<(), String> {
         Outcome::Tuple(_) => matches!(op, Op::Call(Invocation::GetTuple { .. })),
         Outcome::Tuples(_) => matches!(op, Op::Call(Invocation::List { .. })),
         Outcome::History(_) => matches!(op, Op::Call(Invocation::DeltaChannelHistory { .. })),
-        Outcome::Version(_) => matches!(op, Op::GetNextVersion { .. }),
+        Outcome::Version(_) => matches!(op, Op::Call(Invocation::GetNextVersion { .. })),
         Outcome::Orders(_) => false,
     };
     if fits {
@@ -434,7 +428,6 @@ pub fn describe(op: &Op) -> String {
 pub fn call_of(op: &Op) -> Option<Call> {
     match op {
         Op::Call(invocation) => Some(invocation.call()),
-        Op::GetNextVersion { current } => Some(Call::GetNextVersion { current: current.clone() }),
         Op::Concurrent { .. } | Op::Reopen | Op::Instance { .. } => None,
     }
 }

@@ -53,12 +53,11 @@ pub fn budget_from_env() -> Result<Duration, String> {
 }
 
 /// The capability a step of a trace is judged in: its call's, a concurrent batch's
-/// `concurrency`, `get_next_version`'s `put`; a marker's `durability`.
+/// `concurrency` (`get_next_version`'s is `put`); a marker's `durability`.
 pub fn capability_of(op: &Op) -> Capability {
     match op {
         Op::Call(inv) => inv.capability(),
         Op::Concurrent { .. } => Capability::Concurrency,
-        Op::GetNextVersion { .. } => Capability::Put,
         Op::Reopen | Op::Instance { .. } => Capability::Durability,
     }
 }
@@ -168,6 +167,7 @@ fn message(seed: u64, sequences: u64, d: &crate::fuzz::Divergence, rerun: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use conformance_core::Invocation;
 
     #[test]
     fn budgets_are_seconds_from_zero_to_an_hour() {
@@ -182,6 +182,6 @@ mod tests {
     fn a_marker_is_judged_in_durability_and_a_batch_in_concurrency() {
         assert_eq!(capability_of(&Op::Reopen), Capability::Durability);
         assert_eq!(capability_of(&Op::Concurrent { calls: Vec::new() }), Capability::Concurrency);
-        assert_eq!(capability_of(&Op::GetNextVersion { current: None }), Capability::Put);
+        assert_eq!(capability_of(&Op::Call(Invocation::GetNextVersion { current: None })), Capability::Put);
     }
 }
