@@ -23,12 +23,14 @@ mod fuzz_trial;
 mod guard;
 pub mod interrupt;
 mod record;
+pub mod replay;
 mod settings;
 mod stdout_report;
 pub mod target;
 
 pub use conformance::{run, Args, Choice};
 pub use record::{run_record, RecordArgs};
+pub use replay::{run_replay, ReplayArgs, SaverArgs};
 
 /// What the front end does, one line: the `about` of `checkpoint-conformance --help` and of
 /// `cargo xtask conformance --help`.

@@ -24,12 +24,18 @@ struct Cli {
 enum Task {
     /// Record a LangGraph application's saver traffic as a trace (docs/traces.md).
     Record(checkpoint_conformance::RecordArgs),
+    /// Replay a recorded trace file, or every trace of a directory, on a saver
+    /// (docs/traces.md): exit 0 when the saver gave what each trace says, 1 when one differs.
+    Replay(checkpoint_conformance::ReplayArgs),
 }
 
 fn main() -> ExitCode {
     let code = match Cli::try_parse() {
         Ok(Cli { task: Some(Task::Record(args)), .. }) => {
             checkpoint_conformance::run_record(args, &checkpoint_conformance::cache_work_dir())
+        }
+        Ok(Cli { task: Some(Task::Replay(args)), .. }) => {
+            checkpoint_conformance::run_replay(args, &checkpoint_conformance::cache_work_dir())
         }
         Ok(cli) => checkpoint_conformance::run(cli.args, &checkpoint_conformance::cache_work_dir()),
         Err(e) => checkpoint_conformance::usage_error(&e, &Cli::command(), "checkpoint-conformance --help"),

@@ -136,3 +136,33 @@ fn list_cases_prints_the_catalog_and_cases_runs_only_those_given() {
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("unknown case `put::no_such_case`") && stderr.contains("--list-cases"), "{stderr}");
 }
+
+/// `checkpoint-conformance replay`: a recorded trace replayed with the installed binary
+/// alone (no checkout, no cargo): exit 0 naming the steps; a trace that is not one, exit 2
+/// naming the file; a tampered answer, exit 1 naming the step.
+#[test]
+fn replay_is_a_task_of_the_installed_binary() {
+    let (cwd, cache) = (outside_dir(), outside_dir());
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/interrupt.json");
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&shipped).expect("a shipped trace")).unwrap();
+    std::fs::write(cwd.path().join("my-app.json"), trace.to_string()).unwrap();
+    let out = binary(cwd.path(), cache.path(), &["replay", "my-app.json", "--backend", "sqlite"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("replay sqlite my-app.json: ") && stdout.contains("the saver gave what the trace says"));
+
+    std::fs::write(cwd.path().join("not-a-trace.json"), "{}").unwrap();
+    let out = binary(cwd.path(), cache.path(), &["replay", "not-a-trace.json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not-a-trace.json"), "{}", text(&out.stderr));
+
+    let mut tampered = trace.clone();
+    let steps = tampered["steps"].as_array_mut().expect("steps");
+    let put = steps.iter_mut().find(|s| s["call"] == "put").expect("a put step");
+    put["expect"]["config"]["thread_id"] = serde_json::json!("another-thread");
+    std::fs::write(cwd.path().join("tampered.json"), tampered.to_string()).unwrap();
+    let out = binary(cwd.path(), cache.path(), &["replay", "tampered.json", "--backend", "memory"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("tampered.json") && stdout.contains("step "), "{stdout}");
+}

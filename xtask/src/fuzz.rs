@@ -9,23 +9,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use checkpoint_conformance::Choice;
 use conformance_core::Strength;
-use conformance_spec::fuzz::trace::{Op, Trace};
-use conformance_spec::fuzz::{fuzz, replay, FuzzOptions};
+
+use conformance_spec::fuzz::{fuzz, FuzzOptions};
 
 use crate::USAGE;
 
-/// The saver: a reference backend, a saver of another language through the bridge, or a
-/// mutant of the self-test's catalog.
+/// The saver: a reference backend, a saver through the bridge (the flags of
+/// `checkpoint-conformance replay`), or a mutant of the self-test's catalog.
 #[derive(Debug, clap::Args)]
 pub struct Target {
-    /// The backend: memory, sqlite, postgres (on $CHECKPOINT_POSTGRES_URL, else a throwaway
-    /// server started for the run), or a saver through the bridge as
-    /// `cargo xtask conformance --backend` names it (python:memory, python:sqlite,
-    /// python:postgres, js:memory, ...; docs/bridge-protocol.md).
-    #[arg(long, value_name = "BACKEND", default_value = "memory", value_parser = Choice::parse)]
-    backend: Choice,
+    #[command(flatten)]
+    saver: checkpoint_conformance::SaverArgs,
 
     /// A mutant of the catalog (`cargo xtask mutants` lists them) instead of a backend.
     #[arg(long, value_name = "NAME")]
@@ -88,14 +83,7 @@ fn registration(target: &Target) -> Result<checkpoint_conformance::target::Targe
         return Ok(checkpoint_conformance::target::Target::bare(conformance_selftest::registration(m)));
     }
     let work_dir = crate::bridge_dir();
-    checkpoint_conformance::target::build(checkpoint_conformance::target::TargetSpec {
-        backend: &target.backend,
-        saver: None,
-        python: None,
-        sqlite_path: None,
-        postgres_url: None,
-        work_dir: &work_dir,
-    })
+    checkpoint_conformance::target::build(target.saver.spec(&work_dir))
 }
 
 /// Runs the fuzzer.
@@ -183,97 +171,18 @@ pub fn run(args: Args) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// The trace files `path` names: the file itself, or every `*.json` of a directory in
-/// name order.
-fn trace_files(path: &std::path::Path) -> Result<Vec<PathBuf>, String> {
-    if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let entries = std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(format!("{} has no trace files (*.json)", path.display()));
-    }
-    Ok(files)
-}
-
-/// A trace file read and parsed; a path that is not a regular file (a FIFO, a device) is
-/// refused before it is opened, since reading it could block or never end.
-fn read_trace(file: &std::path::Path) -> Result<Trace, String> {
-    let meta = std::fs::metadata(file).map_err(|e| format!("cannot read it: {e}"))?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read it: {e}"))?;
-    Trace::parse(&text)
-}
-
-/// Replays a trace file, or every trace of a directory (each on a fresh saver).
+/// Replays a trace file, or every trace of a directory (each on a fresh saver), on the
+/// target: the installed binary's `replay` ([`checkpoint_conformance::replay`]), which
+/// also takes a mutant here.
 pub fn run_replay(args: ReplayArgs) -> ExitCode {
     checkpoint_conformance::interrupt::install();
-    let mut traces = Vec::new();
-    let files = match trace_files(&args.file) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(USAGE);
-        }
-    };
-    // Every bad file is named, and none is replayed while one is bad.
-    let mut bad = 0;
-    for file in files {
-        match read_trace(&file) {
-            Ok(t) => traces.push((file, t)),
-            Err(e) => {
-                bad += 1;
-                eprintln!("error: {}: {e}", file.display());
-            }
-        }
-    }
-    if bad > 0 {
-        return ExitCode::from(USAGE);
-    }
-    let kept = match registration(&args.target) {
-        Ok(r) => r,
+    let traces = match checkpoint_conformance::replay::read_traces(&args.file) {
+        Ok(t) => t,
         Err(code) => return code,
     };
-    let reg = &kept.registration;
-    let can_reopen = conformance_core::run::detect(reg).is_detected(conformance_core::Capability::Durability);
-    let mut failed = 0;
-    for (file, trace) in &traces {
-        let same_instance = !can_reopen && trace.steps.iter().any(|s| s.op == Op::Reopen);
-        let note = if same_instance { " (its reopen steps went on with the same instance)" } else { "" };
-        match replay(reg, trace) {
-            Ok(()) => println!(
-                "replay {} {}: {} step{}, the saver gave what the trace says{note}",
-                reg.name(),
-                file.display(),
-                trace.steps.len(),
-                if trace.steps.len() == 1 { "" } else { "s" }
-            ),
-            Err(e) => {
-                failed += 1;
-                println!("replay {} {}: {e}", reg.name(), file.display());
-            }
-        }
-    }
-    if !can_reopen && traces.iter().any(|(_, t)| t.steps.iter().any(|s| s.op == Op::Reopen)) {
-        println!("note: {} cannot reopen its storage; reopen steps went on with the same instance", reg.name());
-    }
-    if traces.len() > 1 {
-        println!("{} of {} traces replayed without a difference", traces.len() - failed, traces.len());
-    }
-    // What the run made is gone (its fixtures' cleanups ran): its lock file goes too.
-    drop(kept);
-    conformance_core::leftovers::release();
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    match registration(&args.target) {
+        Ok(target) => checkpoint_conformance::replay::replay_traces(target, &traces),
+        Err(code) => code,
     }
 }
 

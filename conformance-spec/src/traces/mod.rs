@@ -12,7 +12,7 @@
 
 mod user;
 
-pub use user::{user_cases, PREFIX as USER_PREFIX, TRACES_ENV};
+pub use user::{read_trace, trace_files, user_cases, PREFIX as USER_PREFIX, TRACES_ENV};
 
 use conformance_core::{Capability, SpecCase};
 

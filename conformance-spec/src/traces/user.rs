@@ -11,7 +11,7 @@
 //! it is counted under are those its calls check first ([`rules_of`]).
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use conformance_core::{Capability, Feature, Invocation, SpecCase};
 
@@ -39,27 +39,11 @@ pub const PREFIX: &str = "user_";
 /// trace (with the parser's reason), or two file stems give the same case name.
 pub fn user_cases(dir: &Path) -> Result<Vec<SpecCase>, String> {
     let shown = dir.display();
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("traces directory {shown}: {e}"))?;
-    let mut files = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(|e| format!("traces directory {shown}: {e}"))?.path();
-        if !path.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
-            continue;
-        }
-        if !path.is_file() {
-            return Err(format!("trace {}: not a regular file (a trace is a JSON file)", path.display()));
-        }
-        files.push(path);
-    }
-    files.sort();
-    if files.is_empty() {
-        return Err(format!("traces directory {shown}: no *.json trace file in it"));
-    }
+    let files = trace_files(dir)?;
     let mut names = BTreeSet::new();
     let mut cases = Vec::with_capacity(files.len());
     for path in files {
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("trace {}: {e}", path.display()))?;
-        let trace = Trace::parse(&text).map_err(|e| format!("trace {}: {e}", path.display()))?;
+        let (text, trace) = read_trace(&path)?;
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let name = case_name(&stem);
         if !names.insert(name.clone()) {
@@ -79,6 +63,49 @@ pub fn user_cases(dir: &Path) -> Result<Vec<SpecCase>, String> {
         });
     }
     Ok(cases)
+}
+
+/// The entries named `*.json` (any case of `json`) directly under `dir`, in file name
+/// order; [`read_trace`] refuses those that are not regular files.
+///
+/// # Errors
+/// One line: `dir` is not a readable directory, or holds no `*.json` entry.
+pub fn trace_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let shown = dir.display();
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("traces directory {shown}: {e}"))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| format!("traces directory {shown}: {e}"))?.path();
+        if path.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("traces directory {shown}: no *.json trace file in it"));
+    }
+    Ok(files)
+}
+
+/// A trace file's text and the trace parsed from it. A path that is not a regular file (a
+/// directory, a FIFO, a symbolic link to nothing) is refused, never opened: a FIFO would
+/// wait for a writer.
+///
+/// # Errors
+/// One line naming the file: not a regular file, unreadable, or not a valid trace (with
+/// the parser's reason).
+pub fn read_trace(path: &Path) -> Result<(String, Trace), String> {
+    let shown = path.display();
+    let not_regular = || format!("trace {shown}: not a regular file (a trace is a JSON file)");
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(not_regular()),
+        Err(_) if path.is_symlink() => return Err(not_regular()),
+        Err(e) => return Err(format!("trace {shown}: {e}")),
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("trace {shown}: {e}"))?;
+    let trace = Trace::parse(&text).map_err(|e| format!("trace {shown}: {e}"))?;
+    Ok((text, trace))
 }
 
 /// `user_` and the stem in snake_case: letters and digits kept (lower case), every other
@@ -181,6 +208,7 @@ fn rules_of(trace: &Trace) -> Vec<&'static str> {
             Invocation::CopyThread { .. } => &[ids::copy_thread::copies],
             Invocation::Prune { .. } => &[ids::prune::keep_latest],
             Invocation::DeltaChannelHistory { .. } => &[ids::delta::walk],
+            Invocation::GetNextVersion { .. } => &[ids::next_version::greater],
         });
     }
     if trace.steps.iter().any(|s| matches!(s.op, Op::Reopen)) {
