@@ -190,6 +190,9 @@ impl fmt::Debug for TypedValue {
         if let Some(v) = self.as_json() {
             return write!(f, "{}:{}", self.type_tag, v);
         }
+        if let Some(v) = (self.type_tag == "msgpack").then(|| msgpack_scalar(&self.data)).flatten() {
+            return write!(f, "msgpack:{v}");
+        }
         match std::str::from_utf8(&self.data) {
             Ok(s) if s.len() <= 80 => write!(f, "{}:{:?}", self.type_tag, s),
             _ => {
@@ -198,6 +201,37 @@ impl fmt::Debug for TypedValue {
             }
         }
     }
+}
+
+/// A msgpack value that is one scalar (nil, a bool, an integer, a float), written as its
+/// value (`4`, `-1`, `true`), so a message about LangGraph's msgpack-encoded numbers reads
+/// `msgpack:4`, not the bytes; `None` for anything else.
+fn msgpack_scalar(data: &[u8]) -> Option<String> {
+    let (&first, rest) = data.split_first()?;
+    // The big-endian integer of exactly `n` bytes after the marker.
+    let be = |n: usize| {
+        (rest.len() == n).then(|| {
+            let mut b = [0u8; 8];
+            b[8 - n..].copy_from_slice(rest);
+            u64::from_be_bytes(b)
+        })
+    };
+    Some(match first {
+        0x00..=0x7f if rest.is_empty() => first.to_string(),
+        0xe0..=0xff if rest.is_empty() => (first as i8).to_string(),
+        0xc0 if rest.is_empty() => "nil".to_owned(),
+        0xc2 if rest.is_empty() => "false".to_owned(),
+        0xc3 if rest.is_empty() => "true".to_owned(),
+        0xcc..=0xcf => be(1 << (first - 0xcc))?.to_string(),
+        0xd0..=0xd3 => {
+            let n = 1usize << (first - 0xd0);
+            let shift = 64 - 8 * n as u32;
+            (((be(n)? << shift) as i64) >> shift).to_string()
+        }
+        0xca => f32::from_be_bytes(rest.try_into().ok()?).to_string(),
+        0xcb => f64::from_be_bytes(rest.try_into().ok()?).to_string(),
+        _ => return None,
+    })
 }
 
 /// A channel version: an integer or a string (CONTRACT §1 "Channel version").
@@ -468,5 +502,25 @@ mod shown_id_tests {
         assert_eq!(shown_id("é"), "\"é\"");
         let config = CheckpointConfig::new("1 ").with_id(" 1");
         assert_eq!(config.to_string(), "thread=\"1 \", ns=\"\", id=\" 1\"");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TypedValue;
+
+    #[test]
+    fn msgpack_scalars_print_as_their_values() {
+        let shown = |bytes: &[u8]| format!("{:?}", TypedValue::new("msgpack", bytes.to_vec()));
+        assert_eq!(shown(&[0x04]), "msgpack:4");
+        assert_eq!(shown(&[0xff]), "msgpack:-1");
+        assert_eq!(shown(&[0xcd, 0x01, 0x00]), "msgpack:256");
+        assert_eq!(shown(&[0xd0, 0x80]), "msgpack:-128");
+        assert_eq!(shown(&[0xd1, 0xff, 0x00]), "msgpack:-256");
+        assert_eq!(shown(&[0xc3]), "msgpack:true");
+        assert_eq!(shown(&[0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0]), "msgpack:1.5");
+        // Not one scalar: as before.
+        assert_eq!(shown(&[0x92, 0x01, 0x02]), "msgpack:<3 bytes, starting 920102>");
+        assert_eq!(shown(&[0xcd, 0x01]), "msgpack:<2 bytes, starting cd01>");
     }
 }

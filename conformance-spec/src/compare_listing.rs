@@ -67,9 +67,22 @@ pub fn entry_of(tuple: &CheckpointTuple) -> Entry {
     Entry::new(&tuple.config.checkpoint_ns, &tuple.checkpoint.id, format_args!("({config})"))
 }
 
+/// The entries of a listing whose count differs, as a summary shows them: all of a short
+/// one, the first [`BRIEF`] of a long one and how many more (`[(..), (..), … and 9 more]`).
+fn brief(shown: &[String]) -> String {
+    if shown.len() <= BRIEF {
+        return format!("[{}]", shown.join(", "));
+    }
+    format!("[{}, … and {} more]", shown[..BRIEF].join(", "), shown.len() - BRIEF)
+}
+
+/// How many entries a summary of a listing whose count differs shows ([`brief`]).
+const BRIEF: usize = 6;
+
 impl Diffs {
     /// Compares two listings given as entries. When they differ: one summary difference
-    /// (`field`, with both sequences as shown, and `legend` after the listed one), then one
+    /// (`field`, with both sequences as shown, and `legend` after the listed one; when the
+    /// counts differ, `{field}: expected N tuple(s), got M` and the start of each sequence), then one
     /// difference per tuple expected but not listed, listed but not expected, or listed more
     /// than once, and, for a listing spanning several namespaces, one per namespace whose
     /// order differs. Under [`Order::WithinNamespace`], listings that differ only in how
@@ -137,11 +150,22 @@ impl Diffs {
             return self;
         }
         let legend = legend.map(|l| format!(" ({l})")).unwrap_or_default();
-        self.push(
-            order_field(field, &want_shown, &got_shown),
-            format_args!("[{}]", want_shown.join(", ")),
-            format_args!("[{}]{legend}", got_shown.join(", ")),
-        );
+        if want_shown.len() == got_shown.len() {
+            // The order is the difference: both sequences whole.
+            self.push(
+                order_field(field, &want_shown, &got_shown),
+                format_args!("[{}]", want_shown.join(", ")),
+                format_args!("[{}]{legend}", got_shown.join(", ")),
+            );
+        } else {
+            // The count first; each missing or extra tuple has its own line below, so
+            // the sequences are only their start.
+            self.push(
+                format_args!("{field}: expected {} tuple(s), got {}", want_shown.len(), got_shown.len()),
+                brief(&want_shown),
+                format_args!("{}{legend}", brief(&got_shown)),
+            );
+        }
         for (field, expected, got) in lines {
             self.push(field, expected, got);
         }

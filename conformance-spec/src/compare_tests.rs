@@ -328,3 +328,19 @@ fn a_listing_names_every_differing_tuple_with_a_capped_message() {
     assert!(m.contains("- metadata[\"k19\"]: expected 1, got 2\n  - and 5 more"), "{m}");
     assert!(!m.contains("k20"), "{m}");
 }
+
+/// A listing of another length leads with the count ("expected 4 tuple(s), got 13"), its
+/// sequences cut to their start; each extra tuple still has its own line.
+#[test]
+fn a_listing_of_another_length_leads_with_the_count() {
+    let steps: Vec<Step> = (0..13).map(|i| Step::new(&format!("c{:02}", 20 - i))).collect();
+    let all: Vec<CheckpointTuple> = steps.iter().map(|s| in_ns(s, "", None, vec![])).collect();
+    let mut d = Diffs::new();
+    d.of("list(t, limit=4)").tuples(&all[..4], &all);
+    let first = &d.differences()[0];
+    assert_eq!(first.field, "tuples: expected 4 tuple(s), got 13");
+    assert!(first.got.ends_with("… and 7 more]"), "{}", first.got);
+    assert!(!first.expected.contains("more"), "{}", first.expected);
+    assert_eq!(d.differences().len(), 1 + 9, "{:?}", d.differences());
+    d.finish().unwrap_err();
+}
