@@ -15,7 +15,9 @@
 #       print_report() is the binary's report ("N not strict", PASSED, NOT STRICT, the
 #       strict level); a saver declaring lacks={"namespaces"} (or a plain factory's
 #       conformance_lacks) gets the namespace cases not run with the declaration as the
-#       reason, an unknown name is one ValueError; durability without location= says so.
+#       reason, an unknown name is one ValueError; durability without location= says so;
+#   (f) record's and replay's --python default; (g) `python -m checkpoint_conformance replay`
+#       of a shipped trace on LangGraph's InMemorySaver in the venv.
 # Prints the time from `pip install` to the verdict. Everything it makes is in one mktemp
 # directory, removed on exit.
 #
@@ -219,7 +221,15 @@ echo "== (f) python -m checkpoint_conformance record: --python (this interpreter
 from checkpoint_conformance.__main__ import js_graph
 assert js_graph(["record", "--graph", "./app.mjs:build"]) and js_graph(["record", "--graph=./app.js:g"])
 assert not js_graph(["record", "--graph", "my_app:build"]) and not js_graph(["record"])
-print("a JS graph is recorded under node, without --python")
+from checkpoint_conformance.__main__ import python_backend
+assert python_backend(["replay", "t.json", "--backend", "python:memory"]) and python_backend(["replay", "--backend=python:x:y"])
+assert not python_backend(["replay", "t.json", "--backend", "sqlite"]) and not python_backend(["replay", "t.json"])
+print("a JS graph is recorded under node, without --python; a python:* replay runs in this interpreter")
 PYEOF
+
+echo "== (g) python -m checkpoint_conformance replay: a recorded trace on LangGraph's InMemorySaver in this venv"
+"$py" -m checkpoint_conformance replay "$root/traces/interrupt.json" --backend python:memory \
+  | tee "$work/replay.txt" || fail "replay through the package"
+grep -q "the saver gave what the trace says" "$work/replay.txt" || fail "replay's line"
 
 echo "packaging/python/check.sh: OK (pip install to verdict $(($(date +%s) - t0)) s in all)"
