@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::saver_call::SaverCall;
-use crate::types::{shown_id, CheckpointConfig, ListOptions};
+use crate::types::{shown_id, CheckpointConfig};
 
 /// One saver call as failure messages name it: a [`SaverCall`] whose `put` and
 /// `put_writes` carry only what identifies the data ([`PutHead`], [`WritesHead`]); values
@@ -49,60 +49,23 @@ pub struct WritesHead {
     pub task_path: String,
 }
 
-impl fmt::Display for Call {
+impl fmt::Display for PutHead {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Put(PutHead { config, checkpoint_id }) => {
-                write!(f, "put({config}) of checkpoint {}", shown_id(checkpoint_id))
-            }
-            Self::PutWrites(WritesHead { config, channels, task_id, task_path }) => {
-                write!(f, "put_writes({config}, channels={channels:?}, task_id={task_id:?}, task_path={task_path:?})")
-            }
-            Self::GetTuple { config } => write!(f, "get_tuple({config})"),
-            Self::List { thread_id, options } => {
-                write!(f, "list(thread={}, {})", shown_id(thread_id), list_options(options))
-            }
-            Self::DeleteThread { thread_id } => write!(f, "delete_thread({})", shown_id(thread_id)),
-            Self::DeleteForRuns { run_ids } => write!(f, "delete_for_runs({run_ids:?})"),
-            Self::CopyThread { source, target } => {
-                write!(f, "copy_thread(source={}, target={})", shown_id(source), shown_id(target))
-            }
-            Self::Prune { thread_ids, strategy } => write!(f, "prune({thread_ids:?}, {strategy})"),
-            Self::DeltaChannelHistory { config, channels } => {
-                write!(f, "delta_channel_history({config}, channels={channels:?})")
-            }
-            Self::GetNextVersion { current } => write!(f, "get_next_version({current:?})"),
-        }
+        write!(f, "put({}) of checkpoint {}", self.config, shown_id(&self.checkpoint_id))
     }
 }
 
-/// `ns=.., id=.., filter=.., before=.., limit=..`: the namespace always (`ns=<all>` when
-/// none is given), the other options only when they are set.
-fn list_options(o: &ListOptions) -> String {
-    let mut parts = Vec::new();
-    match &o.checkpoint_ns {
-        Some(ns) => parts.push(format!("ns={ns:?}")),
-        None => parts.push("ns=<all>".to_owned()),
+impl fmt::Display for WritesHead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Self { config, channels, task_id, task_path } = self;
+        write!(f, "put_writes({config}, channels={channels:?}, task_id={task_id:?}, task_path={task_path:?})")
     }
-    if let Some(id) = &o.checkpoint_id {
-        parts.push(format!("id={}", shown_id(id)));
-    }
-    if !o.filter.is_empty() {
-        parts.push(format!("filter={}", serde_json::Value::Object(o.filter.clone())));
-    }
-    if let Some(b) = &o.before {
-        parts.push(format!("before={}", shown_id(b)));
-    }
-    if let Some(l) = o.limit {
-        parts.push(format!("limit={l}"));
-    }
-    parts.join(", ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{ChannelVersion, PruneStrategy};
+    use crate::types::{ChannelVersion, ListOptions, PruneStrategy};
     use serde_json::json;
 
     #[test]

@@ -79,7 +79,7 @@ pub use report::{
     CapabilityResult, CapabilityStatus, CaseResult, FuzzDivergence, FuzzSection, Level, Outcome, Repeats, Report,
 };
 pub use run::{AfterCases, Detection, Planned, RunOptions};
-pub use saver_call::SaverCall;
+pub use saver_call::{SaverCall, METHODS};
 pub use session::{Knowledge, Session, Start};
 pub use storage::Storage;
 pub use strength::{lack_reason, Feature, Strength, LACKS_PREFIX};

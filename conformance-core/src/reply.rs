@@ -1,12 +1,15 @@
 //! [`Reply`]: what a saver call returns, one variant per return type of the
-//! [`CheckpointSaver`] trait, and [`Invocation::send`], the one place a call held as data
-//! ([`Invocation`]) is made on a saver: the self-test's mutant wrapper and the fuzzer's
+//! [`crate::CheckpointSaver`] trait, as [`Invocation::send`] (in `saver_call.rs`, beside the
+//! list of methods) gives it; the one place a call held as data ([`Invocation`]) is made on
+//! a saver: the self-test's mutant wrapper and the fuzzer's
 //! executor, the traced saver every case runs on and the Rust bridge child all go through it.
 
 use std::collections::BTreeMap;
 
 use crate::types::{ChannelVersion, CheckpointConfig, CheckpointTuple, DeltaChannelHistory};
-use crate::{CheckpointError, CheckpointSaver, Invocation};
+use crate::CheckpointError;
+#[cfg(doc)]
+use crate::Invocation;
 
 /// What an [`Invocation`] returns: one variant per return type of the saver trait.
 #[derive(Clone, Debug)]
@@ -94,45 +97,5 @@ impl Reply {
             Reply::Version(v) => Ok(v),
             other => Err(other.wrong("get_next_version")),
         }
-    }
-}
-
-impl Invocation {
-    /// Makes this call on `saver` and gives back what it returned, as a [`Reply`] of the
-    /// method's return type (CONTRACT §2 and §3 name the methods).
-    ///
-    /// # Errors
-    /// The saver's own error, unchanged.
-    pub async fn send(self, saver: &dyn CheckpointSaver) -> Result<Reply, CheckpointError> {
-        let s = saver;
-        Ok(match self {
-            Invocation::Put(p) => Reply::Config(s.put(&p.config, p.checkpoint, p.metadata, p.new_versions).await?),
-            Invocation::PutWrites(w) => {
-                s.put_writes(&w.config, w.writes, &w.task_id, &w.task_path).await?;
-                Reply::Done
-            }
-            Invocation::GetTuple { config } => Reply::Tuple(s.get_tuple(&config).await?),
-            Invocation::List { thread_id, options } => Reply::Tuples(s.list(&thread_id, &options).await?),
-            Invocation::DeleteThread { thread_id } => {
-                s.delete_thread(&thread_id).await?;
-                Reply::Done
-            }
-            Invocation::DeleteForRuns { run_ids } => {
-                s.delete_for_runs(&run_ids).await?;
-                Reply::Done
-            }
-            Invocation::CopyThread { source, target } => {
-                s.copy_thread(&source, &target).await?;
-                Reply::Done
-            }
-            Invocation::Prune { thread_ids, strategy } => {
-                s.prune(&thread_ids, strategy).await?;
-                Reply::Done
-            }
-            Invocation::DeltaChannelHistory { config, channels } => {
-                Reply::History(s.delta_channel_history(&config, &channels).await?)
-            }
-            Invocation::GetNextVersion { current } => Reply::Version(s.get_next_version(current.as_ref())),
-        })
     }
 }

@@ -2,13 +2,15 @@
 //! uses differ only in what `put` and `put_writes` carry: an [`crate::Invocation`] holds
 //! every argument (a trace step, a fuzzer's call, a bridge request, a mutant's view), a
 //! [`crate::Call`] only what names the data touched (failure messages). Adding a saver
-//! method adds one variant here, its arm in [`SaverCall::view`], [`SaverCall::capability`],
-//! [`crate::Invocation::send`] and the `Call`'s `Display`.
+//! method adds one variant here, its arms in [`SaverCall::view`], [`SaverCall::capability`],
+//! [`SaverCall::method`] ([`METHODS`]), [`Invocation::send`] and `Display`: all in this file.
+
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::types::{ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
-use crate::Capability;
+use crate::types::{shown_id, ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
+use crate::{Capability, CheckpointError, CheckpointSaver, Invocation, Reply};
 
 /// One call of a saver method with its arguments (CONTRACT §2 and §3 name the methods),
 /// `put`'s arguments being `P` and `put_writes`'s `W`. In JSON it is an object whose `call`
@@ -114,19 +116,123 @@ impl<P, W> SaverCall<P, W> {
     }
 
     /// The method's name as the contract, traces and the bridge protocol spell it
-    /// (`put_writes`).
+    /// (`put_writes`): its entry of [`METHODS`].
     pub fn method(&self) -> &'static str {
+        METHODS[match self {
+            Self::Put(_) => 0,
+            Self::PutWrites(_) => 1,
+            Self::GetTuple { .. } => 2,
+            Self::List { .. } => 3,
+            Self::DeleteThread { .. } => 4,
+            Self::DeleteForRuns { .. } => 5,
+            Self::CopyThread { .. } => 6,
+            Self::Prune { .. } => 7,
+            Self::DeltaChannelHistory { .. } => 8,
+            Self::GetNextVersion { .. } => 9,
+        }]
+    }
+}
+
+/// The saver methods' names in [`SaverCall`]'s order, as its serde `call` tag writes them
+/// (a trace step's `call`, a bridge request's `op`).
+pub const METHODS: [&str; 10] = [
+    "put",
+    "put_writes",
+    "get_tuple",
+    "list",
+    "delete_thread",
+    "delete_for_runs",
+    "copy_thread",
+    "prune",
+    "delta_channel_history",
+    "get_next_version",
+];
+
+impl Invocation {
+    /// Makes this call on `saver` and gives back what it returned, as a [`Reply`] of the
+    /// method's return type (CONTRACT §2 and §3 name the methods).
+    ///
+    /// # Errors
+    /// The saver's own error, unchanged.
+    pub async fn send(self, saver: &dyn CheckpointSaver) -> Result<Reply, CheckpointError> {
+        let s = saver;
+        Ok(match self {
+            Invocation::Put(p) => Reply::Config(s.put(&p.config, p.checkpoint, p.metadata, p.new_versions).await?),
+            Invocation::PutWrites(w) => {
+                s.put_writes(&w.config, w.writes, &w.task_id, &w.task_path).await?;
+                Reply::Done
+            }
+            Invocation::GetTuple { config } => Reply::Tuple(s.get_tuple(&config).await?),
+            Invocation::List { thread_id, options } => Reply::Tuples(s.list(&thread_id, &options).await?),
+            Invocation::DeleteThread { thread_id } => {
+                s.delete_thread(&thread_id).await?;
+                Reply::Done
+            }
+            Invocation::DeleteForRuns { run_ids } => {
+                s.delete_for_runs(&run_ids).await?;
+                Reply::Done
+            }
+            Invocation::CopyThread { source, target } => {
+                s.copy_thread(&source, &target).await?;
+                Reply::Done
+            }
+            Invocation::Prune { thread_ids, strategy } => {
+                s.prune(&thread_ids, strategy).await?;
+                Reply::Done
+            }
+            Invocation::DeltaChannelHistory { config, channels } => {
+                Reply::History(s.delta_channel_history(&config, &channels).await?)
+            }
+            Invocation::GetNextVersion { current } => Reply::Version(s.get_next_version(current.as_ref())),
+        })
+    }
+}
+
+/// The form failure messages use: `get_tuple(thread=t1, ns="", id=c1)`; `put` and
+/// `put_writes` as their arguments `P` and `W` display themselves ([`crate::PutHead`],
+/// [`crate::WritesHead`]).
+impl<P: fmt::Display, W: fmt::Display> fmt::Display for SaverCall<P, W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Put(_) => "put",
-            Self::PutWrites(_) => "put_writes",
-            Self::GetTuple { .. } => "get_tuple",
-            Self::List { .. } => "list",
-            Self::DeleteThread { .. } => "delete_thread",
-            Self::DeleteForRuns { .. } => "delete_for_runs",
-            Self::CopyThread { .. } => "copy_thread",
-            Self::Prune { .. } => "prune",
-            Self::DeltaChannelHistory { .. } => "delta_channel_history",
-            Self::GetNextVersion { .. } => "get_next_version",
+            Self::Put(p) => p.fmt(f),
+            Self::PutWrites(w) => w.fmt(f),
+            Self::GetTuple { config } => write!(f, "get_tuple({config})"),
+            Self::List { thread_id, options } => {
+                write!(f, "list(thread={}, {})", shown_id(thread_id), list_options(options))
+            }
+            Self::DeleteThread { thread_id } => write!(f, "delete_thread({})", shown_id(thread_id)),
+            Self::DeleteForRuns { run_ids } => write!(f, "delete_for_runs({run_ids:?})"),
+            Self::CopyThread { source, target } => {
+                write!(f, "copy_thread(source={}, target={})", shown_id(source), shown_id(target))
+            }
+            Self::Prune { thread_ids, strategy } => write!(f, "prune({thread_ids:?}, {strategy})"),
+            Self::DeltaChannelHistory { config, channels } => {
+                write!(f, "delta_channel_history({config}, channels={channels:?})")
+            }
+            Self::GetNextVersion { current } => write!(f, "get_next_version({current:?})"),
         }
     }
+}
+
+/// `ns=.., id=.., filter=.., before=.., limit=..`: the namespace always (`ns=<all>` when
+/// none is given), the other options only when they are set.
+fn list_options(o: &ListOptions) -> String {
+    let mut parts = Vec::new();
+    match &o.checkpoint_ns {
+        Some(ns) => parts.push(format!("ns={ns:?}")),
+        None => parts.push("ns=<all>".to_owned()),
+    }
+    if let Some(id) = &o.checkpoint_id {
+        parts.push(format!("id={}", shown_id(id)));
+    }
+    if !o.filter.is_empty() {
+        parts.push(format!("filter={}", serde_json::Value::Object(o.filter.clone())));
+    }
+    if let Some(b) = &o.before {
+        parts.push(format!("before={}", shown_id(b)));
+    }
+    if let Some(l) = o.limit {
+        parts.push(format!("limit={l}"));
+    }
+    parts.join(", ")
 }

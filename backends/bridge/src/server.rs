@@ -388,16 +388,13 @@ async fn call(saver: &dyn CheckpointSaver, op: &str, raw: Option<&RawValue>) -> 
 /// # Errors
 /// `Protocol`: an unknown operation, or arguments that are not the method's.
 fn invocation(op: &str, raw: Option<&RawValue>) -> Result<Invocation, RemoteError> {
+    if !conformance_core::METHODS.contains(&op) {
+        return Err(protocol(format!("unknown operation {op:?}")));
+    }
     let mut request: serde_json::Map<String, Value> = args(op, raw)?;
     if let Some(Value::Object(config)) = request.get_mut("config") {
         config.entry("thread_id").or_insert_with(|| Value::String(String::new()));
     }
     request.insert("call".to_owned(), Value::String(op.to_owned()));
-    Invocation::deserialize(Value::Object(request)).map_err(|e| {
-        if e.to_string().starts_with("unknown variant") {
-            protocol(format!("unknown operation {op:?}"))
-        } else {
-            protocol(format!("{op}: bad arguments: {e}"))
-        }
-    })
+    Invocation::deserialize(Value::Object(request)).map_err(|e| protocol(format!("{op}: bad arguments: {e}")))
 }

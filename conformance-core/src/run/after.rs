@@ -10,7 +10,7 @@ use crate::Registration;
 /// against that result's capability (the capability of the call that diverged).
 pub type AfterCasesFn = dyn Fn(&Registration) -> (crate::FuzzSection, Option<CaseResult>) + Send + Sync;
 
-/// A trial run after the cases ([`RunOptions::after_cases`]).
+/// A trial run after the cases ([`super::RunOptions::after_cases`]).
 #[derive(Clone)]
 pub struct AfterCases(pub Arc<AfterCasesFn>);
 

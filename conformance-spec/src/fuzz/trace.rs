@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use conformance_core::{
     Call, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointTuple, DeltaChannelHistory, Invocation, Put,
-    PutWrites,
+    PutWrites, METHODS,
 };
 use serde::{Deserialize, Serialize};
 
@@ -53,15 +53,12 @@ enum Own {
     Instance { index: usize },
 }
 
-/// The `call` names of [`Invocation`] (`CALLS` lists them first).
-const INVOCATION_CALLS: usize = 10;
-
 impl<'de> Deserialize<'de> for Op {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let value = serde_json::Value::deserialize(deserializer)?;
         let call = value.get("call").and_then(serde_json::Value::as_str).unwrap_or_default();
-        if CALLS[..INVOCATION_CALLS].contains(&call) {
+        if METHODS.contains(&call) {
             return Invocation::deserialize(value).map(Op::Call).map_err(D::Error::custom);
         }
         Ok(match Own::deserialize(value).map_err(D::Error::custom)? {
@@ -268,30 +265,24 @@ impl Trace {
     }
 }
 
-/// The `call` names of the format, as [`Op`] spells them.
-const CALLS: [&str; 13] = [
-    "put",
-    "put_writes",
-    "get_tuple",
-    "list",
-    "delete_thread",
-    "delete_for_runs",
-    "copy_thread",
-    "prune",
-    "delta_channel_history",
-    "get_next_version",
-    "concurrent",
-    "reopen",
-    "instance",
-];
+/// The `call` names of the format's markers and batches ([`Own`]); a saver call's are
+/// [`conformance_core::METHODS`].
+const MARKERS: [&str; 3] = ["concurrent", "reopen", "instance"];
+
+/// Every `call` name of the format, for messages: the methods, then the markers.
+fn call_names() -> String {
+    METHODS.iter().chain(&MARKERS).copied().collect::<Vec<_>>().join(", ")
+}
 
 /// One step read and checked (see [`Trace::parse`]); `opened` counts the instances that
 /// the steps before it opened.
 fn check_step(raw: &serde_json::Value, opened: &mut usize) -> Result<Step, String> {
     let call = match raw.get("call") {
-        Some(serde_json::Value::String(c)) if CALLS.contains(&c.as_str()) => c.as_str(),
-        Some(serde_json::Value::String(c)) => return Err(format!("unknown call `{c}` (one of {})", CALLS.join(", "))),
-        _ => return Err(format!("a step is an object with `call`, one of {}", CALLS.join(", "))),
+        Some(serde_json::Value::String(c)) if METHODS.contains(&c.as_str()) || MARKERS.contains(&c.as_str()) => {
+            c.as_str()
+        }
+        Some(serde_json::Value::String(c)) => return Err(format!("unknown call `{c}` (one of {})", call_names())),
+        _ => return Err(format!("a step is an object with `call`, one of {}", call_names())),
     };
     let step: Step = serde_json::from_value(raw.clone()).map_err(|e| format!("{call}: {e}"))?;
     let inner = raw.get("calls").and_then(|c| c.as_array()).map(Vec::as_slice).unwrap_or_default();
@@ -515,7 +506,7 @@ mod tests {
 
 #[cfg(test)]
 mod call_names {
-    use super::{Invocation, Own, CALLS, INVOCATION_CALLS};
+    use super::{Invocation, Own, MARKERS, METHODS};
 
     /// The names serde gives an enum's variants, from its "unknown variant" message.
     fn serde_names<T: serde::de::DeserializeOwned>() -> Vec<String> {
@@ -531,8 +522,8 @@ mod call_names {
     fn calls_lists_exactly_the_names_of_op() {
         let (invocations, own) = (serde_names::<Invocation>(), serde_names::<Own>());
         assert!(invocations.len() > 5 && own.len() > 2, "could not read the variant names from serde");
-        assert_eq!(CALLS[..INVOCATION_CALLS].to_vec(), invocations, "CALLS and Invocation's serde names differ");
-        assert_eq!(CALLS[INVOCATION_CALLS..].to_vec(), own, "CALLS and Op's own serde names differ");
+        assert_eq!(METHODS.to_vec(), invocations, "METHODS and Invocation's serde names differ");
+        assert_eq!(MARKERS.to_vec(), own, "MARKERS and Op's own serde names differ");
     }
 
     #[test]
