@@ -77,6 +77,17 @@ pub fn usage_error(e: &clap::Error, command: &clap::Command, help: &str) -> Exit
             if let Some(values) = text.lines().map(str::trim).find(|l| l.starts_with("[possible values:")) {
                 line = format!("{line} {values}");
             }
+            if e.kind() == ErrorKind::MissingRequiredArgument {
+                // clap names the missing arguments on the lines after the first.
+                let missing: Vec<&str> = text
+                    .lines()
+                    .skip(1)
+                    .take_while(|l| !l.trim().is_empty())
+                    .map(str::trim)
+                    .filter(|l| !l.starts_with("Usage:"))
+                    .collect();
+                line = format!("{line} {}", missing.join(" "));
+            }
             if e.kind() == ErrorKind::InvalidSubcommand {
                 let tasks: Vec<String> =
                     command.get_subcommands().map(|c| c.get_name().to_owned()).filter(|n| n != "help").collect();

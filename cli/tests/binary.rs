@@ -151,6 +151,11 @@ fn replay_is_a_task_of_the_installed_binary() {
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("replay sqlite my-app.json: ") && stdout.contains("the saver gave what the trace says"));
 
+    let out = binary(cwd.path(), cache.path(), &["replay"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not provided: <FILE>") && stderr.lines().count() == 1, "names what is missing: {stderr}");
+
     std::fs::write(cwd.path().join("not-a-trace.json"), "{}").unwrap();
     let out = binary(cwd.path(), cache.path(), &["replay", "not-a-trace.json"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
