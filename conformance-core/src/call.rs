@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::saver_call::SaverCall;
+use crate::saver_call::{Invocation, SaverCall};
 use crate::types::{shown_id, CheckpointConfig};
 
 /// One saver call as failure messages name it: a [`SaverCall`] whose `put` and
@@ -59,6 +59,22 @@ impl fmt::Display for WritesHead {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Self { config, channels, task_id, task_path } = self;
         write!(f, "put_writes({config}, channels={channels:?}, task_id={task_id:?}, task_path={task_path:?})")
+    }
+}
+
+impl Invocation {
+    /// The call as failure messages name it: the arguments that say which data it touched,
+    /// without values or metadata.
+    pub fn call(&self) -> Call {
+        self.view(
+            |p| PutHead { config: p.config.clone(), checkpoint_id: p.checkpoint.id.clone() },
+            |w| WritesHead {
+                config: w.config.clone(),
+                channels: w.writes.iter().map(|(c, _)| c.clone()).collect(),
+                task_id: w.task_id.clone(),
+                task_path: w.task_path.clone(),
+            },
+        )
     }
 }
 

@@ -42,7 +42,6 @@ mod call;
 mod case;
 pub mod clusters;
 mod detect;
-mod invocation;
 mod isolation;
 pub mod leftovers;
 mod omitted;
@@ -69,7 +68,6 @@ pub use checkpoint_contract::{
 
 pub use call::{Call, PutHead, WritesHead};
 pub use case::{Budget, CaseEnv, CaseFn, CaseFuture, CaseInstance, Failure, SpecCase};
-pub use invocation::{Invocation, Put, PutWrites};
 pub use isolation::{panic_message, Abort};
 pub use omitted::Omitted;
 pub use progress::Progress;
@@ -79,7 +77,7 @@ pub use report::{
     CapabilityResult, CapabilityStatus, CaseResult, FuzzDivergence, FuzzSection, Level, Outcome, Repeats, Report,
 };
 pub use run::{AfterCases, Detection, Planned, RunOptions};
-pub use saver_call::{SaverCall, METHODS};
+pub use saver_call::{Invocation, Put, PutWrites, SaverCall, METHODS};
 pub use session::{Knowledge, Session, Start};
 pub use storage::Storage;
 pub use strength::{lack_reason, Feature, Strength, LACKS_PREFIX};

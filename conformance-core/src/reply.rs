@@ -1,6 +1,6 @@
 //! [`Reply`]: what a saver call returns, one variant per return type of the
-//! [`crate::CheckpointSaver`] trait, as [`Invocation::send`] (in `saver_call.rs`, beside the
-//! list of methods) gives it; the one place a call held as data ([`Invocation`]) is made on
+//! [`crate::CheckpointSaver`] trait, as [`crate::Invocation::send`] (in `saver_call.rs`, beside the
+//! list of methods) gives it; the one place a call held as data ([`crate::Invocation`]) is made on
 //! a saver: the self-test's mutant wrapper and the fuzzer's
 //! executor, the traced saver every case runs on and the Rust bridge child all go through it.
 
@@ -8,10 +8,8 @@ use std::collections::BTreeMap;
 
 use crate::types::{ChannelVersion, CheckpointConfig, CheckpointTuple, DeltaChannelHistory};
 use crate::CheckpointError;
-#[cfg(doc)]
-use crate::Invocation;
 
-/// What an [`Invocation`] returns: one variant per return type of the saver trait.
+/// What an [`crate::Invocation`] returns: one variant per return type of the saver trait.
 #[derive(Clone, Debug)]
 pub enum Reply {
     /// `put`: the stored checkpoint's config.

@@ -1,5 +1,5 @@
 //! [`SaverCall`]: the one list of the [`crate::CheckpointSaver`] methods as data. Its two
-//! uses differ only in what `put` and `put_writes` carry: an [`crate::Invocation`] holds
+//! uses differ only in what `put` and `put_writes` carry: an [`Invocation`] holds
 //! every argument (a trace step, a fuzzer's call, a bridge request, a mutant's view), a
 //! [`crate::Call`] only what names the data touched (failure messages). Adding a saver
 //! method adds one variant here, its arms in [`SaverCall::view`], [`SaverCall::capability`],
@@ -9,8 +9,52 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::reply::Reply;
 use crate::types::{shown_id, ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
-use crate::{Capability, CheckpointError, CheckpointSaver, Invocation, Reply};
+use crate::types::{ChannelVersions, Checkpoint, CheckpointMetadata, TypedValue};
+use crate::{Capability, CheckpointError, CheckpointSaver};
+
+/// The arguments of `put` (CONTRACT §2 put).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Put {
+    /// Thread, namespace and parent checkpoint id.
+    pub config: CheckpointConfig,
+    /// The checkpoint to store.
+    pub checkpoint: Checkpoint,
+    /// Its metadata.
+    pub metadata: CheckpointMetadata,
+    /// The channels whose values this put carries new versions of.
+    pub new_versions: ChannelVersions,
+}
+
+/// The arguments of `put_writes` (CONTRACT §2 put_writes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PutWrites {
+    /// Thread, namespace and the checkpoint the writes belong to.
+    pub config: CheckpointConfig,
+    /// `(channel, value)` in call order (`[channel, value]` pairs in JSON).
+    pub writes: Vec<(String, TypedValue)>,
+    /// The writing task.
+    pub task_id: String,
+    /// The writing task's path.
+    pub task_path: String,
+}
+
+/// One call of a saver method with all its arguments (CONTRACT §2 and §3 name the
+/// methods): a [`SaverCall`] whose `put` and `put_writes` carry [`Put`] and [`PutWrites`];
+/// [`Invocation::call`] (in `call.rs`) is its short form for messages.
+/// In JSON it is an object whose `call` names the method (snake_case) and whose other keys
+/// are the arguments by name, as a trace step writes it:
+///
+/// ```
+/// use conformance_core::{CheckpointConfig, Invocation};
+/// let get = Invocation::GetTuple { config: CheckpointConfig::new("t1") };
+/// let json = serde_json::to_value(&get).unwrap();
+/// assert_eq!(json["call"], "get_tuple");
+/// assert_eq!(json["config"]["thread_id"], "t1");
+/// assert_eq!(get.call().to_string(), r#"get_tuple(thread=t1, ns="", id=none)"#);
+/// ```
+pub type Invocation = SaverCall<Put, PutWrites>;
 
 /// One call of a saver method with its arguments (CONTRACT §2 and §3 name the methods),
 /// `put`'s arguments being `P` and `put_writes`'s `W`. In JSON it is an object whose `call`
