@@ -288,56 +288,48 @@ impl Bug for LatestPointerRace {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "lost_update",
         LostUpdate,
         &[CC],
         [R("concurrency.serial"), S("S18")],
         "put_writes is a read-modify-write without a lock: concurrent writes are lost"
     ),
     mutant!(
-        "torn_read",
         TornRead,
         &[CC],
         [R("concurrency.serial"), S("S18")],
         "put makes the checkpoint visible before its values: a concurrent reader sees part of it"
     ),
     mutant!(
-        "busy_across_instances",
         BusyAcrossInstances,
         &[CC],
         [R("concurrency.serial"), S("S19"), R("concurrency.two_instances")],
         "a call that finds the storage held by another instance fails with \"database is locked\""
     ),
     mutant!(
-        "writes_not_atomic",
         WritesNotAtomic,
         &[CC],
         [R("concurrency.serial"), S("S18")],
         "put_writes stores its writes one at a time: a concurrent reader sees part of a call"
     ),
     mutant!(
-        "writes_special_after_regular",
         WritesSpecialAfterRegular,
         &[CC],
         [R("concurrency.serial"), R("put_writes.per_write"), S("S18")],
         "put_writes stores a call's regular writes, yields, then its special ones: two concurrent calls of one task mix"
     ),
     mutant!(
-        "check_then_insert_race",
         CheckThenInsertRace,
         &[CC],
         [R("concurrency.serial"), S("S18")],
         "put_writes checks whether a key exists, then inserts: racing writers of one key all insert"
     ),
     mutant!(
-        "thread_index_lost_update",
         ThreadIndexLostUpdate,
         &[CC],
         [R("concurrency.serial"), S("S18")],
         "put updates the thread's index by a read-modify-write without a lock: list misses concurrent puts"
     ),
     mutant!(
-        "latest_pointer_race",
         LatestPointerRace,
         &[CC],
         [R("concurrency.serial"), R("get_tuple.latest")],

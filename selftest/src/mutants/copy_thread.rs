@@ -220,71 +220,51 @@ impl Bug for CopyMissingSourceFails {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "copy_keeps_source_thread_id",
         CopyKeepsSourceThreadId,
         &[CT],
         [R("copy_thread.target_configs"), S("S16"), G("7.3-copy-configs")],
         "copied tuples name the source thread in config and parent_config"
     ),
     mutant!(
-        "copy_parent_names_source",
         CopyParentNamesSource,
         &[CT],
         [R("copy_thread.target_configs"), S("S16"), G("7.3-copy-configs")],
         "copied tuples name the source thread in parent_config"
     ),
     mutant!(
-        "copy_latest_only",
         CopyLatestOnly,
         &[CT],
         [R("copy_thread.copies"), S("S16")],
         "only the latest checkpoint of each namespace is copied"
     ),
     mutant!(
-        "copy_twice_duplicates_writes",
         CopyTwiceDuplicatesWrites,
         &[CT],
         [R("copy_thread.twice"), S("S16"), R("copy_thread.onto_existing")],
         "a second copy duplicates the writes"
     ),
+    mutant!(CopyRootOnly, &[CT], [R("copy_thread.copies"), S("S16")], "only the root namespace is copied"),
     mutant!(
-        "copy_root_only",
-        CopyRootOnly,
-        &[CT],
-        [R("copy_thread.copies"), S("S16")],
-        "only the root namespace is copied"
-    ),
-    mutant!(
-        "copy_moves_source",
         CopyMovesSource,
         &[CT],
         [R("copy_thread.source_unchanged"), S("S16")],
         "the source is deleted after the copy (a move)"
     ),
+    mutant!(CopyDropsWrites, &[CT], [R("copy_thread.copies"), S("S16"), G("7.3-copy-writes")], "writes are not copied"),
     mutant!(
-        "copy_drops_writes",
-        CopyDropsWrites,
-        &[CT],
-        [R("copy_thread.copies"), S("S16"), G("7.3-copy-writes")],
-        "writes are not copied"
-    ),
-    mutant!(
-        "copy_clears_target",
         CopyClearsTarget,
         &[CT],
         [R("copy_thread.missing_source"), G("7.3-copy-target")],
         "the target is cleared before copying, even from a missing source"
     ),
     mutant!(
-        "copy_drops_task_path",
         CopyDropsTaskPath,
         &[CT],
         [R("copy_thread.copies"), G("7.3-copy-writes")],
         "copied writes lose their task_path"
     ),
-    mutant!("copy_drops_values", CopyDropsValues, &[CT], [R("copy_thread.copies")], "channel values are not copied"),
+    mutant!(CopyDropsValues, &[CT], [R("copy_thread.copies")], "channel values are not copied"),
     mutant!(
-        "copy_missing_source_fails",
         CopyMissingSourceFails,
         &[CT],
         [R("extended.noop_inputs"), R("copy_thread.missing_source")],

@@ -128,49 +128,32 @@ impl Bug for DeleteForRunsRootOnly {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "delete_for_runs_noop",
         DeleteForRunsNoop,
         &[DR],
         [R("delete_for_runs.deletes"), G("7.3-delete-for-runs")],
         "delete_for_runs does nothing"
     ),
+    mutant!(DeleteForRunsEmptyFails, &[DR], [R("extended.noop_inputs"), S("S14")], "delete_for_runs([]) fails"),
     mutant!(
-        "delete_for_runs_empty_fails",
-        DeleteForRunsEmptyFails,
-        &[DR],
-        [R("extended.noop_inputs"), S("S14")],
-        "delete_for_runs([]) fails"
-    ),
-    mutant!(
-        "delete_for_runs_unknown_fails",
         DeleteForRunsUnknownFails,
         &[DR],
         [R("extended.noop_inputs")],
         "run ids that match no checkpoint fail the call"
     ),
+    mutant!(DeleteForRunsFirstOnly, &[DR], [R("delete_for_runs.deletes")], "only the first run id is deleted"),
     mutant!(
-        "delete_for_runs_first_only",
-        DeleteForRunsFirstOnly,
-        &[DR],
-        [R("delete_for_runs.deletes")],
-        "only the first run id is deleted"
-    ),
-    mutant!(
-        "delete_for_runs_whole_thread",
         DeleteForRunsWholeThread,
         &[DR],
         [R("delete_for_runs.others"), G("7.3-delete-for-runs")],
         "every thread that has a listed run is deleted whole"
     ),
     mutant!(
-        "delete_for_runs_leaves_writes",
         DeleteForRunsLeavesWrites,
         &[DR],
         [R("delete_for_runs.deletes"), G("7.3-delete-for-runs")],
         "the deleted checkpoints' writes are left behind"
     ),
     mutant!(
-        "delete_for_runs_root_only",
         DeleteForRunsRootOnly,
         &[DR],
         [R("delete_for_runs.deletes")],

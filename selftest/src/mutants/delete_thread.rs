@@ -192,70 +192,60 @@ impl Bug for DeleteThreadLike {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "delete_thread_noop",
         DeleteThreadNoop,
         &[DT],
         [R("delete_thread.everything"), S("S17")],
         "delete_thread does nothing"
     ),
     mutant!(
-        "delete_thread_root_only",
         DeleteThreadRootOnly,
         &[DT],
         [R("delete_thread.everything"), S("S13")],
         "delete_thread deletes the root namespace only"
     ),
     mutant!(
-        "delete_thread_leaves_writes",
         DeleteThreadLeavesWrites,
         &[DT],
         [R("delete_thread.nothing_back"), S("S13"), G("7.3-delete-leaks")],
         "delete_thread leaves the writes behind; a re-put shows them"
     ),
     mutant!(
-        "delete_thread_leaves_values",
         DeleteThreadLeavesValues,
         &[DT],
         [R("delete_thread.nothing_back"), S("S13"), G("7.3-delete-leaks")],
         "delete_thread leaves the stored channel values behind; a re-put reads them"
     ),
     mutant!(
-        "delete_thread_deletes_all",
         DeleteThreadDeletesAll,
         &[DT],
         [R("delete_thread.others"), G("7.3-delete-leaks")],
         "delete_thread deletes every thread"
     ),
     mutant!(
-        "delete_thread_hides_same_ids_elsewhere",
         DeleteThreadHidesSameIdsElsewhere,
         &[DT],
         [R("delete_thread.others")],
         "delete_thread forgets its checkpoint ids everywhere: another thread's checkpoint with the same id reads as none"
     ),
     mutant!(
-        "delete_unknown_thread_fails",
         DeleteUnknownThreadFails,
         &[DT],
         [R("delete_thread.unknown"), S("S14")],
         "delete_thread of an unknown thread fails"
     ),
     mutant!(
-        "delete_before_first_put_fails",
         DeleteBeforeFirstPutFails,
         &[DT],
         [R("delete_thread.unknown")],
         "delete_thread before the saver's first put fails (no tables yet)"
     ),
     mutant!(
-        "delete_thread_case_insensitive",
         DeleteThreadCaseInsensitive,
         &[DT],
         [R("ids.opaque"), R("delete_thread.others")],
         "delete_thread also deletes the threads equal to it case-insensitively"
     ),
     mutant!(
-        "delete_thread_like",
         DeleteThreadLike,
         &[DT],
         [R("ids.opaque"), R("delete_thread.others")],

@@ -377,7 +377,6 @@ pub const MUTANTS: &[Mutant] = &[
         "delta_channel_history lower-cases the channels asked for: \"A\" gets the history of \"a\""
     ),
     mutant!(
-        "delta_channels_like",
         DeltaChannelsLike,
         &[DH],
         [R("ids.opaque"), R("delta.channels")],

@@ -281,42 +281,36 @@ impl Bug for SpecialLastWinsPerInstance {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "ack_before_commit",
         AckBeforeCommit,
         &[DU],
         [R("durability.acknowledged"), S("S20")],
         "put and put_writes acknowledge before storing: a new instance misses the last acknowledged call"
     ),
     mutant!(
-        "delete_before_commit",
         DeleteBeforeCommit,
         &[DU],
         [R("durability.acknowledged")],
         "delete_thread acknowledges before storing: a new instance still sees the deleted thread"
     ),
     mutant!(
-        "first_wins_per_instance",
         FirstWinsPerInstance,
         &[DU],
         [R("put_writes.regular_first"), S("S04")],
         "regular writes are deduplicated per instance: a re-delivery through another instance replaces the first write"
     ),
     mutant!(
-        Sqlite: "ack_deferred_to_next_call",
-        AckDeferredToNextCall,
+        Sqlite: AckDeferredToNextCall,
         &[DU],
         [R("durability.acknowledged"), S("S20")],
         "put and put_writes of the SQLite saver answer Ok before storing: a killed process loses the last acknowledged call"
     ),
     mutant!(
-        "early_writes_held_by_instance",
         EarlyWritesHeldByInstance,
         &[DU],
         [R("put_writes.early"), R("durability.acknowledged")],
         "writes for a checkpoint not yet stored are held in the instance that took them: a checkpoint put through another instance shows none"
     ),
     mutant!(
-        "special_last_wins_per_instance",
         SpecialLastWinsPerInstance,
         &[DU],
         [R("put_writes.special_last")],

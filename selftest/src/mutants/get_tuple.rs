@@ -279,98 +279,84 @@ impl Bug for GetTupleNamespaceLike {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "latest_by_insertion_order",
         LatestByInsertionOrder,
         &[GT],
         [R("get_tuple.latest"), S("S12"), G("7.2-latest-insertion-order"), G("7.2-out-of-order-ids")],
         "the latest checkpoint is the one put last, not the greatest id"
     ),
     mutant!(
-        "by_id_gives_latest_writes",
         ByIdGivesLatestWrites,
         &[GT],
         [R("get_tuple.by_id"), R("put_writes.belongs")],
         "get_tuple with an id returns the pending writes of the thread's latest checkpoint"
     ),
     mutant!(
-        "get_by_id_ignores_namespace",
         GetByIdIgnoresNamespace,
         &[GT],
         [R("get_tuple.by_id"), G("7.2-ns-isolation")],
         "get_tuple with an id ignores the namespace"
     ),
     mutant!(
-        "root_latest_spans_namespaces",
         RootLatestSpansNamespaces,
         &[GT],
         [R("get_tuple.latest"), S("S10")],
         "get_tuple without id in the root namespace returns the latest of any namespace"
     ),
     mutant!(
-        "missing_id_falls_back_to_latest",
         MissingIdFallsBackToLatest,
         &[GT],
         [R("get_tuple.by_id")],
         "get_tuple of an id that is not stored returns the latest checkpoint"
     ),
     mutant!(
-        "get_tuple_ignores_thread",
         GetTupleIgnoresThread,
         &[GT],
         [R("get_tuple.by_id"), R("get_tuple.latest")],
         "get_tuple ignores the thread: an id is found in any thread, the latest is over every thread"
     ),
     mutant!(
-        "get_tuple_missing_gives_empty",
         GetTupleMissingGivesEmpty,
         &[GT],
         [R("get_tuple.by_id"), R("get_tuple.latest")],
         "get_tuple of a checkpoint that is not stored returns an empty tuple instead of none"
     ),
     mutant!(
-        "get_tuple_returns_caller_config",
         GetTupleReturnsCallerConfig,
         &[GT],
         [R("get_tuple.latest")],
         "the tuple's config is the caller's as given, with no id when the latest was asked for (upstream quirk)"
     ),
     mutant!(
-        "pending_writes_reversed",
         PendingWritesReversed,
         &[GT, LS],
         [R("get_tuple.writes_order"), G("7.2-writes-order")],
         "pending_writes come back in reverse order"
     ),
     mutant!(
-        "pending_writes_ignore_task_path",
         PendingWritesIgnoreTaskPath,
         &[GT, LS],
         [R("get_tuple.writes_order"), G("7.2-writes-order")],
         "pending_writes are ordered by task id, ignoring task_path (upstream SQLite 3.1.1)"
     ),
     mutant!(
-        "pending_writes_index_unsigned",
         PendingWritesIndexUnsigned,
         &[GT, LS],
         [R("get_tuple.writes_order")],
         "pending_writes indexes are compared unsigned: special writes sort last"
     ),
     mutant!(
-        "pending_writes_index_as_text",
         PendingWritesIndexAsText,
         &[GT, LS],
         [R("get_tuple.writes_order")],
         "pending_writes indexes are compared as text (-1 < -2, 10 < 2)"
     ),
     mutant!(
-        "missing_thread_reads_undefined",
         MissingThreadReadsUndefined,
         &[GT],
         [R("config.missing_thread")],
         "a config without thread_id reads the thread \"undefined\" (a JS saver stringifying the missing value)"
     ),
     mutant!(
-        "latest_by_ts",
         LatestByTs,
         &[GT],
         [R("get_tuple.latest")],
@@ -419,7 +405,6 @@ pub const MUTANTS: &[Mutant] = &[
         "get_tuple looks its thread up with LIKE: \"a%\" and \"a_\" find the thread \"ab\""
     ),
     mutant!(
-        "get_tuple_thread_prefix",
         GetTupleThreadPrefix,
         &[GT],
         [R("ids.opaque"), R("get_tuple.latest")],
@@ -475,7 +460,6 @@ pub const MUTANTS: &[Mutant] = &[
         "checkpoint ids are cut to 255 bytes: long ids that differ past that are one checkpoint"
     ),
     mutant!(
-        "get_tuple_namespace_like",
         GetTupleNamespaceLike,
         &[GT],
         [R("ids.opaque"), R("get_tuple.by_id"), R("get_tuple.latest")],
@@ -510,7 +494,6 @@ pub const MUTANTS: &[Mutant] = &[
         "get_tuple retries a checkpoint id it does not find NFC-composed: \"e\\u{301}\" finds \"\\u{e9}\""
     ),
     mutant!(
-        "latest_by_metadata_step",
         LatestByMetadataStep,
         &[GT],
         [R("get_tuple.latest")],

@@ -373,86 +373,59 @@ impl Bug for ListOrderedByTs {
 
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
+    mutant!(ListOldestFirst, &[LS], [R("list.order"), S("S12")], "list returns the oldest checkpoint first"),
     mutant!(
-        "list_oldest_first",
-        ListOldestFirst,
-        &[LS],
-        [R("list.order"), S("S12")],
-        "list returns the oldest checkpoint first"
-    ),
-    mutant!(
-        "list_insertion_order",
         ListInsertionOrder,
         &[LS],
         [R("list.order"), S("S12"), G("7.2-out-of-order-ids")],
         "list orders by insertion (the checkpoint put last first), not by id"
     ),
     mutant!(
-        "list_limit_keeps_oldest",
         ListLimitKeepsOldest,
         &[LS],
         [R("list.limit"), S("S01")],
         "limit keeps the oldest matches (ORDER BY ASC LIMIT), shown newest first"
     ),
     mutant!(
-        "list_limit_zero_unlimited",
         ListLimitZeroUnlimited,
         &[LS],
         [R("list.limit"), S("S01"), G("7.2-limit-before")],
         "limit 0 is treated as no limit"
     ),
     mutant!(
-        "list_limit_per_namespace",
         ListLimitPerNamespace,
         &[LS],
         [R("list.limit")],
         "limit is applied per namespace when listing every namespace"
     ),
-    mutant!("list_before_ignored", ListBeforeIgnored, &[LS], [R("list.before"), S("S11")], "before is ignored"),
+    mutant!(ListBeforeIgnored, &[LS], [R("list.before"), S("S11")], "before is ignored"),
+    mutant!(ListBeforeInclusive, &[LS], [R("list.before"), S("S11")], "before keeps the id it names"),
     mutant!(
-        "list_before_inclusive",
-        ListBeforeInclusive,
-        &[LS],
-        [R("list.before"), S("S11")],
-        "before keeps the id it names"
-    ),
-    mutant!(
-        "list_before_unknown_ignored",
         ListBeforeUnknownIgnored,
         &[LS],
         [R("list.before"), S("S11"), G("7.2-limit-before")],
         "a before id that is not stored is ignored (everything comes back)"
     ),
     mutant!(
-        "list_before_after_limit",
         ListBeforeAfterLimit,
         &[LS],
         [R("list.before"), R("list.limit"), S("S11")],
         "before is applied after limit"
     ),
     mutant!(
-        "list_before_by_insertion_order",
         ListBeforeByInsertionOrder,
         &[LS],
         [R("list.before"), S("S11"), G("7.2-out-of-order-ids")],
         "before keeps the checkpoints put before the one it names, not the smaller ids"
     ),
     mutant!(should
-        "list_limit_split_across_namespaces",
         ListLimitSplitAcrossNamespaces,
         &[LS],
         [R("list.order_across")],
         "without a namespace, each namespace gives its newest ceil(limit / namespaces), then the merge is cut"
     ),
+    mutant!(ListFilterIgnored, &[LS], [R("list.filter"), S("S07")], "the metadata filter is ignored"),
     mutant!(
-        "list_filter_ignored",
-        ListFilterIgnored,
-        &[LS],
-        [R("list.filter"), S("S07")],
-        "the metadata filter is ignored"
-    ),
-    mutant!(
-        "list_filter_ignored_with_limit",
         ListFilterIgnoredWithLimit,
         &[LS],
         [R("list.filter"), S("S07")],
@@ -508,80 +481,49 @@ pub const MUTANTS: &[Mutant] = &[
         "a nested filter object matches by containment, not equality (upstream Postgres)"
     ),
     mutant!(should
-        "list_grouped_by_namespace",
         ListGroupedByNamespace,
         &[LS],
         [R("list.order_across"), S("S10")],
         "list is grouped by namespace instead of in global id order (upstream InMemory)"
     ),
     mutant!(should
-        "list_equal_ids_namespace_descending",
         ListEqualIdsNamespaceDescending,
         &[LS],
         [R("list.order_across")],
         "equal ids in different namespaces come namespace descending"
     ),
     mutant!(
-        "list_without_namespace_root_only",
         ListWithoutNamespaceRootOnly,
         &[LS],
         [R("list.scope"), S("S10"), G("7.2-list-no-ns")],
         "list without a namespace returns the root namespace only"
     ),
     mutant!(
-        "list_root_namespace_spans_all",
         ListRootNamespaceSpansAll,
         &[LS],
         [R("list.scope"), S("S10")],
         "list in the root namespace returns every namespace"
     ),
     mutant!(
-        "list_ignores_checkpoint_id",
         ListIgnoresCheckpointId,
         &[LS],
         [R("list.scope"), G("7.2-list-id")],
         "list ignores the checkpoint_id scope"
     ),
+    mutant!(ListIgnoresThread, &[LS], [R("list.scope")], "list returns the checkpoints of every thread"),
+    mutant!(ListDropsPendingWrites, &[LS], [R("list.tuples"), S("S08")], "listed tuples carry no pending writes"),
+    mutant!(ListDropsParentConfig, &[LS], [R("list.tuples"), S("S09")], "listed tuples carry no parent_config"),
     mutant!(
-        "list_ignores_thread",
-        ListIgnoresThread,
-        &[LS],
-        [R("list.scope")],
-        "list returns the checkpoints of every thread"
-    ),
-    mutant!(
-        "list_drops_pending_writes",
-        ListDropsPendingWrites,
-        &[LS],
-        [R("list.tuples"), S("S08")],
-        "listed tuples carry no pending writes"
-    ),
-    mutant!(
-        "list_drops_parent_config",
-        ListDropsParentConfig,
-        &[LS],
-        [R("list.tuples"), S("S09")],
-        "listed tuples carry no parent_config"
-    ),
-    mutant!(
-        "list_parent_is_next_older",
         ListParentIsNextOlder,
         &[LS],
         [R("list.tuples"), R("put.stored")],
         "list gives each tuple the next older checkpoint of its namespace as parent (a LAG over ids), wrong on forks"
     ),
     mutant!(
-        "list_namespace_like",
         ListNamespaceLike,
         &[LS],
         [R("ids.opaque"), R("list.scope")],
         "list scopes its namespace with LIKE: \"sub%\" also lists the namespace \"subab\""
     ),
-    mutant!(
-        "list_ordered_by_ts",
-        ListOrderedByTs,
-        &[LS],
-        [R("list.order")],
-        "list orders by ts (ORDER BY ts DESC), not by id"
-    ),
+    mutant!(ListOrderedByTs, &[LS], [R("list.order")], "list orders by ts (ORDER BY ts DESC), not by id"),
 ];

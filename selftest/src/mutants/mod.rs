@@ -18,15 +18,21 @@ use crate::bug::Put;
 use crate::catalog::Mutant;
 use crate::wrapper::{lock, Inner};
 
-/// One catalog entry: `mutant!("name", BugType, capabilities, [covers], "the bug in one
-/// line")` for a mutant of the memory saver, `mutant!(Sqlite: "name", ...)` for one of
-/// another base saver ([`crate::Base`]).
+/// One catalog entry: `mutant!(BugType, capabilities, [covers], "the bug in one line")`
+/// for a mutant of the memory saver, named after its type in snake_case
+/// (`PutReturnsParentId` is `put_returns_parent_id`, [`snake_name`]);
+/// `mutant!(Sqlite: BugType, ...)` for one of another base saver ([`crate::Base`]). A bug
+/// type that is generic (`ThreadIds<CaseFold>`) gives its name first:
+/// `mutant!("thread_ids_case_folded", ThreadIds<CaseFold>, ...)`.
 macro_rules! mutant {
     // A mutant of a SHOULD rule (CONTRACT §5): `mutant!(should "name", ...)`.
     (should $($rest:tt)*) => {
         $crate::mutants::mutant!($($rest)*).should()
     };
     ($base:ident: $name:literal, $bug:ty, $caps:expr, [$($cover:expr),* $(,)?], $desc:literal $(,)?) => {
+        $crate::mutants::mutant!(@ $base: $name, $bug, $caps, [$($cover),*], $desc)
+    };
+    (@ $base:ident: $name:expr, $bug:ty, $caps:expr, [$($cover:expr),* $(,)?], $desc:literal $(,)?) => {
         $crate::catalog::Mutant {
             name: $name,
             description: $desc,
@@ -41,6 +47,56 @@ macro_rules! mutant {
     ($name:literal, $bug:ty, $caps:expr, [$($cover:expr),* $(,)?], $desc:literal $(,)?) => {
         $crate::mutants::mutant!(Memory: $name, $bug, $caps, [$($cover),*], $desc)
     };
+    // Named after the type.
+    ($base:ident: $bug:ident, $caps:expr, [$($cover:expr),* $(,)?], $desc:literal $(,)?) => {
+        $crate::mutants::mutant!(@ $base: {
+            const NAME: &str = stringify!($bug);
+            const BYTES: [u8; $crate::mutants::snake_len(NAME)] = $crate::mutants::snake_name(NAME);
+            match std::str::from_utf8(&BYTES) {
+                Ok(name) => name,
+                Err(_) => panic!("a type name is ASCII"),
+            }
+        }, $bug, $caps, [$($cover),*], $desc)
+    };
+    ($bug:ident, $caps:expr, [$($cover:expr),* $(,)?], $desc:literal $(,)?) => {
+        $crate::mutants::mutant!(Memory: $bug, $caps, [$($cover),*], $desc)
+    };
+}
+
+/// The length of [`snake_name`]`(name)`: one more byte before each capital but the first.
+pub(crate) const fn snake_len(name: &str) -> usize {
+    let b = name.as_bytes();
+    let (mut n, mut i) = (b.len(), 1);
+    while i < b.len() {
+        if b[i].is_ascii_uppercase() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// A CamelCase type name in snake_case, at compile time (`PutReturnsParentId` ->
+/// `put_returns_parent_id`): a mutant's name from its type ([`mutant!`]). `N` is
+/// [`snake_len`]`(name)`.
+pub(crate) const fn snake_name<const N: usize>(name: &str) -> [u8; N] {
+    let b = name.as_bytes();
+    let mut out = [0u8; N];
+    let (mut i, mut j) = (0, 0);
+    while i < b.len() {
+        if b[i].is_ascii_uppercase() {
+            if i > 0 {
+                out[j] = b'_';
+                j += 1;
+            }
+            out[j] = b[i].to_ascii_lowercase();
+        } else {
+            out[j] = b[i];
+        }
+        i += 1;
+        j += 1;
+    }
+    out
 }
 pub(crate) use mutant;
 
@@ -280,4 +336,18 @@ pub(crate) async fn parent_values(
         None => None,
     };
     Ok(parent.map(|p| p.checkpoint.channel_values.clone()).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::{snake_len, snake_name};
+
+    #[test]
+    fn a_type_name_becomes_snake_case() {
+        const NAME: &str = "PutReturnsParentId";
+        const BYTES: [u8; snake_len(NAME)] = snake_name(NAME);
+        assert_eq!(std::str::from_utf8(&BYTES), Ok("put_returns_parent_id"));
+        assert_eq!(snake_name::<3>("Abc"), *b"abc");
+        assert_eq!(snake_len("ListLimitPlusOne"), "list_limit_plus_one".len());
+    }
 }

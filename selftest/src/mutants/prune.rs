@@ -217,65 +217,46 @@ impl Bug for PruneKeepsLatestTs {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "prune_keeps_oldest",
         PruneKeepsOldest,
         &[PR],
         [R("prune.keep_latest"), S("S15")],
         "keep_latest keeps the oldest checkpoint of each namespace"
     ),
     mutant!(
-        "prune_drops_writes",
         PruneDropsWrites,
         &[PR],
         [R("prune.keep_latest"), S("S15")],
         "keep_latest drops the kept checkpoint's writes"
     ),
     mutant!(should
-        "prune_drops_inherited_values",
         PruneDropsInheritedValues,
         &[PR],
         [R("prune.keep_latest"), S("S15"), G("7.3-prune"), R("put.kept_values")],
         "keep_latest keeps only the values the kept checkpoint's put carried: kept channels lose theirs"
     ),
     mutant!(
-        "prune_drops_values_stored_once",
         PruneDropsValuesStoredOnce,
         &[PR],
         [R("prune.keep_latest"), S("S15"), G("7.3-prune")],
         "keep_latest deletes the values the pruned checkpoints stored first, which the kept one carried again"
     ),
     mutant!(
-        "prune_other_threads",
         PruneOtherThreads,
         &[PR],
         [R("prune.others"), S("S15")],
         "keep_latest also prunes threads that were not named"
     ),
+    mutant!(PruneRootOnly, &[PR], [R("prune.keep_latest"), S("S15")], "keep_latest prunes the root namespace only"),
     mutant!(
-        "prune_root_only",
-        PruneRootOnly,
-        &[PR],
-        [R("prune.keep_latest"), S("S15")],
-        "keep_latest prunes the root namespace only"
-    ),
-    mutant!(
-        "prune_latest_per_thread",
         PruneLatestPerThread,
         &[PR],
         [R("prune.keep_latest"), S("S15")],
         "keep_latest keeps one checkpoint per thread instead of per namespace"
     ),
-    mutant!("prune_noop", PruneNoop, &[PR], [R("prune.keep_latest")], "keep_latest does nothing"),
+    mutant!(PruneNoop, &[PR], [R("prune.keep_latest")], "keep_latest does nothing"),
+    mutant!(PruneDeleteKeepsLatest, &[PR], [R("prune.delete")], "the delete strategy keeps the latest checkpoint"),
+    mutant!(PruneEmptyFails, &[PR], [R("extended.noop_inputs"), S("S14")], "prune([]) fails"),
     mutant!(
-        "prune_delete_keeps_latest",
-        PruneDeleteKeepsLatest,
-        &[PR],
-        [R("prune.delete")],
-        "the delete strategy keeps the latest checkpoint"
-    ),
-    mutant!("prune_empty_fails", PruneEmptyFails, &[PR], [R("extended.noop_inputs"), S("S14")], "prune([]) fails"),
-    mutant!(
-        "prune_keeps_latest_ts",
         PruneKeepsLatestTs,
         &[PR],
         [R("prune.keep_latest")],

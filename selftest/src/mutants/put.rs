@@ -415,91 +415,68 @@ impl Bug for ReputListedTwice {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "put_returns_parent_id",
         PutReturnsParentId,
         &[P],
         [R("put.returns")],
         "put returns the parent's id instead of the stored checkpoint's"
     ),
+    mutant!(PutReturnsRootNamespace, &[P], [R("put.returns")], "put returns the root namespace whatever the config's"),
+    mutant!(PutIgnoresNamespace, &[P], [R("put.stored")], "put stores every checkpoint in the root namespace"),
     mutant!(
-        "put_returns_root_namespace",
-        PutReturnsRootNamespace,
-        &[P],
-        [R("put.returns")],
-        "put returns the root namespace whatever the config's"
-    ),
-    mutant!(
-        "put_ignores_namespace",
-        PutIgnoresNamespace,
-        &[P],
-        [R("put.stored")],
-        "put stores every checkpoint in the root namespace"
-    ),
-    mutant!(
-        "parent_not_stored",
         ParentNotStored,
         &[P, GT],
         [R("put.stored"), R("tuple.parent_config")],
         "put does not record the parent: parent_config is always none"
     ),
     mutant!(
-        "parent_is_self",
         ParentIsSelf,
         &[P, GT, LS],
         [R("tuple.parent_config"), S("S09")],
         "parent_config names the checkpoint itself"
     ),
     mutant!(
-        "parent_config_root_namespace",
         ParentConfigRootNamespace,
         &[P, GT, LS],
         [R("tuple.parent_config"), G("7.2-parent-config")],
         "parent_config names the root namespace instead of the checkpoint's"
     ),
     mutant!(
-        "parent_config_blank_thread",
         ParentConfigBlankThread,
         &[P, GT, LS],
         [R("tuple.parent_config"), G("7.2-parent-config")],
         "parent_config has an empty thread id"
     ),
     mutant!(
-        "only_new_versions_values_stored",
         OnlyNewVersionsValuesStored,
         &[P],
         [R("put.values"), S("S06")],
         "only the values of new_versions channels are stored; unchanged channels vanish"
     ),
     mutant!(should
-        "uncarried_channels_vanish",
         UncarriedChannelsVanish,
         &[P],
         [R("put.kept_values"), S("S06")],
         "a channel whose value the put did not carry reads as absent, though stored earlier"
     ),
     mutant!(
-        "channel_outside_versions_kept",
         ChannelOutsideVersionsKept,
         &[P],
         [R("put.outside_versions")],
         "a channel missing from channel_versions keeps the parent's (or the carried) value"
     ),
     mutant!(
-        "emptied_channel_keeps_old_value",
         EmptiedChannelKeepsOldValue,
         &[P],
         [R("put.emptied")],
         "a channel in new_versions without a value keeps the parent's value"
     ),
     mutant!(
-        "sibling_values_collide",
         SiblingValuesCollide,
         &[P],
         [R("put.siblings")],
         "values are keyed by (channel, version) only, so siblings overwrite each other"
     ),
     mutant!(
-        "kept_channel_reads_newest_value",
         KeptChannelReadsNewestValue,
         &[P],
         [R("put.values"), R("put.siblings")],
@@ -507,70 +484,55 @@ pub const MUTANTS: &[Mutant] = &[
          a later branch)"
     ),
     mutant!(
-        "kept_channel_from_parent_only",
         KeptChannelFromParentOnly,
         &[P],
         [R("put.values")],
         "an unchanged channel reads the parent's value, whatever its version (no lookup at that version)"
     ),
     mutant!(
-        "kept_value_from_any_thread",
         KeptValueFromAnyThread,
         &[P],
         [R("put.values")],
         "a kept channel reads the value last stored at its (channel, version) in any thread or namespace"
     ),
+    mutant!(ReputIgnored, &[P], [R("put.reput"), G("7.2-reput")], "re-putting an existing id is silently ignored"),
     mutant!(
-        "reput_ignored",
-        ReputIgnored,
-        &[P],
-        [R("put.reput"), G("7.2-reput")],
-        "re-putting an existing id is silently ignored"
-    ),
-    mutant!(
-        "reput_keeps_old_parent",
         ReputKeepsOldParent,
         &[P],
         [R("put.reput")],
         "re-putting an existing id keeps its old parent (upstream Postgres)"
     ),
     mutant!(
-        "reput_drops_writes",
         ReputDropsWrites,
         &[P, PW],
         [R("put.reput"), S("S05")],
         "re-putting an existing id drops its pending writes"
     ),
     mutant!(
-        "reput_merges_metadata",
         ReputMergesMetadata,
         &[P],
         [R("put.reput")],
         "re-putting an existing id merges the old metadata keys into the new"
     ),
     mutant!(
-        "next_version_repeats",
         NextVersionRepeats,
         &[P],
         [R("next_version.greater"), G("7.2-next-version")],
         "get_next_version returns the current version"
     ),
     mutant!(should
-        "next_version_string_restarts",
         NextVersionStringRestarts,
         &[P],
         [R("next_version.strings"), G("7.2-string-versions")],
         "get_next_version of a string version restarts at integer 1"
     ),
     mutant!(
-        "fork_parent_is_latest",
         ForkParentIsLatest,
         &[P],
         [R("put.stored")],
         "a put's parent is the latest checkpoint of its thread and namespace, not config.checkpoint_id"
     ),
     mutant!(
-        "reput_listed_twice",
         ReputListedTwice,
         &[LS],
         [R("put.reput"), R("list.scope")],

@@ -264,42 +264,36 @@ impl Bug for TaskPathCutOnRead {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(should
-        "task_path_cut_on_read",
         TaskPathCutOnRead,
         &[PW, GT, LS, CT, DH, TR],
         [R("put_writes.task_path")],
         "a read returns each write's task_path cut at its first \", \" (a LangGraph push path loses its tail)"
     ),
     mutant!(
-        "writes_without_checkpoint_id_accepted",
         WritesWithoutCheckpointIdAccepted,
         &[PW],
         [R("put_writes.id_required")],
         "put_writes without checkpoint_id returns Ok and stores nothing"
     ),
     mutant!(
-        "empty_writes_rejected",
         EmptyWritesRejected,
         &[PW],
         [R("put_writes.empty"), S("S14"), G("7.2-empty-writes")],
         "put_writes with an empty list fails with InvalidInput"
     ),
     mutant!(
-        "writes_ignore_namespace",
         WritesIgnoreNamespace,
         &[PW],
         [R("put_writes.belongs"), R("put_writes.key"), G("7.2-ns-isolation")],
         "put_writes stores writes in the root namespace whatever the config's"
     ),
     mutant!(
-        "writes_before_checkpoint_dropped",
         WritesBeforeCheckpointDropped,
         &[PW],
         [R("put_writes.early"), S("S05"), G("7.2-writes-missing-checkpoint")],
         "writes for a checkpoint not stored yet are dropped"
     ),
     mutant!(
-        "writes_attach_to_latest",
         WritesAttachToLatest,
         &[PW],
         [R("put_writes.belongs")],
@@ -348,28 +342,24 @@ pub const MUTANTS: &[Mutant] = &[
         "the write key ignores the task id: two tasks collide on the same index"
     ),
     mutant!(
-        "writes_sorted_by_channel",
         WritesSortedByChannel,
         &[PW],
         [R("put_writes.index")],
         "the regular writes of one call get their indexes in channel order, not call order"
     ),
     mutant!(
-        "write_key_ignores_checkpoint",
         WriteKeyIgnoresCheckpoint,
         &[PW],
         [R("put_writes.key"), R("put_writes.belongs")],
         "the write key leaves out the checkpoint id: every checkpoint of the namespace shows the same writes"
     ),
     mutant!(
-        "write_type_tag_dropped",
         WriteTypeTagDropped,
         &[PW, GT],
         [R("value.bytes"), G("7.2-value-fidelity")],
         "written values are stored without their type tag"
     ),
     mutant!(
-        "write_value_truncated",
         WriteValueTruncated,
         &[PW],
         [R("value.bytes"), G("7.2-value-fidelity")],
@@ -383,7 +373,6 @@ pub const MUTANTS: &[Mutant] = &[
         "a repeated regular write is stored again"
     ),
     mutant!(
-        "writes_without_namespace_dropped",
         WritesWithoutNamespaceDropped,
         &[PW],
         [R("config.missing_namespace")],

@@ -29,14 +29,12 @@ impl Bug for BranchWritesDropped {
 /// The traces' mutants.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "empty_metadata_object_dropped",
         EmptyMetadataObjectDropped,
         &[TR],
         [R("metadata.json")],
         "metadata entries whose value is an empty object ({}) are dropped on put"
     ),
     mutant!(
-        "branch_writes_dropped",
         BranchWritesDropped,
         &[TR],
         [R("put_writes.key")],

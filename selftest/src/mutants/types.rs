@@ -344,161 +344,133 @@ fn metadata_has_nul(metadata: &CheckpointMetadata) -> bool {
 /// The mutants of this module, in catalog order.
 pub const MUTANTS: &[Mutant] = &[
     mutant!(
-        "empty_thread_id_defaulted",
         EmptyThreadIdDefaulted,
         BASE,
         [R("config.thread_id"), R("ids.opaque"), G("7.2-empty-thread")],
         "an empty thread_id silently becomes \"default\" in every base method (put answers for another thread)"
     ),
     mutant!(should
-        "empty_thread_id_accepted",
         EmptyThreadIdAccepted,
         BASE,
         [R("config.thread_id"), G("7.2-empty-thread")],
         "an empty thread_id is stored as the thread \"\" (as LangGraph's savers do) instead of refused"
     ),
     mutant!(
-        "empty_thread_id_panics",
         EmptyThreadIdPanics,
         BASE,
         [R("config.thread_id"), R("errors.no_panic"), G("7.2-empty-thread")],
         "an empty thread_id panics in every base method"
     ),
     mutant!(
-        "type_tag_dropped",
         TypeTagDropped,
         &[P, GT],
         [R("value.bytes"), G("7.2-value-fidelity")],
         "channel values are stored without their type tag"
     ),
     mutant!(
-        "empty_bytes_dropped",
         EmptyBytesDropped,
         &[P],
         [R("value.bytes"), G("7.2-value-fidelity")],
         "a channel value with empty bytes is not stored (reads as absent)"
     ),
     mutant!(
-        "nul_bytes_stripped",
         NulBytesStripped,
         &[P],
         [R("value.bytes"), G("7.2-value-fidelity")],
         "NUL bytes are stripped from channel values"
     ),
     mutant!(
-        "non_utf8_replaced",
         NonUtf8Replaced,
         &[P],
         [R("value.bytes"), G("7.2-value-fidelity")],
         "channel value bytes that are not UTF-8 go through lossy decoding"
     ),
     mutant!(
-        "large_value_truncated",
         LargeValueTruncated,
         &[P],
         [R("value.bytes"), G("7.2-value-fidelity")],
         "channel values are truncated to 1 MiB"
     ),
     mutant!(
-        "int_version_read_as_string",
         IntVersionReadAsString,
         &[P, GT],
         [R("version.kind"), G("7.2-string-versions")],
         "integer channel versions come back as strings (1 -> \"1\")"
     ),
     mutant!(
-        "versions_seen_dropped",
         VersionsSeenDropped,
         &[P, GT],
         [R("checkpoint.fields"), G("7.2-versions-seen")],
         "versions_seen is not stored"
     ),
     mutant!(
-        "updated_channels_empty_as_none",
         UpdatedChannelsEmptyAsNone,
         &[P],
         [R("checkpoint.fields"), G("7.2-updated-channels")],
         "updated_channels Some([]) comes back as None"
     ),
     mutant!(
-        "ts_overwritten",
         TsOverwritten,
         &[P, GT],
         [R("checkpoint.fields"), G("7.2-ts")],
         "ts is overwritten with the saver's own clock"
     ),
+    mutant!(FormatVersionForced, &[P, GT], [R("checkpoint.fields"), G("7.2-v")], "v is always stored as 1"),
     mutant!(
-        "format_version_forced",
-        FormatVersionForced,
-        &[P, GT],
-        [R("checkpoint.fields"), G("7.2-v")],
-        "v is always stored as 1"
-    ),
-    mutant!(
-        "metadata_float_truncated",
         MetadataFloatTruncated,
         &[P],
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "float metadata values are truncated to integers"
     ),
     mutant!(
-        "metadata_float_through_f32",
         MetadataFloatThroughF32,
         &[P],
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "float metadata values go through f32 (0.1 reads back as 0.10000000149011612)"
     ),
     mutant!(
-        "metadata_null_dropped",
         MetadataNullDropped,
         &[P],
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "metadata keys whose value is null are dropped"
     ),
     mutant!(
-        "metadata_nested_stringified",
         MetadataNestedStringified,
         &[P, GT],
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "nested metadata objects and arrays are stored as JSON text"
     ),
     mutant!(should
-        "metadata_nul_stripped",
         MetadataNulStripped,
         &[P],
         [R("metadata.refuse_whole"), G("7.2-metadata-fidelity")],
         "NUL characters are stripped from metadata strings (upstream's behaviour)"
     ),
     mutant!(
-        "metadata_non_ascii_dropped",
         MetadataNonAsciiDropped,
         &[P],
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "non-ASCII characters are dropped from metadata strings (errors=\"ignore\")"
     ),
     mutant!(
-        "metadata_parents_dropped",
         MetadataParentsDropped,
         &[P, GT],
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "the parents metadata key is not stored"
     ),
     mutant!(
-        "metadata_bool_as_integer",
         MetadataBoolAsInteger,
         &[P],
         [R("metadata.json"), G("7.2-metadata-fidelity")],
         "boolean metadata values are stored as 0/1"
     ),
     mutant!(
-        "metadata_nul_panics",
         MetadataNulPanics,
         &[P],
         [R("errors.no_panic"), R("metadata.json")],
         "put panics on a NUL character in a metadata string"
     ),
     mutant!(
-        "metadata_nul_refused_after_storing",
         MetadataNulRefusedAfterStoring,
         &[P],
         [R("errors.atomic"), R("metadata.json"), R("metadata.refuse_whole")],
