@@ -10,7 +10,7 @@ use clap::{CommandFactory, Parser};
 
 /// The command line: `checkpoint-conformance [OPTIONS]`.
 #[derive(Debug, Parser)]
-#[command(name = "checkpoint-conformance", bin_name = "checkpoint-conformance", about = checkpoint_conformance::ABOUT)]
+#[command(name = "checkpoint-conformance", bin_name = "checkpoint-conformance", about = checkpoint_conformance::ABOUT, version)]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]

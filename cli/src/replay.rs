@@ -77,7 +77,9 @@ pub fn run_replay(args: ReplayArgs, work_dir: &Path) -> ExitCode {
 }
 
 /// The traces `path` names: the file itself, or every `*.json` of a directory in name
-/// order ([`trace_files`]).
+/// order ([`trace_files`]). A conformance run's JSON report is read for the shrunk traces
+/// of its fuzz section (`fuzz.divergences[].trace`), named `REPORT.json#fuzz[0]`, so a
+/// divergence the run found replays from the report it wrote.
 ///
 /// # Errors
 /// Exit 2, every bad file named on stderr (one line each).
@@ -92,16 +94,39 @@ pub fn read_traces(path: &Path) -> Result<Vec<(PathBuf, Trace)>, ExitCode> {
     for file in files {
         match read_trace(&file) {
             Ok((_, t)) => traces.push((file, t)),
-            Err(e) => {
-                bad += 1;
-                eprintln!("error: {e}");
-            }
+            Err(e) => match report_traces(&file) {
+                Some(found) => traces.extend(found),
+                None => {
+                    bad += 1;
+                    eprintln!("error: {e}");
+                }
+            },
         }
     }
     if bad > 0 {
         return Err(ExitCode::from(USAGE));
     }
     Ok(traces)
+}
+
+/// The shrunk traces of the fuzz section of the JSON report `file` (`None` when it is no
+/// report, or its fuzz section has no divergence), each named `file#fuzz[i]`.
+fn report_traces(file: &Path) -> Option<Vec<(PathBuf, Trace)>> {
+    // Never opens what is no regular file (a FIFO would wait for a writer).
+    if !std::fs::metadata(file).ok()?.is_file() {
+        return None;
+    }
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
+    let divergences = report.get("fuzz")?.get("divergences")?.as_array()?;
+    let traces: Vec<(PathBuf, Trace)> = divergences
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            let trace = Trace::parse(&d.get("trace")?.to_string()).ok()?;
+            Some((PathBuf::from(format!("{}#fuzz[{i}]", file.display())), trace))
+        })
+        .collect();
+    (!traces.is_empty()).then_some(traces)
 }
 
 /// Replays each trace on a fresh saver of `target`, one line per trace; on a saver that

@@ -86,7 +86,13 @@ fn help_lists_the_options_of_the_one_args_struct() {
     // against the same text (xtask/tests/cli.rs), so both front ends list the same flags.
     let declared = checkpoint_conformance::Args::augment_args(clap::Command::new("x")).render_help().to_string();
     assert!(options(&help).contains("--backend <BACKEND>") && options(&help).contains("--fail-fast"), "{help}");
-    assert_eq!(options(&help), options(&declared));
+    // The binary adds `-V, --version` (the version of the kit it is).
+    let without_version = |h: &str| -> String { h.lines().filter(|l| !l.contains("--version")).collect() };
+    assert!(options(&help).contains("-V, --version"), "{help}");
+    assert_eq!(without_version(options(&help)), without_version(options(&declared)));
+    let out = binary(cwd.path(), cache.path(), &["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout).trim(), format!("checkpoint-conformance {}", env!("CARGO_PKG_VERSION")));
 }
 
 #[test]
@@ -150,6 +156,13 @@ fn replay_is_a_task_of_the_installed_binary() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("replay sqlite my-app.json: ") && stdout.contains("the saver gave what the trace says"));
+
+    // A JSON report's fuzz section: its shrunk traces replay from the report itself.
+    let report = serde_json::json!({"conformance_level": "BASE", "fuzz": {"divergences": [{"trace": trace}]}});
+    std::fs::write(cwd.path().join("report.json"), report.to_string()).unwrap();
+    let out = binary(cwd.path(), cache.path(), &["replay", "report.json", "--backend", "memory"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("report.json#fuzz[0]: "), "{}", text(&out.stdout));
 
     let out = binary(cwd.path(), cache.path(), &["replay"]);
     let stderr = text(&out.stderr);

@@ -145,6 +145,9 @@ pub fn trial(
     (section, failed)
 }
 
+/// The most characters of one line of a divergence's trace in its message.
+const LINE_LIMIT: usize = 400;
+
 fn message(seed: u64, sequences: u64, d: &crate::fuzz::Divergence, rerun: &str) -> String {
     let what = match d.strength {
         Strength::Must => {
@@ -154,13 +157,17 @@ fn message(seed: u64, sequences: u64, d: &crate::fuzz::Divergence, rerun: &str) 
             "differed from the contract's model only where a SHOULD rule is stricter (no MUST sequence found)"
         }
     };
+    // Long ids and values would fill the screen: each line of the trace and of the
+    // differences is cut, none dropped (the JSON report's fuzz section holds them whole).
+    let cut = |text: &str| -> Vec<String> { text.lines().map(|l| crate::compare::shorten(l, LINE_LIMIT)).collect() };
+    let readable: String = cut(&d.trace.readable()).into_iter().map(|l| l + "\n").collect();
+    let differences = cut(&d.message).join("\n");
     format!(
         "seed {seed}: a generated sequence {what} after {sequences} sequences; shrunk to {} steps (the last \
-         diverged):\n{}{}\n(the trace is the JSON report's fuzz section; `cargo xtask replay FILE` replays it; \
-         {rerun} runs it again)",
+         diverged):\n{readable}{}\n(the trace is in the JSON report's fuzz section: `checkpoint-conformance replay \
+         REPORT.json`, or `cargo xtask replay REPORT.json` in the kit's checkout, replays it; {rerun} runs it again)",
         d.trace.steps.len(),
-        d.trace.readable(),
-        d.message,
+        differences,
     )
 }
 
