@@ -57,6 +57,7 @@ pub fn render_terminal(report: &Report) -> String {
             }
             let _ = writeln!(s);
         }
+        write_rules_broken(&mut s, &failed);
         let _ = writeln!(s, "    FAILURES");
         write_by_message(&mut s, &failed, "✗".if_supports_color(Stream::Stdout, |x| x.red()).to_string());
         let _ = writeln!(s);
@@ -114,6 +115,46 @@ pub fn render_terminal(report: &Report) -> String {
     }
     let _ = writeln!(s, "  {BORDER}");
     s
+}
+
+/// How many rules [`write_rules_broken`] names.
+const RULES_SHOWN: usize = 5;
+
+/// `RULES BROKEN`: the contract rules (docs/rules.md ids) the failed cases check, the rule
+/// with the most failed cases of its own capability first: a recorded trace checks many
+/// rules at once, so a bug that fails every trace and a few cases of its method is named
+/// by its method's rule, not by the traces' fields. Nothing when no failed case names a
+/// rule.
+fn write_rules_broken(s: &mut String, failed: &[&CaseResult]) {
+    // rule -> (failed cases of a method's capability, failed cases of traces/properties)
+    let mut counts: std::collections::BTreeMap<&str, (usize, usize)> = std::collections::BTreeMap::new();
+    for t in failed {
+        let property = matches!(t.capability, Capability::Traces | Capability::Concurrency | Capability::Durability);
+        for rule in &t.rules {
+            let c = counts.entry(rule.as_str()).or_default();
+            if property {
+                c.1 += 1;
+            } else {
+                c.0 += 1;
+            }
+        }
+    }
+    if counts.is_empty() {
+        return;
+    }
+    let mut ranked: Vec<_> = counts.into_iter().collect();
+    ranked.sort_by(|a, b| (b.1 .0, b.1 .1).cmp(&(a.1 .0, a.1 .1)).then(a.0.cmp(b.0)));
+    let _ = writeln!(s, "    RULES BROKEN (docs/rules.md; most failed cases of the rule's own method first)");
+    for (rule, (own, other)) in ranked.iter().take(RULES_SHOWN) {
+        let also =
+            if *other > 0 { format!(" and {other} of traces, concurrency or durability") } else { String::new() };
+        let _ = writeln!(s, "      {rule}: {own} failed case{}{also}", if *own == 1 { "" } else { "s" });
+    }
+    if ranked.len() > RULES_SHOWN {
+        let _ =
+            writeln!(s, "      … and {} more (each case's rules are in the JSON report)", ranked.len() - RULES_SHOWN);
+    }
+    let _ = writeln!(s);
 }
 
 /// With a capability selection (`--capabilities`): what the selected capabilities did,
@@ -411,5 +452,32 @@ mod tests {
         let line = bridge_line(&report).unwrap_or_default();
         assert_eq!(line, "Judged through the bridge: my_savers.LegacySaver from my-savers 2.0.1, its sync methods");
         assert!(super::render_terminal(&report).contains(&line));
+    }
+
+    /// A bug that fails every trace and two cases of its method is named by its method's
+    /// rule first, not by a rule the traces check on the side.
+    #[test]
+    fn rules_broken_rank_the_methods_own_cases_first() {
+        let failed_with = |cap: Capability, name: &str, rules: &[&str]| {
+            let mut t = sample_report().tests[2].clone();
+            (t.capability, t.name, t.id) = (cap, name.to_owned(), format!("{cap}::{name}"));
+            t.rules = rules.iter().map(|r| (*r).to_owned()).collect();
+            t
+        };
+        let mut cases = vec![
+            failed_with(Capability::GetTuple, "without_id_returns_greatest_id", &["get_tuple.latest"]),
+            failed_with(Capability::GetTuple, "latest_after_fork", &["get_tuple.latest"]),
+        ];
+        for i in 0..5 {
+            cases.push(failed_with(Capability::Traces, &format!("t{i}"), &["put.stored", "get_tuple.latest"]));
+        }
+        let mut s = String::new();
+        super::write_rules_broken(&mut s, &cases.iter().collect::<Vec<_>>());
+        let lines: Vec<&str> = s.lines().map(str::trim).collect();
+        assert_eq!(lines[1], "get_tuple.latest: 2 failed cases and 5 of traces, concurrency or durability", "{s}");
+        assert_eq!(lines[2], "put.stored: 0 failed cases and 5 of traces, concurrency or durability", "{s}");
+        let mut none = String::new();
+        super::write_rules_broken(&mut none, &[&sample_report().tests[2]]);
+        assert_eq!(none, "", "a failed case that names no rule adds no section");
     }
 }
