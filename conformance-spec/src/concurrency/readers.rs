@@ -132,7 +132,7 @@ pub(super) async fn reader_sees_none_or_all_of_a_checkpoint(cx: Cx) -> Checked {
     ensure(t.checkpoint.id == id, || format!("{got}: expected the latest, checkpoint {id}, got {}", t.checkpoint.id))?;
     let mut d = Diffs::new();
     d.step(&steps[last], t).parent_config(Some(&base.clone().with_id(steps[last - 1].id())), t.parent_config.as_ref());
-    d.finish_at(|| read_differs(&got, &id, false))
+    d.finish_at(|| read_differs(&got, id, false))
 }
 
 /// S18 for `list`: while one task puts checkpoints (8 channels each) and then 3 writes for
