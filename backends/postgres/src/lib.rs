@@ -24,15 +24,16 @@
 //! - `checkpoints(thread_id, checkpoint_ns, checkpoint_id)`: `parent_checkpoint_id`, the
 //!   checkpoint without its values (`v`, `ts`, `channel_versions`, `versions_seen`,
 //!   `updated_channels`) and the metadata, both as `json` (stored verbatim, so numbers and
-//!   versions come back with their kind and exact value); the stored values it reads, as
-//!   three parallel arrays (`value_channels`, `value_versions`, `value_digests`: one entry
-//!   per channel of `channel_versions` that has a value); `put_seq`, from a sequence, new at
-//!   every put. Indexes on `(thread_id, checkpoint_id)`, `metadata ->> 'run_id'` and
+//!   versions come back with their kind and exact value); the values it reads, as five
+//!   parallel arrays (`value_channels`, `value_versions`, `value_digests`: one entry per
+//!   channel of `channel_versions` that has a value; `value_type_tags`, `value_data`: the
+//!   value itself when the checkpoint carries it, NULL when it does not); `put_seq`, from a
+//!   sequence, new at every put. Indexes on `(thread_id, checkpoint_id)`, `metadata ->> 'run_id'` and
 //!   `(thread_id, checkpoint_ns, put_seq)`.
-//! - `checkpoint_blobs(thread_id, checkpoint_ns, channel, version, digest)`: stored channel
-//!   values (`type_tag`, `data bytea`, byte for byte), each stored once however many
-//!   checkpoints read it. `version` is `jsonb` (`1` and `"1"` are different versions);
-//!   `digest` is the sha256 of tag and bytes.
+//! - `checkpoint_blobs(thread_id, checkpoint_ns, channel, version, digest)`: the values
+//!   checkpoints read without carrying them (`type_tag`, `data bytea`, byte for byte), each
+//!   stored once however many checkpoints read it. `version` is `jsonb` (`1` and `"1"` are
+//!   different versions); `digest` is the sha256 of tag, a NUL byte and bytes.
 //! - `checkpoint_holder_marks(thread_id, checkpoint_ns, channel, version)`: `holder_id`
 //!   (or NULL) and `put_seq`; written only by the rare operations (see below).
 //! - `checkpoint_writes(thread_id, checkpoint_ns, checkpoint_id, task_id, idx)`:
@@ -51,9 +52,12 @@
 //! the greatest id that has one there; else nothing. What was resolved is recorded in the
 //! checkpoint's own row (its value arrays), so sibling checkpoints never read each other's
 //! values, even when their versions are equal (the default, integer `get_next_version` is
-//! kept). A put is one statement after its lock: the carried values go to
-//! `checkpoint_blobs`, and the row takes their references plus those of the parent's row for
-//! the channels it inherits.
+//! kept). A put that carries every value it reads (the common put) writes one row, with its
+//! values, in one statement (the SQL function `checkpoint_put_carried`), as LangGraph's
+//! `PostgresSaver` does for plain values. A put that resolves a channel takes the reference
+//! it finds, and copies that value to `checkpoint_blobs` when the checkpoint it comes from
+//! carries it: an uncarried reference always finds its value there, so removing a
+//! checkpoint never has to move a value.
 //!
 //! "The checkpoint most recently put with a value at (channel, version)", the *holder*, is
 //! derived, not written by each put: it is the checkpoint with the greatest `put_seq` that
@@ -69,7 +73,8 @@
 //! `checkpoint_holder_of`) only for a channel that is neither carried, nor in
 //! `new_versions`, nor found in the parent at its version, and by those rare operations.
 //!
-//! A stored value lives as long as a checkpoint reads it: putting a checkpoint again,
+//! A value in `checkpoint_blobs` lives as long as a checkpoint reads it without carrying it
+//! (a carried value lives and dies with its row): putting a checkpoint again,
 //! `delete_for_runs`, `prune`, `copy_thread` (on its target) and `delete_thread` remove the
 //! values no checkpoint reads any more, so nothing is left behind. No reference count is
 //! kept (a put that inherits values would have to update one per channel): those rare
@@ -108,10 +113,13 @@
 //! one statement. `get_tuple` and `list` are each one statement (the
 //! checkpoint rows with their values and writes aggregated into arrays), so each sees one
 //! snapshot in one round trip; `delta_channel_history` runs in a read-only `REPEATABLE READ`
-//! transaction. A `put` is one transaction in one round trip: BEGIN, its three statements
-//! and COMMIT are sent together (pipelined); its transaction plans them generically
-//! (`plan_cache_mode`, PostgreSQL 12 and later), since re-planning the put statement at
-//! every call cost more than running it. Transaction-scoped advisory
+//! transaction. A `put` of carried values alone is one statement, its own transaction. Any
+//! other (a put that resolves a channel, or puts grouped into one commit) is one transaction
+//! in one round trip: BEGIN, the locks, the statements and COMMIT are sent together
+//! (pipelined); its transaction plans them generically (`plan_cache_mode`, PostgreSQL 12 and
+//! later), since re-planning the put statement at every call cost more than running it.
+//! Connections run with `jit = off` (puts set it for their transaction too): a generic plan
+//! costed for a large thread made each put JIT-compile a key lookup, 20 to 40 ms. Transaction-scoped advisory
 //! locks order the writers that resolve or remove values: `put` holds its thread's lock
 //! shared and its (thread, namespace)'s exclusively, so puts in one namespace of a thread run
 //! one after another and puts elsewhere run at once; `delete_thread`, `prune`,

@@ -207,6 +207,105 @@ LEFT JOIN checkpoint_value_holders h
 DROP TABLE checkpoint_value_holders;
 DROP TABLE checkpoint_channels;
 "#,
+    // 4: a checkpoint carries its values in its own row. A put wrote each carried value to
+    // `checkpoint_blobs` and the row took its reference, so a list of 1,000 checkpoints of
+    // 10 channels made 10,000 index lookups of a (text, text, text, jsonb, bytea) key (64 ms
+    // of the server's time in `cargo xtask bench`, where reading the rows takes about 1 ms),
+    // and a put wrote 11 rows where LangGraph's writes one for plain values.
+    //
+    // `value_type_tags[i]` and `value_data[i]` are the value the reference
+    // (`value_channels[i]`, `value_versions[i]`, `value_digests[i]`) reads when the
+    // checkpoint carries it, NULL when it does not (a value it resolved, from its parent or
+    // the found checkpoint). An uncarried reference always has its row in
+    // `checkpoint_blobs`: the put that resolves it copies the value there when the
+    // checkpoint it comes from carries it. So no deletion has to move a value, and a row of
+    // `checkpoint_blobs` lives as long as some checkpoint reads it without carrying it.
+    // Rows put before this migration keep empty arrays (`unnest` pads them with NULLs):
+    // every reference of theirs is uncarried, and has its value in `checkpoint_blobs`.
+    //
+    // `checkpoint_found_in` replaces `checkpoint_found_value`: the checkpoint whose
+    // reference a channel takes that its checkpoint neither carries, nor empties, nor finds
+    // in its parent (the holder if it still reads a value at that key, else the greatest id
+    // that does), so that the put can take the value from its row.
+    r#"
+ALTER TABLE checkpoints
+    ADD COLUMN value_type_tags TEXT[] NOT NULL DEFAULT '{}',
+    ADD COLUMN value_data BYTEA[] NOT NULL DEFAULT '{}';
+
+CREATE FUNCTION checkpoint_found_in(TEXT, TEXT, TEXT, JSONB) RETURNS TEXT LANGUAGE sql STABLE AS $f$
+    SELECT COALESCE(
+        (SELECT c.checkpoint_id FROM checkpoints c
+         WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = checkpoint_holder_of($1, $2, $3, $4)
+           AND EXISTS (SELECT 1 FROM unnest(c.value_channels, c.value_versions) AS r(channel, version)
+                       WHERE r.channel = $3 AND r.version = $4)),
+        (SELECT c.checkpoint_id FROM checkpoints c
+         WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
+           AND $3 = ANY (c.value_channels) AND $4 = ANY (c.value_versions)
+           AND EXISTS (SELECT 1 FROM unnest(c.value_channels, c.value_versions) AS r(channel, version)
+                       WHERE r.channel = $3 AND r.version = $4)
+         ORDER BY c.checkpoint_id DESC LIMIT 1))
+$f$;
+DROP FUNCTION checkpoint_found_value(TEXT, TEXT, TEXT, JSONB);
+
+-- A put that resolves no channel (every value it reads, it carries: the common put), whole,
+-- so that it is one statement and, alone, one implicit transaction: one message and one
+-- commit, as LangGraph's put of plain values. Each statement of a VOLATILE function takes
+-- its own snapshot, so what follows the locks sees every put committed before them. The
+-- locks are `sql::LOCK_FOR_PUT`'s (a group of puts takes them all first, in order, and
+-- takes them again here at no cost). When the id is being put again: the holders of the
+-- keys it read are marked as they are now (before the row takes a new put_seq), and the
+-- stored values it read that no other checkpoint of the namespace reads uncarried are
+-- removed (the new row carries whatever it reads). Then one row, replacing all but the key.
+-- The value arrays are pairwise and ordered by channel; p_versions are JSON texts. (Its
+-- ON CONFLICT list repeats `sql::replace_checkpoint!` on purpose: a migration's text is
+-- frozen once applied anywhere, and must not follow later edits of the macro.)
+CREATE FUNCTION checkpoint_put_carried(p_thread TEXT, p_ns TEXT, p_id TEXT, p_parent TEXT, p_shell TEXT,
+    p_metadata TEXT, p_channels TEXT[], p_versions TEXT[], p_digests BYTEA[], p_type_tags TEXT[], p_data BYTEA[])
+RETURNS void LANGUAGE plpgsql VOLATILE AS $f$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared(hashtextextended('checkpoint-postgres thread ' || p_thread, 0)),
+        pg_advisory_xact_lock(hashtextextended('checkpoint-postgres namespace ' || p_thread || ' ' || p_ns, 0)),
+        set_config('jit', 'off', true);
+    IF EXISTS (SELECT 1 FROM checkpoints
+               WHERE thread_id = p_thread AND checkpoint_ns = p_ns AND checkpoint_id = p_id) THEN
+        INSERT INTO checkpoint_holder_marks (thread_id, checkpoint_ns, channel, version, holder_id)
+        SELECT p_thread, p_ns, r.channel, r.version, checkpoint_holder_of(p_thread, p_ns, r.channel, r.version)
+        FROM checkpoints own CROSS JOIN LATERAL unnest(own.value_channels, own.value_versions) AS r(channel, version)
+        WHERE own.thread_id = p_thread AND own.checkpoint_ns = p_ns AND own.checkpoint_id = p_id
+        ORDER BY r.channel
+        ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
+            holder_id = EXCLUDED.holder_id, put_seq = EXCLUDED.put_seq;
+        DELETE FROM checkpoint_blobs b USING (
+            SELECT r.channel, r.version, r.digest FROM checkpoints own
+            CROSS JOIN LATERAL unnest(own.value_channels, own.value_versions, own.value_digests)
+                AS r(channel, version, digest)
+            WHERE own.thread_id = p_thread AND own.checkpoint_ns = p_ns AND own.checkpoint_id = p_id
+          EXCEPT
+            SELECT r.channel, r.version, r.digest FROM checkpoints c
+            CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests, c.value_data)
+                AS r(channel, version, digest, data)
+            WHERE c.thread_id = p_thread AND c.checkpoint_ns = p_ns AND c.checkpoint_id <> p_id AND r.data IS NULL
+        ) AS g
+        WHERE b.thread_id = p_thread AND b.checkpoint_ns = p_ns
+          AND b.channel = g.channel AND b.version = g.version AND b.digest = g.digest;
+    END IF;
+    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
+        value_channels, value_versions, value_digests, value_type_tags, value_data)
+    VALUES (p_thread, p_ns, p_id, p_parent, p_shell::json, p_metadata::json, p_channels, p_versions::jsonb[],
+        p_digests, p_type_tags, p_data)
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+        checkpoint = EXCLUDED.checkpoint,
+        metadata = EXCLUDED.metadata,
+        put_seq = EXCLUDED.put_seq,
+        value_channels = EXCLUDED.value_channels,
+        value_versions = EXCLUDED.value_versions,
+        value_digests = EXCLUDED.value_digests,
+        value_type_tags = EXCLUDED.value_type_tags,
+        value_data = EXCLUDED.value_data;
+END
+$f$;
+"#,
 ];
 
 /// Creates `schema` (when given and `create`; else it must exist) and applies every

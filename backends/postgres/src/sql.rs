@@ -13,12 +13,15 @@
 /// every put (its generic plan, costed for arrays of unknown length, looks dearer than the
 /// custom ones), which took 0.4 ms per put, more than running it (pg_stat_statements with
 /// `track_planning`). The statements of a put are key lookups and inserts whose plans do not
-/// depend on the values bound.
+/// depend on the values bound. JIT is off for the transaction: a generic plan is costed for
+/// a thread of unknown size, and on a large one that cost crossed `jit_above_cost`, so each
+/// put compiled its plan (20 to 40 ms) to run a key lookup.
 pub(crate) const LOCK_FOR_PUT: &str = "SELECT
     pg_advisory_xact_lock_shared(hashtextextended('checkpoint-postgres thread ' || $1::text, 0)),
     pg_advisory_xact_lock(hashtextextended('checkpoint-postgres namespace ' || $1::text || ' ' || $2::text, 0)),
     CASE WHEN current_setting('server_version_num')::int >= 120000
-         THEN set_config('plan_cache_mode', 'force_generic_plan', true) END";
+         THEN set_config('plan_cache_mode', 'force_generic_plan', true) END,
+    set_config('jit', 'off', true)";
 
 /// Exclusive locks on every thread of `$1`, in a fixed order so two such calls cannot
 /// deadlock.
@@ -55,49 +58,59 @@ macro_rules! replace_checkpoint {
         put_seq = EXCLUDED.put_seq,
         value_channels = EXCLUDED.value_channels,
         value_versions = EXCLUDED.value_versions,
-        value_digests = EXCLUDED.value_digests"
+        value_digests = EXCLUDED.value_digests,
+        value_type_tags = EXCLUDED.value_type_tags,
+        value_data = EXCLUDED.value_data"
     };
 }
 
-/// Stores the values a checkpoint carries and puts the checkpoint with its value references,
-/// in one statement. $1 thread, $2 ns, $3 id, $4 parent id (or NULL), $5 shell JSON text,
-/// $6 metadata JSON text; the carried values: $7 channels, $8 version JSON texts, $9 type
-/// tags, $10 data; $11 channels to resolve (neither carried nor in `new_versions`), $12
-/// their version JSON texts. A channel of `channel_versions` in neither list is empty and
-/// has no reference.
+/// Puts the checkpoint with its values and value references, in one statement. $1 thread,
+/// $2 ns, $3 id, $4 parent id (or NULL), $5 shell JSON text, $6 metadata JSON text; the
+/// carried values: $7 channels, $8 version JSON texts, $9 type tags, $10 data; $11 channels
+/// to resolve (neither carried nor in `new_versions`), $12 their version JSON texts. A
+/// channel of `channel_versions` in neither list is empty and has no reference.
 ///
-/// A value already stored under the same (channel, version, digest) is the same value and
-/// is not stored again. A channel to resolve reads, at its version: the parent's value, one
-/// key lookup; else `checkpoint_found_value` (the holder's, else the greatest id's; rare).
-/// Checkpoints are read as they were before this statement, which matters when a checkpoint
-/// is put again, as its own parent. Re-putting an id replaces everything but the key, and
-/// gives it a new `put_seq` (the column default): it is now the latest put; the values it
-/// read before (`old`) that neither it nor any other checkpoint of the namespace reads now
-/// are removed (`gone`). For a new id `old` is empty and `gone` does nothing (its
-/// `EXISTS (SELECT 1 FROM old)` is a one-time filter: the namespace is not scanned).
+/// The carried values go into the row itself (migration 4), each with its digest: a put of
+/// carried values writes one row. A channel to resolve takes, at its version, the parent's
+/// reference when the parent reads a value there (one key lookup); else that of
+/// `checkpoint_found_in` (the holder, else the greatest id; rare). When the checkpoint it
+/// comes from carries that value, it is copied to `checkpoint_blobs` (`kept`), where every
+/// uncarried reference finds its value. Checkpoints are read as they were before this
+/// statement, which matters when a checkpoint is put again, as its own parent. Re-putting an
+/// id replaces everything but the key, and gives it a new `put_seq` (the column default): it
+/// is now the latest put; the stored values it read before (`old`) that no checkpoint of the
+/// namespace reads uncarried now are removed (`gone`). For a new id `old` is empty and
+/// `gone` does nothing (its `EXISTS (SELECT 1 FROM old)` is a one-time filter: the namespace
+/// is not scanned).
 pub(crate) const PUT_CHECKPOINT: &str = concat!(
     "WITH v AS (
         SELECT u.channel, u.version::jsonb AS version, u.type_tag, u.data,
                sha256(convert_to(u.type_tag, 'UTF8') || decode('00', 'hex') || u.data) AS digest
         FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS u(channel, version, type_tag, data)
-    ), stored AS (
-        INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)
-        SELECT $1, $2, channel, version, digest, type_tag, data FROM v ORDER BY channel
-        ON CONFLICT DO NOTHING
-    ), parent AS (
-        SELECT p.value_channels, p.value_versions, p.value_digests FROM checkpoints p
-        WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $4
-    ), refs AS (
-        SELECT channel, version, digest FROM v
-      UNION ALL
-        SELECT o.channel, o.version, COALESCE(
-            (SELECT r.digest FROM parent
-             CROSS JOIN LATERAL unnest(parent.value_channels, parent.value_versions, parent.value_digests)
-                 AS r(channel, version, digest)
-             WHERE r.channel = o.channel AND r.version = o.version),
-            checkpoint_found_value($1, $2, o.channel, o.version))
+    ), found AS (
+        SELECT o.channel, o.version, s.digest, s.type_tag, s.data
         FROM (SELECT t.channel, t.version::jsonb AS version
               FROM unnest($11::text[], $12::text[]) AS t(channel, version)) AS o
+        LEFT JOIN LATERAL (
+            SELECT r.digest, r.type_tag, r.data FROM checkpoints s
+            CROSS JOIN LATERAL unnest(s.value_channels, s.value_versions, s.value_digests, s.value_type_tags,
+                s.value_data) AS r(channel, version, digest, type_tag, data)
+            WHERE s.thread_id = $1 AND s.checkpoint_ns = $2 AND r.channel = o.channel AND r.version = o.version
+              AND s.checkpoint_id = COALESCE(
+                  (SELECT p.checkpoint_id FROM checkpoints p
+                   WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $4
+                     AND EXISTS (SELECT 1 FROM unnest(p.value_channels, p.value_versions) AS q(channel, version)
+                                 WHERE q.channel = o.channel AND q.version = o.version)),
+                  checkpoint_found_in($1, $2, o.channel, o.version))
+            LIMIT 1) AS s ON true
+    ), kept AS (
+        INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)
+        SELECT $1, $2, channel, version, digest, type_tag, data FROM found WHERE data IS NOT NULL ORDER BY channel
+        ON CONFLICT DO NOTHING
+    ), refs AS (
+        SELECT channel, version, digest, type_tag, data FROM v
+      UNION ALL
+        SELECT channel, version, digest, NULL::text, NULL::bytea FROM found
     ), old AS (
         SELECT r.channel, r.version, r.digest FROM checkpoints o
         CROSS JOIN LATERAL unnest(o.value_channels, o.value_versions, o.value_digests) AS r(channel, version, digest)
@@ -106,36 +119,46 @@ pub(crate) const PUT_CHECKPOINT: &str = concat!(
         DELETE FROM checkpoint_blobs b USING (
             SELECT channel, version, digest FROM old
           EXCEPT
-            SELECT channel, version, digest FROM refs
+            SELECT channel, version, digest FROM found
           EXCEPT
             SELECT r.channel, r.version, r.digest FROM checkpoints c
-            CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests)
-                AS r(channel, version, digest)
+            CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests, c.value_data)
+                AS r(channel, version, digest, data)
             WHERE EXISTS (SELECT 1 FROM old) AND c.thread_id = $1 AND c.checkpoint_ns = $2
-              AND c.checkpoint_id <> $3 AND c.value_digests && ARRAY(SELECT digest FROM old)
+              AND c.checkpoint_id <> $3 AND c.value_digests && ARRAY(SELECT digest FROM old) AND r.data IS NULL
         ) AS g
         WHERE EXISTS (SELECT 1 FROM old) AND b.thread_id = $1 AND b.checkpoint_ns = $2
           AND b.channel = g.channel AND b.version = g.version AND b.digest = g.digest
     )
     INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
-        value_channels, value_versions, value_digests)
+        value_channels, value_versions, value_digests, value_type_tags, value_data)
     SELECT $1, $2, $3, $4, $5::text::json, $6::text::json,
         COALESCE(array_agg(channel ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}'),
         COALESCE(array_agg(version ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}'),
-        COALESCE(array_agg(digest ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}')
+        COALESCE(array_agg(digest ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}'),
+        COALESCE(array_agg(type_tag ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}'),
+        COALESCE(array_agg(data ORDER BY channel) FILTER (WHERE digest IS NOT NULL), '{}')
     FROM refs",
     replace_checkpoint!()
 );
 
-/// $1 threads: removes the stored values of these threads that no checkpoint reads (a set
-/// difference over the threads' values and references).
+/// A put that resolves no channel, as one statement (the function of migration 4: its
+/// locks, the marks and removals of a put of an id again, and one row). $1 thread, $2 ns,
+/// $3 id, $4 parent id (or NULL), $5 shell JSON text, $6 metadata JSON text; its references
+/// and values, pairwise and ordered by channel: $7 channels, $8 version JSON texts, $9
+/// digests, $10 type tags, $11 data. Alone, it is its own transaction.
+pub(crate) const PUT_CARRIED: &str = "SELECT checkpoint_put_carried($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+
+/// $1 threads: removes the stored values of these threads that no checkpoint reads without
+/// carrying them (a set difference over the threads' values and uncarried references).
 pub(crate) const DELETE_UNREAD_VALUES_OF_THREADS: &str = "DELETE FROM checkpoint_blobs b USING (
         SELECT thread_id, checkpoint_ns, channel, version, digest FROM checkpoint_blobs
         WHERE thread_id = ANY($1::text[])
       EXCEPT
         SELECT c.thread_id, c.checkpoint_ns, r.channel, r.version, r.digest FROM checkpoints c
-        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
-        WHERE c.thread_id = ANY($1::text[])
+        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests, c.value_data)
+            AS r(channel, version, digest, data)
+        WHERE c.thread_id = ANY($1::text[]) AND r.data IS NULL
     ) AS gone
     WHERE b.thread_id = gone.thread_id AND b.checkpoint_ns = gone.checkpoint_ns AND b.channel = gone.channel
       AND b.version = gone.version AND b.digest = gone.digest";
@@ -218,10 +241,14 @@ macro_rules! list_checkpoints {
 /// (task_path, task_id, idx: task ids, paths, channels, type tags, data, pairwise) as
 /// arrays, NULL when there are none. `$1` is the thread.
 ///
-/// Each stored value is looked up by its whole primary key in a `LATERAL ... LIMIT 1` (the
-/// key is unique, so this is the inner join it reads as): a subquery with a limit is not
-/// flattened, so the planner cannot turn it into a scan of the namespace's values filtered
-/// afterwards, which it did when its statistics said the thread was small.
+/// A checkpoint that carries every value it reads (its put carried them all: the common
+/// case) returns its arrays as they are, with no unnest and no lookup (the first branch of
+/// the `UNION ALL`; the second returns no row for it). For any other, each uncarried value
+/// is looked up in `checkpoint_blobs` by its whole primary key in a `LATERAL ... LIMIT 1`
+/// (the key is unique and the value is there, so this is the join it reads as): a subquery
+/// with a limit is not flattened, so the planner cannot turn it into a scan of the
+/// namespace's values filtered afterwards, which it did when its statistics said the
+/// thread was small.
 macro_rules! tuples_from {
     ($from:expr, $order:expr) => {
         concat!(
@@ -231,11 +258,19 @@ FROM (",
             $from,
             ") AS c
 CROSS JOIN LATERAL (
-    SELECT array_agg(r.channel) AS channels, array_agg(b.type_tag) AS type_tags, array_agg(b.data) AS data
-    FROM unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
-    CROSS JOIN LATERAL (SELECT b.type_tag, b.data FROM checkpoint_blobs b
-        WHERE b.thread_id = $1 AND b.checkpoint_ns = c.checkpoint_ns
-          AND b.channel = r.channel AND b.version = r.version AND b.digest = r.digest LIMIT 1) AS b) AS v
+    SELECT c.value_channels AS channels, c.value_type_tags AS type_tags, c.value_data AS data
+    WHERE cardinality(c.value_data) = cardinality(c.value_channels) AND array_position(c.value_data, NULL) IS NULL
+  UNION ALL
+    SELECT array_agg(r.channel), array_agg(COALESCE(r.type_tag, b.type_tag)), array_agg(COALESCE(r.data, b.data))
+    FROM unnest(c.value_channels, c.value_versions, c.value_digests, c.value_type_tags, c.value_data)
+        AS r(channel, version, digest, type_tag, data)
+    LEFT JOIN LATERAL (SELECT b.type_tag, b.data FROM checkpoint_blobs b
+        WHERE r.data IS NULL AND b.thread_id = $1 AND b.checkpoint_ns = c.checkpoint_ns
+          AND b.channel = r.channel AND b.version = r.version AND b.digest = r.digest LIMIT 1) AS b ON true
+    WHERE COALESCE(r.data, b.data) IS NOT NULL
+      AND NOT (cardinality(c.value_data) = cardinality(c.value_channels) AND array_position(c.value_data, NULL) IS NULL)
+    HAVING NOT (cardinality(c.value_data) = cardinality(c.value_channels)
+        AND array_position(c.value_data, NULL) IS NULL)) AS v
 CROSS JOIN LATERAL (
     SELECT array_agg(x.task_id ORDER BY x.task_path, x.task_id, x.idx) AS task_ids,
         array_agg(x.task_path ORDER BY x.task_path, x.task_id, x.idx) AS task_paths,
@@ -345,9 +380,9 @@ pub(crate) const COPY_THREAD: [&str; 5] = [
         holder_id = EXCLUDED.holder_id, put_seq = EXCLUDED.put_seq",
     concat!(
         "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
-        put_seq, value_channels, value_versions, value_digests)
+        put_seq, value_channels, value_versions, value_digests, value_type_tags, value_data)
     SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
-        put_seq, value_channels, value_versions, value_digests
+        put_seq, value_channels, value_versions, value_digests, value_type_tags, value_data
     FROM checkpoints WHERE thread_id = $1",
         replace_checkpoint!()
     ),
@@ -433,18 +468,20 @@ pub(crate) const DELTA_HISTORY: &str = "WITH RECURSIVE
     ),
     anc AS (SELECT checkpoint_id, min(depth) AS depth FROM walk GROUP BY checkpoint_id),
     seed AS (
-        SELECT DISTINCT ON (r.channel) r.channel, a.depth, r.version, r.digest
+        SELECT DISTINCT ON (r.channel) r.channel, a.depth, r.version, r.digest, r.type_tag, r.data
         FROM anc a JOIN checkpoints c
           ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = a.checkpoint_id
-        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
+        CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests, c.value_type_tags,
+            c.value_data) AS r(channel, version, digest, type_tag, data)
         WHERE r.channel = ANY($4::text[])
         ORDER BY r.channel, a.depth
     )
     SELECT 0 AS kind, s.channel, s.depth, NULL::text AS task_path, NULL::text AS task_id,
-           NULL::bigint AS idx, b.type_tag, b.data
-    FROM seed s JOIN checkpoint_blobs b
-      ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = s.channel
+           NULL::bigint AS idx, COALESCE(s.type_tag, b.type_tag), COALESCE(s.data, b.data)
+    FROM seed s LEFT JOIN checkpoint_blobs b
+      ON s.data IS NULL AND b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = s.channel
      AND b.version = s.version AND b.digest = s.digest
+    WHERE COALESCE(s.data, b.data) IS NOT NULL
   UNION ALL
     SELECT 1, w.channel, a.depth, w.task_path, w.task_id, w.idx, w.type_tag, w.data
     FROM anc a JOIN checkpoint_writes w

@@ -288,14 +288,16 @@ async fn compare_calls(pg: &PostgresSaver, seed: u64, ops: usize) -> Result<(), 
             }
         }
     }
-    // No stored value outlives the last checkpoint that reads it.
+    // No stored value outlives the last checkpoint that reads it without carrying it (a
+    // carried value lives in its checkpoint's row, see migration 4).
     let client = pg.pool().get().await.map_err(|e| e.to_string())?;
     let orphans: i64 = client
         .query_one(
             "SELECT count(*) FROM checkpoint_blobs b WHERE NOT EXISTS (SELECT 1 FROM checkpoints c
-             CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests) AS r(channel, version, digest)
+             CROSS JOIN LATERAL unnest(c.value_channels, c.value_versions, c.value_digests, c.value_data)
+                 AS r(channel, version, digest, data)
              WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND r.channel = b.channel
-               AND r.version = b.version AND r.digest = b.digest)",
+               AND r.version = b.version AND r.digest = b.digest AND r.data IS NULL)",
             &[],
         )
         .await

@@ -32,7 +32,7 @@ const MAX_GROUP: usize = 64;
 /// early; one caller putting in a row never waits (its next put is the one awaited).
 const GATHER: Duration = Duration::from_millis(1);
 
-/// One `put`, owned, as its statements bind it: `PUT_CHECKPOINT`'s parameters (see
+/// One `put`, owned, as its statements bind it (see `sql::PUT_CARRIED` and
 /// `sql::PUT_CHECKPOINT`).
 pub(super) struct PutRequest {
     pub(super) thread_id: String,
@@ -43,11 +43,13 @@ pub(super) struct PutRequest {
     pub(super) shell: String,
     /// The metadata as JSON text.
     pub(super) metadata: String,
-    /// The carried values: channels, version JSON texts, type tags, data (pairwise).
+    /// The carried values, ordered by channel: channels, version JSON texts, type tags, data
+    /// and digests (pairwise; see [`value_digest`]).
     pub(super) channels: Vec<String>,
     pub(super) versions: Vec<String>,
     pub(super) type_tags: Vec<String>,
     pub(super) data: Vec<Vec<u8>>,
+    pub(super) digests: Vec<Vec<u8>>,
     /// The channels to resolve from stored values, and their version JSON texts.
     pub(super) resolve_channels: Vec<String>,
     pub(super) resolve_versions: Vec<String>,
@@ -55,9 +57,24 @@ pub(super) struct PutRequest {
     pub(super) what: String,
 }
 
+/// The digest of a stored value: sha256 of its type tag, a NUL byte and its data (type tags
+/// cannot hold a NUL in PostgreSQL), the key that tells apart the values siblings put at the
+/// same (channel, version). The same as migration 1's, so older rows keep theirs.
+pub(super) fn value_digest(type_tag: &str, data: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::new().chain_update(type_tag.as_bytes()).chain_update([0]).chain_update(data).finalize().to_vec()
+}
+
 impl PutRequest {
-    fn put_params(&self) -> [&(dyn ToSql + Sync); 12] {
-        [
+    /// True when the put resolves no channel: it carries every value it reads, and is put by
+    /// `PUT_CARRIED` (one statement), else by `MARK_OWN_VALUES` and `PUT_CHECKPOINT`.
+    fn carries_all(&self) -> bool {
+        self.resolve_channels.is_empty()
+    }
+
+    /// The parameters of `PUT_CARRIED` when [`Self::carries_all`], else of `PUT_CHECKPOINT`.
+    fn put_params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
             &self.thread_id,
             &self.checkpoint_ns,
             &self.checkpoint_id,
@@ -66,11 +83,18 @@ impl PutRequest {
             &self.metadata,
             &self.channels,
             &self.versions,
-            &self.type_tags,
-            &self.data,
-            &self.resolve_channels,
-            &self.resolve_versions,
-        ]
+        ];
+        if self.carries_all() {
+            params.extend::<[&(dyn ToSql + Sync); 3]>([&self.digests, &self.type_tags, &self.data]);
+        } else {
+            params.extend::<[&(dyn ToSql + Sync); 4]>([
+                &self.type_tags,
+                &self.data,
+                &self.resolve_channels,
+                &self.resolve_versions,
+            ]);
+        }
+        params
     }
 }
 
@@ -197,30 +221,43 @@ impl PostgresSaver {
     /// come first, in sorted order, so two groups cannot deadlock on them. Once anything is
     /// sent, all of it is, COMMIT included: a group dropped half-way leaves no transaction
     /// open on the pooled connection. A failed statement makes the server refuse the rest,
-    /// and COMMIT then rolls back (without an error): the first error is the group's.
+    /// and COMMIT then rolls back (without an error): the first error is the group's. A
+    /// group of one put that resolves no channel is one statement, its own transaction.
     pub(super) async fn put_group_once(&self, requests: &[PutRequest]) -> OpResult<()> {
         let client = self.client().await?;
-        let (lock, mark, put) = tokio::try_join!(
+        let (lock, mark, put, carried) = tokio::try_join!(
             client.prepare_cached(sql::LOCK_FOR_PUT),
             client.prepare_cached(sql::MARK_OWN_VALUES),
             client.prepare_cached(sql::PUT_CHECKPOINT),
+            client.prepare_cached(sql::PUT_CARRIED),
         )?;
+        if let [one] = requests {
+            if one.carries_all() {
+                // One statement, its own transaction: committed when it returns.
+                client.execute(&carried, &one.put_params()).await?;
+                return Ok(());
+            }
+        }
         let mut sorted: Vec<(&String, &String)> = requests.iter().map(|r| (&r.thread_id, &r.checkpoint_ns)).collect();
         sorted.sort_unstable();
         sorted.dedup();
         let keys: Vec<[&(dyn ToSql + Sync); 2]> = sorted.iter().map(|(t, n)| [*t as _, *n as _]).collect();
         let ids: Vec<[&(dyn ToSql + Sync); 3]> =
             requests.iter().map(|r| [&r.thread_id as _, &r.checkpoint_ns as _, &r.checkpoint_id as _]).collect();
-        let rows: Vec<[&(dyn ToSql + Sync); 12]> = requests.iter().map(PutRequest::put_params).collect();
+        let rows: Vec<Vec<&(dyn ToSql + Sync)>> = requests.iter().map(PutRequest::put_params).collect();
         let mut sent: Vec<Sent<'_>> = vec![Box::pin(client.batch_execute("BEGIN"))];
         for k in &keys {
             let (client, lock) = (&client, &lock);
             sent.push(Box::pin(async move { client.execute(lock, &k[..]).await.map(drop) }));
         }
-        for (id, row) in ids.iter().zip(&rows) {
-            let (client, mark, put) = (&client, &mark, &put);
-            sent.push(Box::pin(async move { client.execute(mark, &id[..]).await.map(drop) }));
-            sent.push(Box::pin(async move { client.execute(put, &row[..]).await.map(drop) }));
+        for ((request, id), row) in requests.iter().zip(&ids).zip(&rows) {
+            let (client, mark, put, carried) = (&client, &mark, &put, &carried);
+            if request.carries_all() {
+                sent.push(Box::pin(async move { client.execute(carried, &row[..]).await.map(drop) }));
+            } else {
+                sent.push(Box::pin(async move { client.execute(mark, &id[..]).await.map(drop) }));
+                sent.push(Box::pin(async move { client.execute(put, &row[..]).await.map(drop) }));
+            }
         }
         sent.push(Box::pin(client.batch_execute("COMMIT")));
         for outcome in all_in_order(sent).await {
