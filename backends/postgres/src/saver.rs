@@ -101,6 +101,9 @@ pub struct PostgresSaver {
     create_schema: bool,
     /// The puts waiting for the next group commit.
     puts: Arc<PutQueue>,
+    /// Whether the connections run READ COMMITTED by default (opened by this crate), so
+    /// that a statement outside BEGIN is a READ COMMITTED transaction.
+    read_committed: bool,
 }
 
 impl std::fmt::Debug for PostgresSaver {
@@ -110,7 +113,7 @@ impl std::fmt::Debug for PostgresSaver {
 }
 
 /// What a single attempt at an operation can fail with.
-enum OpError {
+pub(crate) enum OpError {
     Db(tokio_postgres::Error),
     Pool(PoolError),
     Contract(CheckpointError),
@@ -156,7 +159,7 @@ impl OpError {
     }
 }
 
-type OpResult<T> = Result<T, OpError>;
+pub(crate) type OpResult<T> = Result<T, OpError>;
 
 /// Runs `attempt` until it succeeds, fails for a reason other than a serialization failure
 /// or deadlock, or has been tried [`MAX_ATTEMPTS`] times. Every attempt is one transaction,
@@ -186,7 +189,7 @@ fn config_of(thread_id: &str, ns: &str, id: String) -> CheckpointConfig {
 impl PostgresSaver {
     /// Connects to `url` (a `postgresql://` URL or a `key=value` connection string, as
     /// tokio-postgres parses it) and runs [`PostgresSaver::setup`]. Every connection runs
-    /// with `synchronous_commit = on` and `jit = off`.
+    /// with `synchronous_commit = on`, `jit = off` and READ COMMITTED.
     ///
     /// # Errors
     /// `InvalidConfig` for an unparsable URL; `Storage` when the server cannot be reached or
@@ -220,6 +223,9 @@ impl PostgresSaver {
         // Every statement is a few key lookups; JIT compiling one whose generic plan is costed
         // for a large thread took 20 to 40 ms where running it takes 0.1 ms.
         startup.push_str(" -c jit=off");
+        // What follows an advisory lock must see what was committed before it was granted
+        // (a REPEATABLE READ default would read an older snapshot and lose values).
+        startup.push_str(r" -c default_transaction_isolation=read\ committed");
         if let Some(schema) = &options.schema {
             if !valid_schema_name(schema) {
                 return Err(CheckpointError::InvalidConfig(format!(
@@ -239,7 +245,11 @@ impl PostgresSaver {
             .create_timeout(Some(options.connect_timeout))
             .build()
             .map_err(|e| CheckpointError::storage("building the connection pool", e))?;
-        Ok(Self { create_schema: options.create_schema, ..Self::from_pool_in(pool, options.schema.clone()) })
+        Ok(Self {
+            create_schema: options.create_schema,
+            read_committed: true,
+            ..Self::from_pool_in(pool, options.schema.clone())
+        })
     }
 
     /// A saver over an existing pool whose connections already point at the right schema;
@@ -251,7 +261,13 @@ impl PostgresSaver {
     }
 
     fn from_pool_in(pool: Pool, schema: Option<String>) -> Self {
-        Self { pool, schema: schema.map(Arc::from), create_schema: true, puts: group::new_queue() }
+        Self {
+            pool,
+            schema: schema.map(Arc::from),
+            create_schema: true,
+            puts: group::new_queue(),
+            read_committed: false,
+        }
     }
 
     /// Creates the schema (when one was configured) and the tables, applying each migration
@@ -259,7 +275,8 @@ impl PostgresSaver {
     /// lock: idempotent, and safe when several instances run it at once.
     ///
     /// # Errors
-    /// `Storage` when the server cannot be reached or a statement fails.
+    /// `Storage` when the server cannot be reached or a statement fails; `InvalidConfig` when
+    /// a newer version of this crate migrated the tables further than this one knows.
     pub async fn setup(&self) -> Result<(), CheckpointError> {
         retrying("running the migrations", || async {
             let mut client = self.client().await?;

@@ -5,7 +5,10 @@
 //! processes) apply each migration exactly once: the second waits for the first, then sees
 //! the recorded version and does nothing.
 
+use checkpoint_contract::CheckpointError;
 use tokio_postgres::Client;
+
+use crate::saver::{OpError, OpResult};
 
 /// The migrations, in order; migration `i` (0-based) is recorded as version `i + 1` in
 /// `checkpoint_migrations`. Never edit a released entry: append a new one.
@@ -263,6 +266,10 @@ CREATE FUNCTION checkpoint_put_carried(p_thread TEXT, p_ns TEXT, p_id TEXT, p_pa
     p_metadata TEXT, p_channels TEXT[], p_versions TEXT[], p_digests BYTEA[], p_type_tags TEXT[], p_data BYTEA[])
 RETURNS void LANGUAGE plpgsql VOLATILE AS $f$
 BEGIN
+    -- At REPEATABLE READ the snapshot would predate the locks.
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'checkpoint_put_carried needs READ COMMITTED, not %', current_setting('transaction_isolation');
+    END IF;
     PERFORM pg_advisory_xact_lock_shared(hashtextextended('checkpoint-postgres thread ' || p_thread, 0)),
         pg_advisory_xact_lock(hashtextextended('checkpoint-postgres namespace ' || p_thread || ' ' || p_ns, 0)),
         set_config('jit', 'off', true);
@@ -313,11 +320,7 @@ $f$;
 /// schema's name.
 ///
 /// Safe to run any number of times and from several instances at once.
-pub(crate) async fn setup(
-    client: &mut Client,
-    schema: Option<&str>,
-    create: bool,
-) -> Result<(), tokio_postgres::Error> {
+pub(crate) async fn setup(client: &mut Client, schema: Option<&str>, create: bool) -> OpResult<()> {
     let tx = client.transaction().await?;
     // The lock key is derived from the schema name, so instances on different schemas do not
     // wait for each other.
@@ -334,6 +337,15 @@ pub(crate) async fn setup(
     tx.batch_execute("CREATE TABLE IF NOT EXISTS checkpoint_migrations (v INTEGER PRIMARY KEY)").await?;
     let row = tx.query_one("SELECT COALESCE(max(v), 0) FROM checkpoint_migrations", &[]).await?;
     let current: i32 = row.get(0);
+    if current > MIGRATIONS.len() as i32 {
+        // A newer saver migrated this schema: this one would misread it (migration 4 moved
+        // carried values into the checkpoint rows, where an older saver does not look).
+        return Err(OpError::Contract(CheckpointError::InvalidConfig(format!(
+            "the schema's tables were migrated to version {current} by a newer checkpoint-postgres; this one knows \
+             versions up to {} and would misread them: upgrade it",
+            MIGRATIONS.len()
+        ))));
+    }
     for (i, sql) in MIGRATIONS.iter().enumerate() {
         let version = i as i32 + 1;
         if version <= current {
@@ -342,7 +354,7 @@ pub(crate) async fn setup(
         tx.batch_execute(sql).await?;
         tx.execute("INSERT INTO checkpoint_migrations (v) VALUES ($1)", &[&version]).await?;
     }
-    tx.commit().await
+    Ok(tx.commit().await?)
 }
 
 /// True for a schema name this crate accepts: 1 to 63 characters of `a-z`, `0-9` and `_`,

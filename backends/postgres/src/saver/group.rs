@@ -222,7 +222,9 @@ impl PostgresSaver {
     /// sent, all of it is, COMMIT included: a group dropped half-way leaves no transaction
     /// open on the pooled connection. A failed statement makes the server refuse the rest,
     /// and COMMIT then rolls back (without an error): the first error is the group's. A
-    /// group of one put that resolves no channel is one statement, its own transaction.
+    /// group of one put that resolves no channel is one statement, its own transaction, on
+    /// connections this crate opened (READ COMMITTED by default); the transaction is READ
+    /// COMMITTED either way (see `write::read_committed`).
     pub(super) async fn put_group_once(&self, requests: &[PutRequest]) -> OpResult<()> {
         let client = self.client().await?;
         let (lock, mark, put, carried) = tokio::try_join!(
@@ -232,7 +234,7 @@ impl PostgresSaver {
             client.prepare_cached(sql::PUT_CARRIED),
         )?;
         if let [one] = requests {
-            if one.carries_all() {
+            if one.carries_all() && self.read_committed {
                 // One statement, its own transaction: committed when it returns.
                 client.execute(&carried, &one.put_params()).await?;
                 return Ok(());
@@ -245,7 +247,7 @@ impl PostgresSaver {
         let ids: Vec<[&(dyn ToSql + Sync); 3]> =
             requests.iter().map(|r| [&r.thread_id as _, &r.checkpoint_ns as _, &r.checkpoint_id as _]).collect();
         let rows: Vec<Vec<&(dyn ToSql + Sync)>> = requests.iter().map(PutRequest::put_params).collect();
-        let mut sent: Vec<Sent<'_>> = vec![Box::pin(client.batch_execute("BEGIN"))];
+        let mut sent: Vec<Sent<'_>> = vec![Box::pin(client.batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED"))];
         for k in &keys {
             let (client, lock) = (&client, &lock);
             sent.push(Box::pin(async move { client.execute(lock, &k[..]).await.map(drop) }));

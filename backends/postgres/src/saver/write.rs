@@ -4,10 +4,20 @@
 //! each one transaction.
 
 use checkpoint_contract::CheckpointConfig;
+use deadpool_postgres::{Object, Transaction};
 use tokio_postgres::types::ToSql;
+use tokio_postgres::IsolationLevel;
 
 use super::{OpResult, PostgresSaver};
 use crate::sql;
+
+/// A transaction at READ COMMITTED, whatever the session's default: each statement after
+/// the advisory locks must see what was committed before they were granted, which a
+/// REPEATABLE READ snapshot (taken at the transaction's first statement, before the locks)
+/// does not.
+async fn read_committed(client: &mut Object) -> Result<Transaction<'_>, tokio_postgres::Error> {
+    client.build_transaction().isolation_level(IsolationLevel::ReadCommitted).start().await
+}
 
 /// One `put_writes` row.
 pub(super) struct WriteRow<'a> {
@@ -49,7 +59,7 @@ impl PostgresSaver {
 
     pub(super) async fn delete_threads_once(&self, threads: &[&str]) -> OpResult<()> {
         let mut client = self.client().await?;
-        let tx = client.transaction().await?;
+        let tx = read_committed(&mut client).await?;
         tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
         for statement in sql::DELETE_THREADS {
             tx.execute(&tx.prepare_cached(statement).await?, &[&threads]).await?;
@@ -60,7 +70,7 @@ impl PostgresSaver {
 
     pub(super) async fn delete_for_runs_once(&self, run_ids: &[&str]) -> OpResult<()> {
         let mut client = self.client().await?;
-        let tx = client.transaction().await?;
+        let tx = read_committed(&mut client).await?;
         let rows = tx.query(&tx.prepare_cached(sql::SELECT_RUN_THREADS).await?, &[&run_ids]).await?;
         let threads: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
         if threads.is_empty() {
@@ -79,7 +89,7 @@ impl PostgresSaver {
 
     pub(super) async fn copy_thread_once(&self, source: &str, target: &str) -> OpResult<()> {
         let mut client = self.client().await?;
-        let tx = client.transaction().await?;
+        let tx = read_committed(&mut client).await?;
         let both = [source, target];
         tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&&both[..]]).await?;
         for statement in sql::COPY_THREAD {
@@ -94,7 +104,7 @@ impl PostgresSaver {
 
     pub(super) async fn prune_keep_latest_once(&self, threads: &[&str]) -> OpResult<()> {
         let mut client = self.client().await?;
-        let tx = client.transaction().await?;
+        let tx = read_committed(&mut client).await?;
         tx.execute(&tx.prepare_cached(sql::LOCK_THREADS_EXCLUSIVE).await?, &[&threads]).await?;
         for statement in sql::PRUNE_KEEP_LATEST {
             tx.execute(&tx.prepare_cached(statement).await?, &[&threads]).await?;

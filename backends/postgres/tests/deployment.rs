@@ -1,0 +1,119 @@
+//! What the saver does about the server and the schema it is given rather than the calls it
+//! is made: a schema migrated by a newer version of this crate, and connections whose
+//! default isolation is not READ COMMITTED. Needs `CHECKPOINT_POSTGRES_URL`.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use checkpoint_contract::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointSaver, TypedValue,
+};
+use checkpoint_postgres::{drop_schema, PostgresOptions, PostgresSaver};
+use common::url;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+
+fn schema_name(what: &str) -> String {
+    format!("checkpoint_pgtest_{what}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8])
+}
+
+/// Checkpoint `id` carrying `values` (channel, version, JSON text), each a new version.
+fn carrying(id: &str, values: &[(&str, i64, &str)]) -> (Checkpoint, ChannelVersions) {
+    let mut cp = Checkpoint { v: 4, id: id.into(), ts: "2024-01-01T00:00:00+00:00".into(), ..Checkpoint::default() };
+    let mut new_versions = ChannelVersions::new();
+    for (channel, version, json) in values {
+        cp.channel_versions.insert((*channel).into(), ChannelVersion::Int(*version));
+        cp.channel_values
+            .insert((*channel).into(), TypedValue { type_tag: "json".into(), data: json.as_bytes().to_vec() });
+        new_versions.insert((*channel).into(), ChannelVersion::Int(*version));
+    }
+    (cp, new_versions)
+}
+
+fn values_of(tuple: &checkpoint_contract::CheckpointTuple) -> BTreeMap<String, String> {
+    tuple
+        .checkpoint
+        .channel_values
+        .iter()
+        .map(|(k, v)| (k.clone(), String::from_utf8_lossy(&v.data).into_owned()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_schema_migrated_by_a_newer_saver_is_refused_at_setup() {
+    let Some(url) = url() else { return };
+    let schema = schema_name("newer");
+    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone())).await.expect("setup");
+    let client = saver.pool().get().await.expect("connection");
+    client.execute("INSERT INTO checkpoint_migrations (v) VALUES (1000)", &[]).await.expect("a future migration");
+    drop(client);
+    saver.pool().close();
+    let again = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone())).await;
+    drop_schema(&url, &schema).await.expect("drop schema");
+    match again {
+        Err(CheckpointError::InvalidConfig(message)) => {
+            assert!(message.contains("version 1000") && message.contains("newer"), "{message}")
+        }
+        other => panic!("expected InvalidConfig naming the newer version, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_one_statement_put_refuses_to_run_above_read_committed() {
+    let Some(url) = url() else { return };
+    let schema = schema_name("isolation");
+    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone())).await.expect("setup");
+    let mut client = saver.pool().get().await.expect("connection");
+    let tx = client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .start()
+        .await
+        .expect("begin");
+    let empty: Vec<String> = Vec::new();
+    let no_bytes: Vec<Vec<u8>> = Vec::new();
+    let refused = tx
+        .execute(
+            "SELECT checkpoint_put_carried($1, '', 'c1', NULL, '{}', '{}', $2, $2, $3, $2, $3)",
+            &[&"t", &empty, &no_bytes],
+        )
+        .await
+        .expect_err("a put at REPEATABLE READ reads a snapshot older than its locks");
+    assert!(format!("{refused:?}").contains("READ COMMITTED"), "{refused:?}");
+    drop(tx);
+    drop(client);
+    saver.pool().close();
+    drop_schema(&url, &schema).await.expect("drop schema");
+}
+
+/// A pool of the caller's whose sessions default to REPEATABLE READ: every transaction of the
+/// saver still runs at READ COMMITTED, and a put of an id again keeps what others read.
+#[tokio::test]
+async fn a_callers_pool_defaulting_to_repeatable_read_loses_nothing() {
+    let Some(url) = url() else { return };
+    let schema = schema_name("rrpool");
+    let mut pg: tokio_postgres::Config = url.parse().expect("url");
+    pg.options(format!(r"-c search_path={schema} -c default_transaction_isolation=repeatable\ read"));
+    let setup = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone())).await.expect("schema");
+    setup.pool().close();
+    let manager = Manager::from_config(pg, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+    let pool = Pool::builder(manager).max_size(4).build().expect("pool");
+    let saver = PostgresSaver::from_pool(pool);
+    saver.setup().await.expect("setup");
+    let root = CheckpointConfig::new("t");
+    let (c1, nv1) = carrying("c1", &[("a", 1, "\"A\""), ("b", 1, "\"B\"")]);
+    let c1_config = saver.put(&root, c1, CheckpointMetadata::new(), nv1).await.expect("put c1");
+    // c2 inherits b from c1 (neither carried nor new), then c1 is put again without b.
+    let (mut c2, nv2) = carrying("c2", &[("a", 2, "\"A2\"")]);
+    c2.channel_versions.insert("b".into(), ChannelVersion::Int(1));
+    saver.put(&c1_config, c2, CheckpointMetadata::new(), nv2).await.expect("put c2");
+    let (again, nv) = carrying("c1", &[("a", 1, "\"A\"")]);
+    saver.put(&root, again, CheckpointMetadata::new(), nv).await.expect("put c1 again");
+    let c2 = saver.get_tuple(&root.clone().with_id("c2")).await.expect("get").expect("c2 stored");
+    let expected = BTreeMap::from([("a".to_owned(), "\"A2\"".to_owned()), ("b".to_owned(), "\"B\"".to_owned())]);
+    assert_eq!(values_of(&c2), expected, "c2 still reads the b it inherited");
+    saver.pool().close();
+    drop_schema(&url, &schema).await.expect("drop schema");
+}
