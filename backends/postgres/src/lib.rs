@@ -119,7 +119,11 @@
 //! (pipelined); its transaction plans them generically (`plan_cache_mode`, PostgreSQL 12 and
 //! later), since re-planning the put statement at every call cost more than running it.
 //! Connections run with `jit = off` (puts set it for their transaction too): a generic plan
-//! costed for a large thread made each put JIT-compile a key lookup, 20 to 40 ms. Transaction-scoped advisory
+//! costed for a large thread made each put JIT-compile a key lookup, 20 to 40 ms. They run
+//! with `enable_seqscan = off`: every statement reads by a key an index starts with, and
+//! where one thread held most pending writes, the statistics made a generic plan scan
+//! `checkpoint_writes` once per listed checkpoint. Every transaction is READ COMMITTED
+//! (what follows the advisory locks must see what committed before they were granted). Transaction-scoped advisory
 //! locks order the writers that resolve or remove values: `put` holds its thread's lock
 //! shared and its (thread, namespace)'s exclusively, so puts in one namespace of a thread run
 //! one after another and puts elsewhere run at once; `delete_thread`, `prune`,

@@ -117,3 +117,31 @@ async fn a_callers_pool_defaulting_to_repeatable_read_loses_nothing() {
     saver.pool().close();
     drop_schema(&url, &schema).await.expect("drop schema");
 }
+
+/// The settings the saver's statements rely on, on every connection it opens itself:
+/// durable commits, no JIT, no sequential scans (generic plans costed from skewed statistics
+/// scanned `checkpoint_writes` once per listed checkpoint), READ COMMITTED.
+#[tokio::test]
+async fn every_connection_it_opens_runs_with_the_settings_its_statements_rely_on() {
+    let Some(url) = url() else { return };
+    let schema = schema_name("settings");
+    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone())).await.expect("setup");
+    let client = saver.pool().get().await.expect("connection");
+    let mut got = Vec::new();
+    for name in ["synchronous_commit", "jit", "enable_seqscan", "default_transaction_isolation"] {
+        let row = client.query_one("SELECT current_setting($1)", &[&name]).await.expect("setting");
+        got.push((name, row.get::<_, String>(0)));
+    }
+    drop(client);
+    saver.pool().close();
+    drop_schema(&url, &schema).await.expect("drop schema");
+    assert_eq!(
+        got,
+        [
+            ("synchronous_commit", "on".to_owned()),
+            ("jit", "off".to_owned()),
+            ("enable_seqscan", "off".to_owned()),
+            ("default_transaction_isolation", "read committed".to_owned())
+        ]
+    );
+}

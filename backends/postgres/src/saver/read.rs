@@ -1,7 +1,7 @@
 //! The reading side of [`PostgresSaver`]. `get_tuple` and `list` are each one statement,
 //! so each sees one snapshot with no transaction around it (one round trip): the checkpoint
 //! rows with their channel values and pending writes aggregated into arrays per row
-//! (`sql::TUPLE_COLUMNS`). `delta_channel_history` runs in a read-only `REPEATABLE READ`
+//! (`sql::tuples_from!`). `delta_channel_history` runs in a read-only `REPEATABLE READ`
 //! transaction.
 
 use std::collections::BTreeMap;
@@ -18,9 +18,40 @@ use super::{config_of, OpResult, PostgresSaver};
 use crate::encode::{checkpoint_from_shell, metadata_from_text};
 use crate::sql;
 
-/// One tuple from a row of `sql::TUPLE_COLUMNS` starting at column `at` (namespace, id,
-/// parent id, checkpoint, metadata, value channels, tags and data, write task ids, paths,
-/// channels, tags and data; the arrays are NULL when there are none).
+/// The channel values of a tuple row (see `sql::tuples_from!`): `channels`, `tags` and
+/// `data` as the checkpoint row stores them (a tag and data where it carries the value),
+/// `found` the uncarried values looked up (tag, a NUL byte, data; NULL when none is stored,
+/// and the channel is then absent).
+fn channel_values(
+    channels: Vec<String>,
+    tags: Vec<Option<String>>,
+    data: Vec<Option<Vec<u8>>>,
+    found: Vec<Option<Vec<u8>>>,
+) -> BTreeMap<String, TypedValue> {
+    let (mut tags, mut data, mut found) = (tags.into_iter(), data.into_iter(), found.into_iter());
+    let mut values = BTreeMap::new();
+    for channel in channels {
+        let carried = (tags.next().flatten(), data.next().flatten());
+        let looked_up = found.next().flatten();
+        let value = match carried {
+            (Some(type_tag), Some(data)) => TypedValue { type_tag, data },
+            _ => {
+                let Some(mut bytes) = looked_up else { continue };
+                let Some(nul) = bytes.iter().position(|b| *b == 0) else { continue };
+                let data = bytes.split_off(nul + 1);
+                bytes.truncate(nul);
+                TypedValue { type_tag: String::from_utf8_lossy(&bytes).into_owned(), data }
+            }
+        };
+        values.insert(channel, value);
+    }
+    values
+}
+
+/// One tuple from a row of `sql::tuples_from!` starting at column `at` (namespace, id,
+/// parent id, checkpoint, metadata, value channels, tags, data and the uncarried values
+/// found, write task ids, paths, channels, tags and data; the arrays are NULL when there are
+/// none).
 fn tuple_from_row(thread_id: &str, row: &Row, at: usize) -> Result<CheckpointTuple, CheckpointError> {
     let ns: String = row.get(at);
     let id: String = row.get(at + 1);
@@ -30,17 +61,14 @@ fn tuple_from_row(thread_id: &str, row: &Row, at: usize) -> Result<CheckpointTup
     let mut checkpoint = checkpoint_from_shell(id.clone(), shell)?;
     let strings = |i: usize| row.get::<_, Option<Vec<String>>>(at + i).unwrap_or_default();
     let bytes = |i: usize| row.get::<_, Option<Vec<Vec<u8>>>>(at + i).unwrap_or_default();
-    checkpoint.channel_values = strings(5)
+    let some_strings = |i: usize| row.get::<_, Option<Vec<Option<String>>>>(at + i).unwrap_or_default();
+    let some_bytes = |i: usize| row.get::<_, Option<Vec<Option<Vec<u8>>>>>(at + i).unwrap_or_default();
+    checkpoint.channel_values = channel_values(strings(5), some_strings(6), some_bytes(7), some_bytes(8));
+    let pending_writes = strings(9)
         .into_iter()
-        .zip(strings(6))
-        .zip(bytes(7))
-        .map(|((channel, type_tag), data)| (channel, TypedValue { type_tag, data }))
-        .collect::<BTreeMap<_, _>>();
-    let pending_writes = strings(8)
-        .into_iter()
-        .zip(strings(9))
         .zip(strings(10))
-        .zip(strings(11).into_iter().zip(bytes(12)))
+        .zip(strings(11))
+        .zip(strings(12).into_iter().zip(bytes(13)))
         .map(|(((task_id, task_path), channel), (type_tag, data))| PendingWrite {
             task_id,
             task_path,
