@@ -37,9 +37,9 @@ fn known_cause(what: &str) -> Option<&'static str> {
     Some(match what {
         w if w.starts_with("postgres list") => {
             "a listed checkpoint carries its values in its row (migration 4), so no value is looked up; in \
-             EXPLAIN ANALYZE the statement takes 6.5 ms of the server for 1,000 rows (sorting the rows by id, \
-             2.2 ms, and one checkpoint_writes lookup per row for its pending writes, 3 ms); the rest is the \
-             transfer and decoding 1,000 tuples"
+             EXPLAIN ANALYZE the statement takes about 2.5 ms of the server for 1,000 rows (sorting them by id, \
+             and one checkpoint_writes lookup per row for its pending writes); the rest is the client decoding \
+             1,000 tuples (in perf, a third of it malloc and free)"
         }
         w if w.starts_with("postgres durable put")
             || w.starts_with("postgres put / ")
@@ -136,7 +136,8 @@ pub fn targets(all: &Value) -> Vec<Target> {
     t.at_most("sqlite list 1,000 checkpoints", t.m("sqlite", "list_1000_ms"), 2.0, "ms");
     t.at_most("sqlite whole conformance run", t.m("sqlite", "conformance_run_ms"), 2000.0, "ms");
     // postgres (issue 18)
-    t.at_most("postgres list 1,000 checkpoints", t.m("postgres", "list_1000_ms"), 5.0, "ms");
+    // Issue 38's bound (issue 18 had asked 5 ms).
+    t.at_most("postgres list 1,000 checkpoints", t.m("postgres", "list_1000_ms"), 10.0, "ms");
     t.at_least("postgres get_tuple latest, 1 checkpoint", t.m("postgres", "get_tuple_latest_1_per_s"), 5e3, "/s");
     t.at_least("postgres get_tuple latest, 10,000", t.m("postgres", "get_tuple_latest_10k_per_s"), 5e3, "/s");
     t.at_least("postgres durable put, one task", t.m("postgres", "put_10_channels_per_s"), 2e3, "/s");

@@ -50,8 +50,8 @@ fn channel_values(
 
 /// One tuple from a row of `sql::tuples_from!` starting at column `at` (namespace, id,
 /// parent id, checkpoint, metadata, value channels, tags, data and the uncarried values
-/// found, write task ids, paths, channels, tags and data; the arrays are NULL when there are
-/// none).
+/// found, write task ids, paths, channels, tags, data and indexes; the arrays are NULL when
+/// there are none).
 fn tuple_from_row(thread_id: &str, row: &Row, at: usize) -> Result<CheckpointTuple, CheckpointError> {
     let ns: String = row.get(at);
     let id: String = row.get(at + 1);
@@ -64,18 +64,21 @@ fn tuple_from_row(thread_id: &str, row: &Row, at: usize) -> Result<CheckpointTup
     let some_strings = |i: usize| row.get::<_, Option<Vec<Option<String>>>>(at + i).unwrap_or_default();
     let some_bytes = |i: usize| row.get::<_, Option<Vec<Option<Vec<u8>>>>>(at + i).unwrap_or_default();
     checkpoint.channel_values = channel_values(strings(5), some_strings(6), some_bytes(7), some_bytes(8));
-    let pending_writes = strings(9)
+    let indexes = row.get::<_, Option<Vec<i64>>>(at + 14).unwrap_or_default();
+    let mut writes: Vec<(i64, PendingWrite)> = strings(9)
         .into_iter()
         .zip(strings(10))
         .zip(strings(11))
         .zip(strings(12).into_iter().zip(bytes(13)))
-        .map(|(((task_id, task_path), channel), (type_tag, data))| PendingWrite {
-            task_id,
-            task_path,
-            channel,
-            value: TypedValue { type_tag, data },
+        .zip(indexes)
+        .map(|((((task_id, task_path), channel), (type_tag, data)), idx)| {
+            (idx, PendingWrite { task_id, task_path, channel, value: TypedValue { type_tag, data } })
         })
         .collect();
+    // `get_tuple` order: task_path, task_id, idx (the columns are `COLLATE "C"`: byte order,
+    // as `str`'s).
+    writes.sort_unstable_by(|(i, a), (j, b)| (&a.task_path, &a.task_id, i).cmp(&(&b.task_path, &b.task_id, j)));
+    let pending_writes = writes.into_iter().map(|(_, w)| w).collect();
     Ok(CheckpointTuple {
         config: config_of(thread_id, &ns, id),
         parent_config: parent.map(|p| config_of(thread_id, &ns, p)),
