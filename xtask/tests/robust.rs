@@ -54,6 +54,29 @@ fn a_bad_python_environment_is_a_usage_error() {
     assert!(text(&out.stderr).contains("ModuleNotFoundError: no langgraph"), "{}", text(&out.stderr));
 }
 
+/// Outside user (helper-51): a `python:module:factory` that names nothing the child can
+/// serve (no such module, no such attribute, nothing callable) exited 1 with a report of
+/// 260 cases not run; it is bad input: one line, exit 2, no report. A module that exists but
+/// raises while importing is the saver's own failure and still gets the report (exit 1).
+#[test]
+fn a_python_saver_that_names_nothing_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |spec: &str| xtask_in(tmp.path(), &["--backend", spec, "--progress", "quiet"], &[]);
+    for (spec, needle) in [
+        ("python:langgraph.checkpoint.memory:NoSuchSaver", "langgraph.checkpoint.memory has no attribute NoSuchSaver"),
+        ("python:no_such_module_for_the_kit:make", "no module no_such_module_for_the_kit"),
+        ("python:langgraph.checkpoint.memory:__name__", "is neither a Storage nor callable"),
+    ] {
+        let out = run(spec);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{spec}: stderr: {stderr}\nstdout: {}", text(&out.stdout));
+        assert_eq!(text(&out.stdout), "", "{spec}: no report");
+        // The managed environment's first use may say so on a line before.
+        let last = stderr.trim_end().lines().last().unwrap_or_default();
+        assert!(last.starts_with("error: ") && last.contains(needle), "{spec}: expected {needle:?} in: {stderr}");
+    }
+}
+
 /// Issue 40 row 4: `--python` naming an interpreter that never answers waited forever in
 /// "checking for langgraph-checkpoint"; now it is given up on after 20 s: one line, exit 2.
 #[test]

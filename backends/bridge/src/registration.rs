@@ -39,6 +39,11 @@ pub struct BridgeFacts {
     pub served: Option<ServedSaver>,
     /// Children started in this process (more than one: a child died and was replaced).
     pub children: usize,
+    /// The child's reason when it refused the handshake because the saver it was asked to
+    /// serve names nothing it can serve (the error kind `InvalidConfig` answering `hello`:
+    /// an unknown name, a module or attribute that does not exist): a usage error of the
+    /// front end, not a verdict.
+    pub bad_saver: Option<String>,
 }
 
 /// How long a child with a timed-out call has to answer a `ping` before it is replaced.
@@ -111,10 +116,14 @@ impl Supervisor {
         let conn = Connection::spawn_sharing(&self.spec.command, Some(workdir), self.stuck_ops.clone())?;
         let label = &self.spec.command.label;
         note(|| format!("the bridge child {label} (pid {}) has not answered the handshake (hello)", conn.pid()));
-        let hello: Hello = conn
-            .call("hello", None, &args)
-            .await
-            .map_err(|e| format!("the bridge child {} refused the handshake: {e}", self.spec.command.label))?;
+        let hello: Hello = conn.call("hello", None, &args).await.map_err(|e| {
+            if let crate::process::CallError::Remote(r) = &e {
+                if r.kind == "InvalidConfig" {
+                    self.facts.lock().unwrap_or_else(|p| p.into_inner()).bad_saver = Some(r.message.clone());
+                }
+            }
+            format!("the bridge child {} refused the handshake: {e}", self.spec.command.label)
+        })?;
         if hello.protocol != PROTOCOL_VERSION {
             // Issue 40 row 5: an answer naming a version the host never offered was taken.
             conn.shutdown(Duration::ZERO);
@@ -364,6 +373,12 @@ impl BridgeRegistration {
     /// The pid of the run's child while one is running (for tests that kill it).
     pub fn child_pid(&self) -> Option<u32> {
         self.supervisor.current.try_lock().ok()?.as_ref().filter(|c| c.is_alive()).map(|c| c.pid())
+    }
+
+    /// The child's reason when the saver of this registration names nothing it can serve
+    /// ([`BridgeFacts::bad_saver`]): the front end's usage error (one line, exit 2).
+    pub fn bad_saver(&self) -> Option<String> {
+        self.facts().bad_saver
     }
 
     /// What the children reported so far.

@@ -34,7 +34,7 @@ from .mapping import (
     wire_tuple,
 )
 from .served import ServedSaver, Unsupported, decide_side
-from .storage import Storage, declared_lacks, resolve
+from .storage import SaverNotFound, Storage, declared_lacks, resolve
 from .values import decode_value
 
 PROTOCOL_VERSION = 1
@@ -66,6 +66,11 @@ PACKAGES = ("langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-ch
 
 class ProtocolError(Exception):
     """A request the child cannot understand (the ``Protocol`` error kind)."""
+
+
+class BadSaver(Exception):
+    """The saver ``hello`` names is nothing the child can serve: answered with the kind
+    ``InvalidConfig``, which the host reports as a usage error (docs/bridge-protocol.md)."""
 
 
 @dataclass
@@ -212,6 +217,8 @@ class Server:
             result = await self.dispatch(op, handle, args, rid)
         except ProtocolError as e:
             self.send({"id": rid, "error": {"kind": "Protocol", "message": str(e)}})
+        except BadSaver as e:
+            self.send({"id": rid, "error": {"kind": "InvalidConfig", "message": str(e)}})
         except WireError as e:
             self.send({"id": rid, "error": {"kind": "Storage", "message": f"the saver's answer does not fit: {e}"}})
         except (Exception, SystemExit, KeyboardInterrupt) as e:
@@ -286,6 +293,8 @@ class Server:
         workdir = args.get("workdir")
         try:
             self.storage = resolve(spec, workdir if type(workdir) is str else None)
+        except SaverNotFound as e:
+            raise BadSaver(str(e)) from None
         except ValueError as e:
             raise ProtocolError(str(e)) from None
         return {

@@ -265,11 +265,19 @@ SHORT_NAMES: dict[str, Callable[[str | None], Storage]] = {
 }
 
 
+class SaverNotFound(ValueError):
+    """``spec`` names nothing the child can serve: an unknown short name, a malformed spec,
+    a module that does not exist, a missing attribute, or one that is neither a Storage nor
+    callable. The host reports it as a usage error (``InvalidConfig`` in ``hello``); a module
+    that exists but raised while importing is not this, but the saver's own failure."""
+
+
 def resolve(spec: str, workdir: str | None) -> Storage:
     """The storage named by ``spec``: a short name or ``module:attribute``.
 
-    Raises ValueError with a one-line reason for an unknown name, a missing attribute or
-    a ``conformance_lacks`` naming no feature."""
+    Raises :class:`SaverNotFound` when ``spec`` names nothing to serve, and ValueError with a
+    one-line reason for a module that raised on import or a ``conformance_lacks`` naming no
+    feature."""
     storage = _resolve(spec, workdir)
     declared_lacks(storage, f"saver {spec!r}")
     return storage
@@ -280,21 +288,26 @@ def _resolve(spec: str, workdir: str | None) -> Storage:
         return SHORT_NAMES[spec](workdir)
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise ValueError(f"unknown saver {spec!r}: give one of {', '.join(SHORT_NAMES)} or module:factory")
+        raise SaverNotFound(f"unknown saver {spec!r}: give one of {', '.join(SHORT_NAMES)} or module:factory")
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
+        missing = getattr(e, "name", None)
+        # The module named, or a package on its path, does not exist: the spec names nothing.
+        # Any other import error is raised by the module's own code.
+        if isinstance(e, ModuleNotFoundError) and missing and (module_name + ".").startswith(missing + "."):
+            raise SaverNotFound(f"saver {spec!r}: no module {module_name} ({e})") from None
         raise ValueError(f"saver {spec!r}: cannot import {module_name}: {e}") from None
     obj: Any = module
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise ValueError(f"saver {spec!r}: {module_name} has no attribute {attr}") from None
+            raise SaverNotFound(f"saver {spec!r}: {module_name} has no attribute {attr}") from None
     if isinstance(obj, type) and issubclass(obj, Storage):
         return obj()
     if isinstance(obj, Storage):
         return obj
     if callable(obj):
         return FactoryStorage(obj)
-    raise ValueError(f"saver {spec!r}: {attr} is neither a Storage nor callable")
+    raise SaverNotFound(f"saver {spec!r}: {attr} is neither a Storage nor callable")

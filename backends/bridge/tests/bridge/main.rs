@@ -538,7 +538,9 @@ fn a_users_environment_serves_module_factory() {
     .expect("the spec is well formed");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let err = rt.block_on(reg_fixture(&bad)).expect_err("an unknown module");
-    assert!(err.contains("cannot import no_such_module"), "{err}");
+    assert!(err.contains("no module no_such_module"), "{err}");
+    // Named for the front end, which makes it a usage error (exit 2).
+    assert!(bad.bad_saver().is_some_and(|r| r.contains("no module no_such_module")), "{:?}", bad.bad_saver());
 }
 
 /// A Python saver that allows one process per storage (`locked_saver.py`, as DuckDB)
