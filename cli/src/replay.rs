@@ -149,6 +149,13 @@ pub fn replay_traces(target: Target, traces: &[(PathBuf, Trace)]) -> ExitCode {
                 if trace.steps.len() == 1 { "" } else { "s" }
             ),
             Err(e) => {
+                // A saver the bridge child cannot find is bad input: one line, exit 2.
+                if let Some(reason) = target.bridged.as_ref().and_then(|b| b.bad_saver()) {
+                    eprintln!("error: {reason}");
+                    drop(target);
+                    conformance_core::leftovers::release();
+                    return ExitCode::from(USAGE);
+                }
                 failed += 1;
                 println!("replay {} {}: {e}", reg.name(), file.display());
             }

@@ -75,6 +75,17 @@ fn a_python_saver_that_names_nothing_is_a_usage_error() {
         let last = stderr.trim_end().lines().last().unwrap_or_default();
         assert!(last.starts_with("error: ") && last.contains(needle), "{spec}: expected {needle:?} in: {stderr}");
     }
+    // The same for a replay (it said so once per trace, exit 1).
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["replay", traces.to_str().unwrap(), "--backend", "python:langgraph.checkpoint.memory:NoSuchSaver"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "replay: stderr: {stderr}\nstdout: {}", text(&out.stdout));
+    assert_eq!(text(&out.stdout), "", "replay: no line per trace");
+    assert!(stderr.trim_end().lines().last().unwrap_or_default().contains("has no attribute NoSuchSaver"), "{stderr}");
 }
 
 /// Issue 40 row 4: `--python` naming an interpreter that never answers waited forever in
