@@ -19,7 +19,11 @@
 //!
 //! Created by [`PostgresSaver::setup`] (idempotent; safe when several instances run it at
 //! once: each migration runs in one transaction under `pg_advisory_xact_lock`, and is
-//! recorded in `checkpoint_migrations(v)`). Keys follow LangGraph's `PostgresSaver`:
+//! recorded in `checkpoint_migrations(v)`, from 1). Keys follow LangGraph's `PostgresSaver`,
+//! and so do the table names, but not the layout: the two cannot share a schema, and setup
+//! refuses LangGraph's tables (its `checkpoint_migrations` records version 0), as it refuses
+//! tables a newer version of this crate migrated further, changing nothing; give the saver a
+//! schema of its own ([`PostgresOptions::schema`]). No import of LangGraph's data is offered.
 //!
 //! - `checkpoints(thread_id, checkpoint_ns, checkpoint_id)`: `parent_checkpoint_id`, the
 //!   checkpoint without its values (`v`, `ts`, `channel_versions`, `versions_seen`,
@@ -28,8 +32,8 @@
 //!   parallel arrays (`value_channels`, `value_versions`, `value_digests`: one entry per
 //!   channel of `channel_versions` that has a value; `value_type_tags`, `value_data`: the
 //!   value itself when the checkpoint carries it, NULL when it does not); `put_seq`, from a
-//!   sequence, new at every put. Indexes on `(thread_id, checkpoint_id)`, `metadata ->> 'run_id'` and
-//!   `(thread_id, checkpoint_ns, put_seq)`.
+//!   sequence (`checkpoint_put_seq`), new at every put. Indexes on `(thread_id,
+//!   checkpoint_id)`, `metadata ->> 'run_id'` and `(ARRAY[thread_id, checkpoint_ns], put_seq)`.
 //! - `checkpoint_blobs(thread_id, checkpoint_ns, channel, version, digest)`: the values
 //!   checkpoints read without carrying them (`type_tag`, `data bytea`, byte for byte), each
 //!   stored once however many checkpoints read it. `version` is `jsonb` (`1` and `"1"` are
@@ -37,7 +41,10 @@
 //! - `checkpoint_holder_marks(thread_id, checkpoint_ns, channel, version)`: `holder_id`
 //!   (or NULL) and `put_seq`; written only by the rare operations (see below).
 //! - `checkpoint_writes(thread_id, checkpoint_ns, checkpoint_id, task_id, idx)`:
-//!   `task_path`, `channel`, `type_tag`, `data`.
+//!   `task_path`, `channel`, `type_tag`, `data` (`idx` is `bigint`).
+//! - SQL functions: `checkpoint_put_carried` (a put that resolves no channel, as one
+//!   statement), `checkpoint_holder_of` and `checkpoint_found_in` (the holder of a value, and
+//!   the checkpoint a resolved channel takes its value from; see below).
 //!
 //! Ids, namespaces, channels, task ids and paths are `text COLLATE "C"`: they order by bytes,
 //! whatever the database's collation. PostgreSQL 11 or later.
@@ -113,7 +120,10 @@
 //! one statement. `get_tuple` and `list` are each one statement (the
 //! checkpoint rows with their values and writes aggregated into arrays), so each sees one
 //! snapshot in one round trip; `delta_channel_history` runs in a read-only `REPEATABLE READ`
-//! transaction. A `put` of carried values alone is one statement, its own transaction. Any
+//! transaction. A `put` of carried values alone is one statement, its own transaction, on the
+//! connections the saver opens (they run READ COMMITTED whatever the URL or server says);
+//! on a pool of the caller's ([`PostgresSaver::from_pool`]) it is wrapped in `BEGIN
+//! ISOLATION LEVEL READ COMMITTED`. Any
 //! other (a put that resolves a channel, or puts grouped into one commit) is one transaction
 //! in one round trip: BEGIN, the locks, the statements and COMMIT are sent together
 //! (pipelined); its transaction plans them generically (`plan_cache_mode`, PostgreSQL 12 and
@@ -134,7 +144,7 @@
 //! ## Testing
 //!
 //! The kit's wiring is behind the `kit` feature (a normal build has none of it):
-//! `PostgresStorage` is the saver's one [`conformance_core::Storage`] impl (a schema per
+//! `PostgresStorage` is the saver's one `conformance_core::Storage` impl (a schema per
 //! case, its name the location), and `registration` gives the kit a fresh schema per case
 //! on one server from it. The tests read the server's URL from
 //! `CHECKPOINT_POSTGRES_URL`; `scripts/pg-test-server.sh start` starts a throwaway server

@@ -189,7 +189,9 @@ fn config_of(thread_id: &str, ns: &str, id: String) -> CheckpointConfig {
 impl PostgresSaver {
     /// Connects to `url` (a `postgresql://` URL or a `key=value` connection string, as
     /// tokio-postgres parses it) and runs [`PostgresSaver::setup`]. Every connection runs
-    /// with `synchronous_commit = on`, `jit = off`, `enable_seqscan = off` and READ COMMITTED.
+    /// with `synchronous_commit = on`, `jit = off`, `enable_seqscan = off` and READ COMMITTED,
+    /// whatever the URL's `options` or the server's defaults say (the URL's other options are
+    /// kept). They are the pool's ([`PostgresSaver::pool`]) connections too.
     ///
     /// # Errors
     /// `InvalidConfig` for an unparsable URL; `Storage` when the server cannot be reached or

@@ -337,12 +337,24 @@ pub(crate) async fn setup(client: &mut Client, schema: Option<&str>, create: boo
     tx.batch_execute("CREATE TABLE IF NOT EXISTS checkpoint_migrations (v INTEGER PRIMARY KEY)").await?;
     let row = tx.query_one("SELECT COALESCE(max(v), 0) FROM checkpoint_migrations", &[]).await?;
     let current: i32 = row.get(0);
+    // LangGraph's PostgresSaver uses the same table names, and records its migrations from 0;
+    // this crate records them from 1.
+    let foreign = tx.query_one("SELECT EXISTS (SELECT 1 FROM checkpoint_migrations WHERE v = 0)", &[]).await?;
+    if foreign.get::<_, bool>(0) {
+        return Err(OpError::Contract(CheckpointError::InvalidConfig(
+            "the schema holds another saver's tables of the same names (checkpoint_migrations records version 0, as \
+             LangGraph's PostgresSaver does; checkpoint-postgres starts at 1): give this saver a schema of its own \
+             (PostgresOptions::schema); nothing was changed"
+                .into(),
+        )));
+    }
     if current > MIGRATIONS.len() as i32 {
         // A newer saver migrated this schema: this one would misread it (migration 4 moved
         // carried values into the checkpoint rows, where an older saver does not look).
         return Err(OpError::Contract(CheckpointError::InvalidConfig(format!(
-            "the schema's tables were migrated to version {current} by a newer checkpoint-postgres; this one knows \
-             versions up to {} and would misread them: upgrade it",
+            "the schema's tables were migrated to version {current}, by a newer checkpoint-postgres or another \
+             saver using the same table names; this one knows versions up to {} and would misread them: upgrade \
+             it, or give it a schema of its own (PostgresOptions::schema); nothing was changed",
             MIGRATIONS.len()
         ))));
     }

@@ -145,3 +145,49 @@ async fn every_connection_it_opens_runs_with_the_settings_its_statements_rely_on
         ]
     );
 }
+
+/// Outside user (helper-53): LangGraph's PostgresSaver uses the same table names. Pointed at
+/// its tables, setup failed on a missing function (an older LangGraph layout) or said a newer
+/// checkpoint-postgres had migrated them and to upgrade; it now says whose they are, and
+/// changes nothing.
+#[tokio::test]
+async fn langgraphs_tables_of_the_same_names_are_refused_unchanged() {
+    let Some(url) = url() else { return };
+    let schema = schema_name("langgraph");
+    let (client, connection) = tokio_postgres::connect(&url, NoTls).await.expect("connect");
+    tokio::spawn(connection);
+    // The shape of langgraph-checkpoint-postgres's first migrations (they record v from 0).
+    client
+        .batch_execute(&format!(
+            "CREATE SCHEMA {schema};
+             CREATE TABLE {schema}.checkpoint_migrations (v INTEGER PRIMARY KEY);
+             INSERT INTO {schema}.checkpoint_migrations VALUES (0), (1), (2), (3);
+             CREATE TABLE {schema}.checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+                 checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT, checkpoint JSONB NOT NULL,
+                 metadata JSONB NOT NULL DEFAULT '{{}}', PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));
+             INSERT INTO {schema}.checkpoints (thread_id, checkpoint_id, checkpoint) VALUES ('t', 'c1', '{{}}');"
+        ))
+        .await
+        .expect("LangGraph's tables");
+    let refused = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone())).await;
+    let versions: Vec<i32> = client
+        .query(&format!("SELECT v FROM {schema}.checkpoint_migrations ORDER BY v"), &[])
+        .await
+        .expect("versions")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let tables: i64 = client
+        .query_one("SELECT count(*) FROM information_schema.tables WHERE table_schema = $1", &[&schema])
+        .await
+        .expect("tables")
+        .get(0);
+    drop_schema(&url, &schema).await.expect("drop schema");
+    match refused {
+        Err(CheckpointError::InvalidConfig(message)) => {
+            assert!(message.contains("LangGraph's PostgresSaver") && message.contains("schema of its own"), "{message}")
+        }
+        other => panic!("expected InvalidConfig naming LangGraph's tables, got {other:?}"),
+    }
+    assert_eq!((versions, tables), (vec![0, 1, 2, 3], 2), "nothing was changed");
+}
