@@ -141,6 +141,19 @@
 //! fixed order). Serialization failures and deadlocks are retried. Every connection runs
 //! with `synchronous_commit = on`: once a call returned `Ok`, its data is on disk.
 //!
+//! ## Upgrading
+//!
+//! [`PostgresSaver::setup`] applies the migrations this version knows and the schema has not
+//! recorded, all in one transaction under the schema's advisory lock (so an upgrade is
+//! all or nothing, and instances starting at once apply it once). There are no down
+//! migrations. Migration 4 (values carried in the checkpoint rows) adds two columns with
+//! constant defaults (no table rewrite on PostgreSQL 11 and later) and replaces an SQL
+//! function; existing rows are not rewritten and read through `checkpoint_blobs` as before.
+//! An instance of an older version still running on a schema a newer one migrated reads
+//! checkpoints put by the newer one without their values: stop or upgrade every instance
+//! together. From this version on, setup refuses tables migrated further than it knows
+//! (`InvalidConfig`) instead of misreading them.
+//!
 //! ## Testing
 //!
 //! The kit's wiring is behind the `kit` feature (a normal build has none of it):

@@ -333,6 +333,14 @@ pub(crate) async fn setup(client: &mut Client, schema: Option<&str>, create: boo
     if let Some(schema) = schema.filter(|_| create) {
         // `schema` is validated as a plain lowercase identifier (see `valid_schema_name`).
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")).await?;
+    } else if let Some(schema) = schema {
+        let found = tx.query_one("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", &[&schema]).await?;
+        if !found.get::<_, bool>(0) {
+            return Err(OpError::Contract(CheckpointError::InvalidConfig(format!(
+                "schema {schema:?} does not exist, and the saver was told not to create it \
+                 (PostgresOptions::create_schema(false))"
+            ))));
+        }
     }
     tx.batch_execute("CREATE TABLE IF NOT EXISTS checkpoint_migrations (v INTEGER PRIMARY KEY)").await?;
     let row = tx.query_one("SELECT COALESCE(max(v), 0) FROM checkpoint_migrations", &[]).await?;

@@ -542,7 +542,12 @@ async fn setup_without_create_schema_fails_on_a_missing_schema_and_makes_none() 
     let Some(url) = url() else { return };
     let schema = format!("checkpoint_nocreate_{}", std::process::id());
     let options = PostgresOptions::new().schema(schema.clone()).create_schema(false).max_connections(1);
-    assert!(PostgresSaver::connect_with(&url, options).await.is_err(), "setup made or found {schema}");
+    match PostgresSaver::connect_with(&url, options).await {
+        Err(checkpoint_postgres::CheckpointError::InvalidConfig(m)) => {
+            assert!(m.contains(&schema) && m.contains("does not exist"), "{m}")
+        }
+        other => panic!("setup made or found {schema}: {other:?}"),
+    }
     let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.expect("connects");
     tokio::spawn(connection);
     let n: i64 = client
