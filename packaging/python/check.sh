@@ -31,9 +31,21 @@ official="langgraph-checkpoint-conformance==0.0.2"
 work="$(mktemp -d "${TMPDIR:-/tmp}/checkpoint-conformance-pycheck.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "packaging/python/check.sh: FAILED: $*" >&2; exit 1; }
+# A virtualenv with pip. `python -m venv` hides why ensurepip failed (one CI run failed there
+# with only "ensurepip ... returned non-zero exit status 1"): on failure this prints
+# ensurepip's own output, then installs pip into the venv with the base interpreter's pip.
+make_venv() {
+  "$python" -m venv "$1" 2>"$work/venv-error.log" && return 0
+  echo "$python -m venv $1 failed: $(tail -1 "$work/venv-error.log"); ensurepip's own output:" >&2
+  rm -rf "$1"
+  "$python" -m venv --without-pip "$1" || fail "$python -m venv --without-pip $1"
+  "$1/bin/python" -m ensurepip --upgrade --default-pip >&2 && return 0
+  echo "installing pip into $1 with $python's pip instead" >&2
+  "$python" -m pip --python "$1/bin/python" install -q pip || fail "no pip in the virtualenv $1"
+}
 
 echo "== build the wheel (maturin, dev profile, reusing target/debug/checkpoint-conformance)"
-"$python" -m venv "$work/build"
+make_venv "$work/build"
 "$work/build/bin/pip" install -q "$maturin_pin"
 start=$(date +%s)
 (cd "$root/packaging/python" && "$work/build/bin/maturin" build --profile dev --out "$work/wheels") >"$work/maturin.log" 2>&1 ||
@@ -50,7 +62,7 @@ IFS=: read -r -a dirs <<<"$PATH"
 for d in "${dirs[@]}"; do
   [ -n "$d" ] && [ ! -e "$d/cargo" ] && [ ! -e "$d/rustc" ] && clean_path="${clean_path:+$clean_path:}$d"
 done
-"$python" -m venv "$work/venv"
+make_venv "$work/venv"
 export PATH="$work/venv/bin:$clean_path" XDG_CACHE_HOME="$work/cache" NO_COLOR=1
 unset CHECKPOINT_BRIDGE_PYTHON CHECKPOINT_KIT_BINARY CARGO_TARGET_DIR VIRTUAL_ENV PYTHONPATH
 ! command -v cargo >/dev/null || fail "cargo is still on PATH: $(command -v cargo)"

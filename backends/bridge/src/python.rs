@@ -99,9 +99,23 @@ pub fn managed_python(base: &Path) -> Result<PathBuf, String> {
             venv.display(),
             PINNED.join(", ")
         );
-        run(Command::new(&base_python).arg("-m").arg("venv").arg(&venv), "creating the virtualenv")?;
+        // `python -m venv` bootstraps pip with ensurepip, which has failed with only "exit
+        // status 1" where the base interpreter's own pip worked: then a virtualenv without
+        // pip, and the base interpreter's pip installs into it (pip's --python, pip 22.3+).
         let mut pip = Command::new(&python);
-        pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", "-c"])
+        if let Err(first) = run(Command::new(&base_python).arg("-m").arg("venv").arg(&venv), "creating the virtualenv")
+        {
+            let _ = std::fs::remove_dir_all(&venv);
+            let mut bare = Command::new(&base_python);
+            run(bare.args(["-m", "venv", "--without-pip"]).arg(&venv), "creating the virtualenv without pip")
+                .map_err(|e| format!("{first}; then {e}"))?;
+            eprintln!("checkpoint-bridge: {first}; installing with the base interpreter's pip instead");
+            pip = Command::new(&base_python);
+            pip.args(["-m", "pip", "--python"]).arg(&python);
+        } else {
+            pip.args(["-m", "pip"]);
+        }
+        pip.args(["install", "--disable-pip-version-check", "--no-input", "-q", "-c"])
             .arg(pkg.join("constraints.txt"))
             .args(PINNED)
             .arg(&pkg);
