@@ -113,6 +113,7 @@ mod tests {
             facts: BTreeMap::new(),
             repeats: None,
             abort: None,
+            disturbed: None,
         }
     }
 

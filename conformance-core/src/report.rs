@@ -141,6 +141,12 @@ pub struct CaseResult {
     /// back from JSON.
     #[serde(skip)]
     pub abort: Option<crate::Abort>,
+    /// Set when the case failed and one of its calls failed because of a call of another
+    /// case ([`crate::CallNote::disturbed`]: a bridged child stopped as stuck while calls of
+    /// several cases were in flight): the failure may not be the case's own, and the
+    /// runner runs the case again alone ([`crate::run::run`]). Not part of the JSON report.
+    #[serde(skip)]
+    pub disturbed: Option<String>,
 }
 
 /// How often a repeated case ran and failed ([`CaseResult::repeats`]).

@@ -26,7 +26,14 @@ tokio::task_local! {
 /// is slow (issue 40 row 13). The runner gives every call of a case's saver, and each
 /// lifespan hook, a note of its own; [`CallNote::current`] finds it from inside the call.
 #[derive(Clone, Debug, Default)]
-pub struct CallNote(Arc<Mutex<Option<String>>>);
+pub struct CallNote(Arc<Mutex<NoteText>>);
+
+/// A [`CallNote`]'s texts.
+#[derive(Debug, Default)]
+struct NoteText {
+    text: Option<String>,
+    disturbed: Option<String>,
+}
 
 impl CallNote {
     /// The note of the call (or lifespan hook) running on this task, if the runner gave it
@@ -37,12 +44,26 @@ impl CallNote {
 
     /// Replaces the note's text (one phrase, no trailing period).
     pub fn set(&self, text: impl Into<String>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(text.into());
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).text = Some(text.into());
     }
 
     /// The note's text, if any was set.
     pub fn text(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).text.clone()
+    }
+
+    /// Says that the call fails, or failed, because of something another call did, and
+    /// why (one phrase): a bridged saver's child stopped as stuck while calls of several
+    /// cases were in flight, so which call blocked it is not known. A case that fails with
+    /// such a call is run again alone ([`crate::CaseResult::disturbed`]), and only that
+    /// run's verdict counts.
+    pub fn disturbed(&self, why: impl Into<String>) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).disturbed = Some(why.into());
+    }
+
+    /// What [`CallNote::disturbed`] said, if anything.
+    pub fn disturbance(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).disturbed.clone()
     }
 
     /// Runs `f` with this note as the [`CallNote::current`] of its task.
@@ -55,6 +76,8 @@ impl CallNote {
 #[derive(Debug, Default)]
 pub(crate) struct CallLog {
     state: Mutex<(u64, BTreeMap<u64, (Call, CallNote)>)>,
+    /// The first [`CallNote::disturbance`] of a call that returned.
+    disturbed: Mutex<Option<String>>,
 }
 
 impl CallLog {
@@ -65,6 +88,12 @@ impl CallLog {
         let note = CallNote::default();
         s.1.insert(n, (call, note.clone()));
         Guard { log: self.clone(), n, note }
+    }
+
+    /// Why a call of the case returned disturbed by another call ([`CallNote::disturbed`]),
+    /// the first one's reason; `None` when none did.
+    pub(crate) fn disturbed(&self) -> Option<String> {
+        self.disturbed.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// `" while in put(…)"`, naming up to three calls in flight (oldest first), each with
@@ -103,6 +132,9 @@ impl Guard {
     async fn done<F: Future>(self, call: F) -> F::Output {
         let out = self.note.scope(call).await;
         self.log.state.lock().unwrap_or_else(|e| e.into_inner()).1.remove(&self.n);
+        if let Some(why) = self.note.disturbance() {
+            self.log.disturbed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(why);
+        }
         out
     }
 }

@@ -114,6 +114,9 @@ struct Shared {
     /// When bytes last moved on the child's pipes (a piece of a request written, a piece
     /// of an answer read).
     progress: Mutex<Instant>,
+    /// Operations that got a child of this registration stopped as stuck; an operation's
+    /// entry goes when a call of it is answered (the child is not stuck in every call of it).
+    stuck_ops: StuckOps,
 }
 
 impl Shared {
@@ -147,18 +150,32 @@ impl Shared {
     }
 
     /// Marks the connection broken and fails every call in flight with `message`.
+    ///
+    /// Which of several calls in flight made the child die or block is not known (the
+    /// oldest may await while a later one blocks): then each is marked disturbed by another
+    /// call ([`CallNote::disturbed`]), and the runner runs its case again alone, where the
+    /// call to blame is the only one in flight.
     fn fail_all(&self, message: String) {
-        let replies: Vec<Reply> = {
+        let flights: Vec<Flight> = {
             let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
             if p.dead.is_none() {
                 p.dead = Some(message.clone());
             }
             p.abandoned.clear();
             p.ping = None;
-            p.replies.drain().map(|(_, f)| f.reply).collect()
+            p.replies.drain().map(|(_, f)| f).collect()
         };
-        for r in replies {
-            r(Err(CallError::Dead(message.clone())));
+        let calls = flights.iter().filter(|f| f.op != "ping").count();
+        if calls > 1 {
+            let why = format!(
+                "one of its calls was in flight when the bridge child {} stopped serving with {calls} calls in \
+                 flight (which one to blame is not known)",
+                self.label
+            );
+            flights.iter().filter_map(|f| f.note.as_ref()).for_each(|n| n.disturbed(why.clone()));
+        }
+        for f in flights {
+            (f.reply)(Err(CallError::Dead(message.clone())));
         }
     }
 
@@ -195,8 +212,6 @@ pub(crate) struct Connection {
     shared: Arc<Shared>,
     writer: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
     next_id: AtomicU64,
-    /// Operations that got a child of this registration stopped as stuck.
-    stuck_ops: StuckOps,
     /// The run's work directory, removed after the child is gone, and by the interrupt
     /// cleanup (`conformance_core::leftovers::on_interrupt`) while it lives.
     workdir: Mutex<Option<(tempfile::TempDir, conformance_core::leftovers::InterruptGuard)>>,
@@ -217,8 +232,8 @@ impl Connection {
     }
 
     /// [`Connection::spawn`], sharing what earlier children found stuck: an operation that
-    /// was the one call in flight of [`STUCK_LIMIT`] children stopped as stuck fails at
-    /// once, unsent.
+    /// was the one call in flight of [`STUCK_LIMIT`] children stopped as stuck, with no
+    /// call of it answered in between, fails at once, unsent.
     pub(crate) fn spawn_sharing(
         command: &ChildCommand,
         workdir: Option<tempfile::TempDir>,
@@ -226,6 +241,7 @@ impl Connection {
     ) -> Result<Arc<Self>, String> {
         let (tx, rx) = mpsc::channel();
         let cmd = command.clone();
+        let ops = stuck_ops.clone();
         // The thread that spawns the child also waits for it and lives exactly as long as
         // it: PR_SET_PDEATHSIG fires when the spawning *thread* ends, so it must not be a
         // short-lived runtime thread.
@@ -256,6 +272,7 @@ impl Connection {
                 exited: Condvar::new(),
                 gone: Mutex::new(false),
                 progress: Mutex::new(Instant::now()),
+                stuck_ops: ops,
             });
             let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
             let _ = tx.send(Ok((shared.clone(), pipes)));
@@ -312,7 +329,6 @@ impl Connection {
             shared,
             writer: Mutex::new(Some(wtx)),
             next_id: AtomicU64::new(0),
-            stuck_ops,
             workdir: Mutex::new(workdir.map(|w| {
                 let path = w.path().to_path_buf();
                 let guard = conformance_core::leftovers::on_interrupt(move || {
@@ -351,7 +367,7 @@ impl Connection {
     /// Sends a request; `reply` gets its answer, or the error that ended the connection.
     fn start<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A, reply: Reply) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let refused = self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner()).get(op).and_then(|(n, why)| {
+        let refused = self.shared.stuck_ops.lock().unwrap_or_else(|e| e.into_inner()).get(op).and_then(|(n, why)| {
             (*n >= STUCK_LIMIT).then(|| {
                 format!(
                     "not sent: {op} was the call in flight of {n} bridge children of {} stopped as stuck, so later \
@@ -374,13 +390,21 @@ impl Connection {
         line.push(b'\n');
         {
             let mut p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let note = CallNote::current();
             if let Some(dead) = &p.dead {
                 let dead = dead.clone();
                 drop(p);
+                // The saver lived in a child that an earlier call (most likely another
+                // case's) stopped: not this call's doing.
+                if let Some(n) = &note {
+                    n.disturbed(format!(
+                        "its saver lived in the bridge child {}, which had stopped serving before this call",
+                        self.shared.label
+                    ));
+                }
                 reply(Err(CallError::Dead(dead)));
                 return id;
             }
-            let note = CallNote::current();
             if line.len() >= LARGE {
                 if let Some(n) = &note {
                     n.set(format!("through the bridge: a request of {}, no answer yet", size_text(line.len())));

@@ -204,7 +204,14 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         .iter()
         .map(|(k, v)| (format!("{}.{k}", case.capability), v.clone()))
         .collect();
-    CaseResult { facts, abort, ..plan::result_of(case, outcome, message, start.elapsed().as_secs_f64() * 1e3) }
+    // A failure with a call that another case's call made fail is not the case's own.
+    let disturbed = matches!(outcome, Outcome::Failed | Outcome::NotStrict).then(|| calls.disturbed()).flatten();
+    CaseResult {
+        facts,
+        abort,
+        disturbed,
+        ..plan::result_of(case, outcome, message, start.elapsed().as_secs_f64() * 1e3)
+    }
 }
 
 /// Closes the fixture's instance, keeping its storage, before a case that starts without
@@ -258,6 +265,9 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
         not_run += u32::from(next.outcome == Outcome::NotRun);
         if failing(&next) {
             failed += 1;
+            if first.disturbed.is_none() {
+                first.disturbed.clone_from(&next.disturbed);
+            }
             // The first failing run's message, unless a later run failed outright (a panic,
             // a hang) where the first was only not strict.
             let outranks = first.outcome == Outcome::NotStrict && next.outcome == Outcome::Failed;

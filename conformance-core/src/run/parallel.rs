@@ -154,12 +154,117 @@ fn run_parallel(
                 };
                 let Some(case) = owned.get(i) else { break };
                 let r = execute_case_repeated(registration, case, repeat);
-                progress.case_done(&r);
-                stop.record(&r, options.fail_fast);
+                // Reported once run again alone, below.
+                if r.disturbed.is_none() {
+                    progress.case_done(&r);
+                    stop.record(&r, options.fail_fast);
+                }
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
     });
-    let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
-    std::mem::take(&mut *results)
+    let mut results = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
+    rerun_disturbed(registration, cases, &mut results, options, stop);
+    results
+}
+
+/// Runs again, one at a time with nothing else running, each case whose failure was
+/// disturbed by another case's call ([`CaseResult::disturbed`]: a bridged child stopped as
+/// stuck while calls of several cases were in flight, so the blocking call is not known).
+/// The case that blocked the child fails again alone; the others get their own verdict.
+/// The new result stands, with the first run's failure kept as the fact `rerun_alone`.
+/// An interrupt or `--fail-fast` keeps the first result.
+fn rerun_disturbed(
+    registration: &Registration,
+    cases: &[&SpecCase],
+    results: &mut [Option<CaseResult>],
+    options: &RunOptions,
+    stop: &Stop,
+) {
+    for (case, slot) in cases.iter().zip(results.iter_mut()) {
+        let Some(first) = slot.as_mut().filter(|r| r.disturbed.is_some()) else { continue };
+        if !stop.stopped() {
+            let mut again = execute_case_repeated(registration, case, options.repeat);
+            let why = first.disturbed.take().unwrap_or_default();
+            let first_failure = first.message.clone().unwrap_or_default();
+            again.facts.insert(
+                format!("{}.rerun_alone", case.capability),
+                serde_json::json!(format!("run again alone, because {why}; its first run failed: {first_failure}")),
+            );
+            again.duration_ms += first.duration_ms;
+            *first = again;
+        }
+        first.disturbed = None;
+        options.progress.case_done(first);
+        stop.record(first, options.fail_fast);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::types::{CheckpointConfig, CheckpointTuple};
+    use crate::{CallNote, CaseEnv, CaseFuture, CheckpointError, CheckpointSaver, Fixture};
+
+    /// Fails every `get_tuple` that overlaps another one, each call marked disturbed, as the
+    /// bridge marks the calls in flight of a child stopped as stuck; one alone answers.
+    #[derive(Default)]
+    struct Crowded(AtomicUsize);
+
+    #[async_trait]
+    impl CheckpointSaver for Crowded {
+        async fn get_tuple(&self, _: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+            let company = self.0.fetch_add(1, Ordering::SeqCst) > 0 || {
+                let until = Instant::now() + Duration::from_millis(500);
+                while self.0.load(Ordering::SeqCst) < 2 && Instant::now() < until {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                self.0.load(Ordering::SeqCst) > 1
+            };
+            // Both overlapping calls see each other before either leaves.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            self.0.fetch_sub(1, Ordering::SeqCst);
+            if !company {
+                return Ok(None);
+            }
+            if let Some(note) = CallNote::current() {
+                note.disturbed("another call was in flight");
+            }
+            Err(CheckpointError::storage_msg("stopped with another call in flight"))
+        }
+    }
+
+    fn reads(ctx: CaseEnv) -> CaseFuture {
+        Box::pin(async move {
+            let config = CheckpointConfig::new("t");
+            ctx.saver.get_tuple(&config).await.map_err(|e| crate::Failure::new(e.to_string()))?;
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn a_failure_disturbed_by_another_case_is_run_again_alone() {
+        let saver = Arc::new(Crowded::default());
+        let reg = Registration::new("crowded", move || {
+            let saver = saver.clone();
+            async move { Ok(Fixture::from_arc(saver)) }
+        });
+        let cases =
+            [SpecCase::new(Capability::GetTuple, "first", reads), SpecCase::new(Capability::GetTuple, "second", reads)];
+        let refs: Vec<&SpecCase> = cases.iter().collect();
+        let options = RunOptions { jobs: 2, ..RunOptions::default() };
+        let results = run_parallel(&reg, &refs, &options, &Stop::default());
+        for r in results.iter().flatten() {
+            assert_eq!(r.outcome, Outcome::Passed, "{}: {:?}", r.id, r.message);
+            let fact = &r.facts["get_tuple.rerun_alone"];
+            assert!(fact.as_str().is_some_and(|f| f.contains("another call was in flight")), "{fact}");
+            assert!(r.disturbed.is_none());
+        }
+        assert_eq!(results.iter().flatten().count(), 2);
+    }
 }

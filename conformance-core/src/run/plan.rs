@@ -147,5 +147,6 @@ pub(crate) fn result_of(case: &SpecCase, outcome: Outcome, message: Option<Strin
         facts: BTreeMap::new(),
         repeats: None,
         abort: None,
+        disturbed: None,
     }
 }

@@ -140,6 +140,7 @@ pub fn trial(
             facts: Default::default(),
             repeats: None,
             abort: None,
+            disturbed: None,
         }
     });
     (section, failed)

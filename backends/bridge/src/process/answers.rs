@@ -135,7 +135,15 @@ fn deliver(shared: &Shared, line: &[u8]) -> Result<(), String> {
     let take = |id: u64| {
         let mut p = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
         p.abandoned.remove(&id);
-        p.replies.remove(&id).map(|f| f.reply)
+        let flight = p.replies.remove(&id)?;
+        drop(p);
+        // Answered: the child is not stuck in every call of this operation (a 16 MiB value
+        // that blocked one child is no reason to refuse the small ones after it).
+        let mut stuck = shared.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
+        if stuck.contains_key(&flight.op) {
+            stuck.remove(&flight.op);
+        }
+        Some(flight.reply)
     };
     let answer: Answer = match serde_json::from_slice(line) {
         Ok(a) => a,

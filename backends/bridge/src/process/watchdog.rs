@@ -21,9 +21,10 @@ pub(crate) const PING_DEADLINE: Duration = Duration::from_secs(5);
 pub(crate) const HELLO_DEADLINE: Duration = Duration::from_secs(60);
 /// How often the watchdog looks.
 const WATCH_TICK: Duration = Duration::from_millis(250);
-/// How many times an operation may be the one call in flight of a child stopped as stuck
-/// before its later calls fail at once, unsent (one blocked method must not cost every
-/// later case a child and the ping deadline: issue 40 row 3).
+/// How many times an operation may be the one call in flight of a child stopped as stuck,
+/// with no call of it answered in between, before its later calls fail at once, unsent
+/// (one blocked method must not cost every later case a child and the ping deadline:
+/// issue 40 row 3).
 pub(crate) const STUCK_LIMIT: u32 = 2;
 /// The start of the line the Python child writes on stderr when its event loop is blocked.
 const STALL_PREFIX: &str = "checkpoint-bridge: event loop blocked";
@@ -71,7 +72,7 @@ impl Connection {
                 self.shared.stderr_tail()
             );
             {
-                let mut stuck = self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
+                let mut stuck = self.shared.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
                 let entry = stuck.entry("hello".into()).or_default();
                 entry.0 += 1;
                 entry.1.clone_from(&message);
@@ -142,7 +143,7 @@ impl Connection {
         );
         // Unambiguous only when every call in flight is of the one operation.
         if calls.iter().all(|(_, o, _)| *o == op) {
-            let mut stuck = self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
+            let mut stuck = self.shared.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
             let entry = stuck.entry(op).or_insert((0, String::new()));
             entry.0 += 1;
             entry.1 = message.clone();

@@ -24,6 +24,10 @@ pub const PYTHON: &[(&str, fn())] = &[
         "chaos_a_saver_blocking_the_event_loop_is_stopped_naming_the_call",
         a_saver_blocking_the_event_loop_is_stopped_naming_the_call,
     ),
+    (
+        "chaos_the_cases_beside_a_blocking_call_get_their_own_verdict",
+        the_cases_beside_a_blocking_call_get_their_own_verdict,
+    ),
     ("chaos_a_setup_that_never_answers_is_named", a_setup_that_never_answers_is_named),
     ("chaos_a_huge_answer_names_its_size_and_call", a_huge_answer_names_its_size_and_call),
     ("chaos_a_call_that_never_answers_times_out_naming_it", a_call_that_never_answers_times_out_naming_it),
@@ -112,6 +116,37 @@ pub fn a_saver_blocking_the_event_loop_is_stopped_naming_the_call() {
     assert!(!all.iter().any(|m| m.contains("did not yield")), "{all:#?}");
     assert!(children <= 6, "{children} children for one blocked method");
     eprintln!("chaos: BlocksInPut judged in {:.1} s with {children} children", start.elapsed().as_secs_f64());
+}
+
+/// A put that blocks the child's event loop on one large value only (J-B2 of LangGraph
+/// JS's MemorySaver): the child is stopped with the calls of the cases beside it in flight.
+/// Those cases are run again alone and pass; the large value's case fails, alone, naming
+/// the blocked put; put is still sent after it (its other calls answered). Bound: 150 s
+/// (about 30 s alone: two ping deadlines and the reruns).
+pub fn the_cases_beside_a_blocking_call_get_their_own_verdict() {
+    const NAMES: &[&str] = &[
+        "roundtrip_channel_values",
+        "format_version_roundtrips",
+        "channel_values_roundtrip_byte_for_byte",
+        "large_channel_value_roundtrips",
+        "channel_versions_roundtrip_with_their_kind",
+        "versions_seen_roundtrips_exactly",
+        "threads_are_isolated",
+        "parent_is_the_config_checkpoint_id",
+    ];
+    let (report, failed, _) =
+        judge("BlocksOnLargePut", Duration::from_secs(30), Duration::from_secs(150), Capability::Put, NAMES);
+    let failed_ids: Vec<&str> =
+        report.tests.iter().filter(|t| t.outcome == Outcome::Failed).map(|t| t.id.as_str()).collect();
+    assert_eq!(failed_ids, ["put::large_channel_value_roundtrips"], "{failed:#?}");
+    assert!(failed[0].contains("answered no ping within 5 s while in put"), "{failed:#?}");
+    let rerun: Vec<&str> = report
+        .tests
+        .iter()
+        .filter(|t| t.outcome == Outcome::Passed && t.facts.contains_key("put.rerun_alone"))
+        .map(|t| t.id.as_str())
+        .collect();
+    assert!(!rerun.is_empty(), "no case beside the blocked put was run again alone");
 }
 
 /// Issue 40 row 5: a lifespan setup that never answers (its event loop free) is named as

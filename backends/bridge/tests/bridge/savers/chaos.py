@@ -20,6 +20,20 @@ class BlocksInPut(InMemorySaver):
         time.sleep(3600)
 
 
+class BlocksOnLargePut(InMemorySaver):
+    """aput blocks the event loop on a checkpoint that carries a value over 1 MB (as
+    LangGraph JS's MemorySaver encodes 16 MiB of bytes for seconds, J-B2); every other call
+    works. Each put first awaits 0.3 s (the event loop free), so the cases beside the
+    blocking one have a put in flight when it blocks."""
+
+    async def aput(self, config, checkpoint, metadata, new_versions):
+        await asyncio.sleep(0.3)
+        values = checkpoint.get("channel_values", {}).values()
+        if any(isinstance(v, (bytes, bytearray, str)) and len(v) > 1_000_000 for v in values):
+            time.sleep(3600)
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+
 class NeverAnswersPut(InMemorySaver):
     """aput awaits forever: the event loop is free, the call never ends."""
 
