@@ -1,4 +1,6 @@
-//! Counting the transactions a PostgreSQL saver commits (issue 38, group commit): the
+//! Counting the transactions a saver commits (issue 38, group commit). SQLite: the
+//! reference saver's writer counts its connection's commits in SQLite's WAL hook, which
+//! SQLite runs once per commit ([`sqlite_commits_per_put`]). PostgreSQL: the
 //! server's transaction ids. Every transaction that writes takes exactly one id, and reading
 //! the current id takes one itself, so the write transactions between two readings are their
 //! difference minus one. Counted, not timed; it also counts any other writer of the server
@@ -40,4 +42,24 @@ impl XactCounter {
         let after = self.take_id().await;
         (before.zip(after).map(|(b, a)| a - b - 1), out)
     }
+}
+
+/// Commits per put of `per_task` chained puts from each of 8 tasks on a fresh reference
+/// SQLite saver in a temporary directory, as SQLite counts them (the writer's WAL hook,
+/// `SqliteSaver::writer_stats`); `None` (with a warning) when the saver cannot be opened.
+/// The same saver, with the same defaults, as the `sqlite` target's registration.
+pub async fn sqlite_commits_per_put(tag: &str, per_task: usize) -> Option<f64> {
+    let dir = tempfile::tempdir().ok()?;
+    let saver = match checkpoint_sqlite::SqliteSaver::open(dir.path().join("commits.sqlite")) {
+        Ok(s) => std::sync::Arc::new(s),
+        Err(e) => {
+            eprintln!("warning: cannot open a SQLite saver to count commits: {e}");
+            return None;
+        }
+    };
+    let before = saver.writer_stats().commits;
+    let dyn_saver: crate::Saver = saver.clone();
+    crate::workload::concurrent_put_rate(&dyn_saver, tag, per_task).await;
+    let commits = saver.writer_stats().commits - before;
+    Some(commits as f64 / (8 * per_task) as f64)
 }

@@ -164,7 +164,8 @@ async fn measure_saver(backend: Backend, args: &Args) -> Value {
 
     let (mut put, mut get1, mut get10k, mut list1k, mut writes, mut conc, mut ratio) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
-    // Commits per put under 8 tasks, counted on the server (PostgreSQL only).
+    // Commits per put under 8 tasks: counted on the server (PostgreSQL), by SQLite's WAL
+    // hook on a saver of its own (SQLite).
     let counter = match std::env::var(checkpoint_postgres::URL_ENV) {
         Ok(url) if backend.needs_postgres() => commits::XactCounter::connect(&url).await,
         _ => None,
@@ -188,6 +189,9 @@ async fn measure_saver(backend: Backend, args: &Args) -> Value {
             }
             None => workload::concurrent_put_rate(&saver, &rep.to_string(), per_task).await,
         };
+        if backend == Backend::Sqlite {
+            commits_per_put.extend(commits::sqlite_commits_per_put(&rep.to_string(), per_task).await);
+        }
         conc.push(c);
         ratio.push(c / single);
     }

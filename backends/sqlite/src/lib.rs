@@ -202,7 +202,8 @@ impl SqliteOptions {
 /// Counters of an instance's writer, for tests and benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriterStats {
-    /// Transactions the writer has finished (committed or failed).
+    /// Transactions the writer's connection committed, as SQLite counts them (its WAL
+    /// hook runs once per commit); a group that failed commits nothing.
     pub commits: u64,
     /// Write requests those transactions carried.
     pub requests: u64,
