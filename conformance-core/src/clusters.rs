@@ -114,6 +114,7 @@ mod tests {
             repeats: None,
             abort: None,
             disturbed: None,
+            rerun_alone: None,
         }
     }
 

@@ -147,6 +147,11 @@ pub struct CaseResult {
     /// runner runs the case again alone ([`crate::run::run`]). Not part of the JSON report.
     #[serde(skip)]
     pub disturbed: Option<String>,
+    /// Set when the case was run again alone because its first run's failure was disturbed
+    /// by another case's call ([`CaseResult::disturbed`]): why, and the first run's failure.
+    /// The outcome, message and duration are the second run's. Absent in JSON otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_alone: Option<String>,
 }
 
 /// How often a repeated case ran and failed ([`CaseResult::repeats`]).

@@ -28,12 +28,16 @@ tokio::task_local! {
 #[derive(Clone, Debug, Default)]
 pub struct CallNote(Arc<Mutex<NoteText>>);
 
-/// A [`CallNote`]'s texts.
+/// A [`CallNote`]'s texts, and the case whose call it is.
 #[derive(Debug, Default)]
 struct NoteText {
     text: Option<String>,
     disturbed: Option<String>,
+    case: Option<u64>,
 }
+
+/// The source of [`CallNote::case`]: one number per case run.
+static NEXT_CASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl CallNote {
     /// The note of the call (or lifespan hook) running on this task, if the runner gave it
@@ -66,28 +70,58 @@ impl CallNote {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).disturbed.clone()
     }
 
+    /// The run of a case this call belongs to (its saver's calls and its factory's), one
+    /// number per run of a case; `None` for a lifespan hook. A bridged saver compares them
+    /// to tell whether the calls in flight when its child stopped were one case's (then
+    /// that case's own doing) or several cases' (then which call to blame is not known).
+    pub fn case(&self) -> Option<u64> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).case
+    }
+
     /// Runs `f` with this note as the [`CallNote::current`] of its task.
     pub async fn scope<F: Future>(&self, f: F) -> F::Output {
         NOTE.scope(self.clone(), f).await
     }
 }
 
-/// The calls in flight, by a sequence number, each with its note.
-#[derive(Debug, Default)]
+/// The calls of one run of a case in flight, by a sequence number, each with its note.
+#[derive(Debug)]
 pub(crate) struct CallLog {
     state: Mutex<(u64, BTreeMap<u64, (Call, CallNote)>)>,
-    /// The first [`CallNote::disturbance`] of a call that returned.
+    /// The first [`CallNote::disturbance`] of a call that returned (or unwound).
     disturbed: Mutex<Option<String>>,
+    /// [`CallNote::case`] of its notes.
+    case: u64,
 }
 
 impl CallLog {
+    /// The log of a new run of a case.
+    pub(crate) fn new() -> Self {
+        let case = NEXT_CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self { state: Mutex::default(), disturbed: Mutex::default(), case }
+    }
+
+    /// A note of this case for a call the log does not list (the factory's).
+    pub(crate) fn note(&self) -> CallNote {
+        let note = CallNote::default();
+        note.0.lock().unwrap_or_else(|e| e.into_inner()).case = Some(self.case);
+        note
+    }
+
     fn enter(self: &Arc<Self>, call: Call) -> Guard {
+        let note = self.note();
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.0 += 1;
         let n = s.0;
-        let note = CallNote::default();
         s.1.insert(n, (call, note.clone()));
         Guard { log: self.clone(), n, note }
+    }
+
+    /// Keeps `note`'s disturbance, if any, as the case's (the first one wins).
+    pub(crate) fn keep_disturbance(&self, note: &CallNote) {
+        if let Some(why) = note.disturbance() {
+            self.disturbed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(why);
+        }
     }
 
     /// Why a call of the case returned disturbed by another call ([`CallNote::disturbed`]),
@@ -132,9 +166,7 @@ impl Guard {
     async fn done<F: Future>(self, call: F) -> F::Output {
         let out = self.note.scope(call).await;
         self.log.state.lock().unwrap_or_else(|e| e.into_inner()).1.remove(&self.n);
-        if let Some(why) = self.note.disturbance() {
-            self.log.disturbed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(why);
-        }
+        self.log.keep_disturbance(&self.note);
         out
     }
 }
@@ -191,9 +223,16 @@ impl CheckpointSaver for Traced {
     }
 
     /// Synchronous, so not logged and not through [`Invocation::send`]: a call that cannot
-    /// be in flight when a case times out.
+    /// be in flight when a case times out. It has a note all the same, so that a bridged
+    /// saver's failure here (a panic: the method returns no error) disturbed by another
+    /// case's call is known as such.
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
-        self.inner.get_next_version(current)
+        let note = self.log.note();
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            NOTE.sync_scope(note.clone(), || self.inner.get_next_version(current))
+        }));
+        self.log.keep_disturbance(&note);
+        out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {

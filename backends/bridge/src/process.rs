@@ -99,6 +99,8 @@ struct Pending {
     abandoned: std::collections::HashSet<u64>,
     /// Set once the connection is broken: every later call fails with it at once.
     dead: Option<String>,
+    /// The cases ([`CallNote::case`]) whose calls were in flight when it broke.
+    dead_with: std::collections::BTreeSet<Option<u64>>,
 }
 
 struct Shared {
@@ -151,26 +153,31 @@ impl Shared {
 
     /// Marks the connection broken and fails every call in flight with `message`.
     ///
-    /// Which of several calls in flight made the child die or block is not known (the
-    /// oldest may await while a later one blocks): then each is marked disturbed by another
-    /// call ([`CallNote::disturbed`]), and the runner runs its case again alone, where the
-    /// call to blame is the only one in flight.
+    /// Which of the calls of several cases in flight made the child die or block is not
+    /// known (the oldest may await while a later one blocks): then each is marked disturbed
+    /// by another call ([`CallNote::disturbed`]), and the runner runs its case again alone,
+    /// where the calls to blame are its own. Calls of one case only are that case's doing.
     fn fail_all(&self, message: String) {
-        let flights: Vec<Flight> = {
+        let (flights, with) = {
             let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let flights: Vec<Flight> = p.replies.drain().map(|(_, f)| f).collect();
+            let with: std::collections::BTreeSet<Option<u64>> =
+                flights.iter().filter(|f| f.op != "ping").map(|f| f.note.as_ref().and_then(CallNote::case)).collect();
             if p.dead.is_none() {
                 p.dead = Some(message.clone());
+                p.dead_with.clone_from(&with);
             }
             p.abandoned.clear();
             p.ping = None;
-            p.replies.drain().map(|(_, f)| f).collect()
+            (flights, with)
         };
-        let calls = flights.iter().filter(|f| f.op != "ping").count();
-        if calls > 1 {
+        if with.len() > 1 {
+            let calls = flights.iter().filter(|f| f.op != "ping").count();
             let why = format!(
-                "one of its calls was in flight when the bridge child {} stopped serving with {calls} calls in \
-                 flight (which one to blame is not known)",
-                self.label
+                "one of its calls was in flight when the bridge child {} stopped serving with {calls} calls of {} \
+                 cases in flight (which one to blame is not known)",
+                self.label,
+                with.len()
             );
             flights.iter().filter_map(|f| f.note.as_ref()).for_each(|n| n.disturbed(why.clone()));
         }
@@ -393,10 +400,11 @@ impl Connection {
             let note = CallNote::current();
             if let Some(dead) = &p.dead {
                 let dead = dead.clone();
+                // The saver lived in a child that had stopped serving: not this case's doing
+                // unless its own calls, and only its, were in flight then.
+                let own = p.dead_with.len() == 1 && p.dead_with.contains(&note.as_ref().and_then(CallNote::case));
                 drop(p);
-                // The saver lived in a child that an earlier call (most likely another
-                // case's) stopped: not this call's doing.
-                if let Some(n) = &note {
+                if let Some(n) = note.as_ref().filter(|_| !own) {
                     n.disturbed(format!(
                         "its saver lived in the bridge child {}, which had stopped serving before this call",
                         self.shared.label

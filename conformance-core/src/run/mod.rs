@@ -81,7 +81,7 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let limit = case.time_limit(registration.timeout);
     let facts = crate::case::Facts::default();
     let case_facts = facts.clone();
-    let calls = Arc::new(CallLog::default());
+    let calls = Arc::new(CallLog::new());
     let case_calls = calls.clone();
     let lacked = *case;
     let (data, instance) = (case.data, case.instance);
@@ -93,7 +93,12 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
     let reached = cleaning.clone();
     let multi_thread = case.multi_thread || registration.multi_thread;
     let outcome = run_isolated_then(multi_thread, limit, Some((cleaning, CLEANUP_LIMIT)), move || async move {
-        let mut fixture = match catch_within(limit, reg.make_fixture()).await {
+        // The factory's calls are the case's too (a bridged saver's `open`): a failure of
+        // them disturbed by another case's call is known as such.
+        let factory_note = case_calls.note();
+        let made = catch_within(limit, factory_note.scope(reg.make_fixture())).await;
+        case_calls.keep_disturbance(&factory_note);
+        let mut fixture = match made {
             Ok(Ok(f)) => f,
             Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None, false)),
             Err(a @ Abort::TimedOut { .. }) => {

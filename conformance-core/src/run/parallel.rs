@@ -169,11 +169,13 @@ fn run_parallel(
 }
 
 /// Runs again, one at a time with nothing else running, each case whose failure was
-/// disturbed by another case's call ([`CaseResult::disturbed`]: a bridged child stopped as
-/// stuck while calls of several cases were in flight, so the blocking call is not known).
+/// disturbed by another case's call ([`CaseResult::disturbed`]: a bridged child stopped or
+/// died while calls of several cases were in flight, so the call to blame is not known).
 /// The case that blocked the child fails again alone; the others get their own verdict.
-/// The new result stands, with the first run's failure kept as the fact `rerun_alone`.
-/// An interrupt or `--fail-fast` keeps the first result.
+/// The second run's result stands, with why and the first run's failure in
+/// [`CaseResult::rerun_alone`]. Once `--fail-fast` or an interrupt stopped the run, such a
+/// case is not judged: it is skipped with the stop's reason (its first failure said), as
+/// the cases not started are, and not printed.
 fn rerun_disturbed(
     registration: &Registration,
     cases: &[&SpecCase],
@@ -183,20 +185,22 @@ fn rerun_disturbed(
 ) {
     for (case, slot) in cases.iter().zip(results.iter_mut()) {
         let Some(first) = slot.as_mut().filter(|r| r.disturbed.is_some()) else { continue };
-        if !stop.stopped() {
-            let mut again = execute_case_repeated(registration, case, options.repeat);
-            let why = first.disturbed.take().unwrap_or_default();
-            let first_failure = first.message.clone().unwrap_or_default();
-            again.facts.insert(
-                format!("{}.rerun_alone", case.capability),
-                serde_json::json!(format!("run again alone, because {why}; its first run failed: {first_failure}")),
+        let why = first.disturbed.take().unwrap_or_default();
+        let first_failure = first.message.clone().unwrap_or_default();
+        if stop.stopped() {
+            let reason = format!(
+                "{}; its one run failed, disturbed by another case's call ({why}): {first_failure}",
+                stop.reason()
             );
-            again.duration_ms += first.duration_ms;
-            *first = again;
+            *first = not_run(case, &Planned::Skipped(reason));
+            continue;
         }
-        first.disturbed = None;
-        options.progress.case_done(first);
-        stop.record(first, options.fail_fast);
+        let mut again = execute_case_repeated(registration, case, options.repeat);
+        again.disturbed = None;
+        again.rerun_alone = Some(format!("because {why}; its first run failed: {first_failure}"));
+        options.progress.case_done(&again);
+        stop.record(&again, options.fail_fast);
+        *first = again;
     }
 }
 
@@ -261,8 +265,8 @@ mod tests {
         let results = run_parallel(&reg, &refs, &options, &Stop::default());
         for r in results.iter().flatten() {
             assert_eq!(r.outcome, Outcome::Passed, "{}: {:?}", r.id, r.message);
-            let fact = &r.facts["get_tuple.rerun_alone"];
-            assert!(fact.as_str().is_some_and(|f| f.contains("another call was in flight")), "{fact}");
+            let why = r.rerun_alone.as_deref().unwrap_or_default();
+            assert!(why.contains("another call was in flight"), "{why}");
             assert!(r.disturbed.is_none());
         }
         assert_eq!(results.iter().flatten().count(), 2);

@@ -148,5 +148,6 @@ pub(crate) fn result_of(case: &SpecCase, outcome: Outcome, message: Option<Strin
         repeats: None,
         abort: None,
         disturbed: None,
+        rerun_alone: None,
     }
 }

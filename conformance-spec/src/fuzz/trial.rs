@@ -141,6 +141,7 @@ pub fn trial(
             repeats: None,
             abort: None,
             disturbed: None,
+            rerun_alone: None,
         }
     });
     (section, failed)

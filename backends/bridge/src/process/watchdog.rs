@@ -117,11 +117,25 @@ impl Connection {
         calls.sort_by_key(|(since, _, _)| *since);
         let Some((since, op, bytes)) = calls.first().cloned() else { return };
         let size = if bytes >= LARGE { format!(", a request of {}", size_text(bytes)) } else { String::new() };
+        // Every other operation in flight, with how many of it and its largest request
+        // (the oldest call need not be the one that blocks: "6 open, 1 put of 16.0 MiB").
         let others = match calls.len() - 1 {
             0 => String::new(),
             n => {
-                let ops: Vec<&str> = calls[1..].iter().take(3).map(|(_, op, _)| op.as_str()).collect();
-                format!(" and {n} more ({})", ops.join(", "))
+                let mut ops: std::collections::BTreeMap<&str, (usize, usize)> = std::collections::BTreeMap::new();
+                for (_, op, bytes) in &calls[1..] {
+                    let e = ops.entry(op.as_str()).or_default();
+                    e.0 += 1;
+                    e.1 = e.1.max(*bytes);
+                }
+                let ops: Vec<String> = ops
+                    .iter()
+                    .map(|(op, (k, most))| match *most >= LARGE {
+                        true => format!("{k} {op}, a request of {}", size_text(*most)),
+                        false => format!("{k} {op}"),
+                    })
+                    .collect();
+                format!(" and {n} more ({})", ops.join("; "))
             }
         };
         // The Python child says on stderr where its event loop is stuck (STALL_PREFIX in

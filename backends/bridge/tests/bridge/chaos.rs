@@ -143,7 +143,7 @@ pub fn the_cases_beside_a_blocking_call_get_their_own_verdict() {
     let rerun: Vec<&str> = report
         .tests
         .iter()
-        .filter(|t| t.outcome == Outcome::Passed && t.facts.contains_key("put.rerun_alone"))
+        .filter(|t| t.outcome == Outcome::Passed && t.rerun_alone.is_some())
         .map(|t| t.id.as_str())
         .collect();
     assert!(!rerun.is_empty(), "no case beside the blocked put was run again alone");
