@@ -296,7 +296,10 @@ def _resolve(spec: str, workdir: str | None) -> Storage:
         # The module named, or a package on its path, does not exist: the spec names nothing.
         # Any other import error is raised by the module's own code.
         if isinstance(e, ModuleNotFoundError) and missing and (module_name + ".").startswith(missing + "."):
-            raise SaverNotFound(f"saver {spec!r}: no module {module_name} ({e})") from None
+            raise SaverNotFound(
+                f"saver {spec!r}: no module {module_name} ({e}); the bridge's interpreter imports it: "
+                "put its directory on PYTHONPATH, or install it in the environment given with --python"
+            ) from None
         raise ValueError(f"saver {spec!r}: cannot import {module_name}: {e}") from None
     obj: Any = module
     for part in attr.split("."):

@@ -211,7 +211,7 @@ async fn run_on(
             // the SHOULD it breaks (the sequence goes on: the model still holds). A list of
             // threads (`prune`) or a copy may hold `""` either way.
             let message = format!(
-                "{}: expected an InvalidConfig error (an empty thread_id, CONTRACT §1 SHOULD), got it done",
+                "{}: expected an InvalidConfig error (an empty thread_id, CONTRACT §1 SHOULD), but the call succeeded",
                 trace::describe(&op)
             );
             soft = Some((steps.len(), message));
