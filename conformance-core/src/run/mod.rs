@@ -138,7 +138,8 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         let traced: Arc<dyn CheckpointSaver> =
             Arc::new(Traced { inner: fixture.saver.clone(), log: case_calls.clone() });
         let lacked = lacked.lacked_feature(&fixture.lacks);
-        let ctx = CaseEnv::new(traced, fixture.reopen.clone())
+        let reopen = fixture.reopen.clone().map(|f| traced_reopen(f, case_calls.clone()));
+        let ctx = CaseEnv::new(traced, reopen)
             .for_registration(reg.name.clone(), fixture.location.clone())
             .with_lacks(fixture.lacks.clone())
             .with_no_latest_read(reg.no_latest_read)
@@ -217,6 +218,21 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         disturbed,
         ..plan::result_of(case, outcome, message, start.elapsed().as_secs_f64() * 1e3)
     }
+}
+
+/// `reopen` as the case sees it: the opening runs under a note of the case (a bridged
+/// `reopen` sent to a child another case's call stopped is disturbed, not the case's
+/// doing), and the second instance's calls are traced in the case's log like the first's.
+fn traced_reopen(reopen: crate::ReopenFn, log: Arc<CallLog>) -> crate::ReopenFn {
+    Arc::new(move || {
+        let (reopen, log) = (reopen.clone(), log.clone());
+        Box::pin(async move {
+            let note = log.note();
+            let opened = note.scope(reopen()).await;
+            log.keep_disturbance(&note);
+            opened.map(|inner| Arc::new(Traced { inner, log }) as Arc<dyn CheckpointSaver>)
+        })
+    })
 }
 
 /// Closes the fixture's instance, keeping its storage, before a case that starts without
