@@ -33,11 +33,10 @@ pub struct CallNote(Arc<Mutex<NoteText>>);
 struct NoteText {
     text: Option<String>,
     disturbed: Option<String>,
+    refused: Option<String>,
     case: Option<u64>,
+    alone: bool,
 }
-
-/// The source of [`CallNote::case`]: one number per case run.
-static NEXT_CASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl CallNote {
     /// The note of the call (or lifespan hook) running on this task, if the runner gave it
@@ -70,10 +69,28 @@ impl CallNote {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).disturbed.clone()
     }
 
-    /// The run of a case this call belongs to (its saver's calls and its factory's), one
-    /// number per run of a case; `None` for a lifespan hook. A bridged saver compares them
-    /// to tell whether the calls in flight when its child stopped were one case's (then
-    /// that case's own doing) or several cases' (then which call to blame is not known).
+    /// True for a call of a case run again alone after a disturbed failure: nothing else
+    /// runs beside it, so a bridged saver sends it even where it refuses the operation as
+    /// stuck (its case's verdict must be the saver's, and one blocked call costs one ping
+    /// deadline).
+    pub fn alone(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).alone
+    }
+
+    /// Says that the kit did not send the call to the saver, and why (a bridged operation
+    /// refused after it got children stopped as stuck): its error is the kit's, not the
+    /// saver's answer, so the case is not judged, neither passed nor failed
+    /// ([`crate::Outcome::NotRun`] with the reason).
+    pub fn refused(&self, why: impl Into<String>) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).refused = Some(why.into());
+    }
+
+    /// The case this call belongs to (its saver's calls, its factory's and its reopen's),
+    /// one number per case of the catalog, the same in every run of it (`--repeat`, run
+    /// again alone); `None` for a lifespan hook. A bridged saver compares them to tell
+    /// whether the calls in flight when its child stopped were one case's (then that case's
+    /// own doing) or several cases' (then which call to blame is not known), and counts a
+    /// case that blocks once however often it runs.
     pub fn case(&self) -> Option<u64> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).case
     }
@@ -90,21 +107,33 @@ pub(crate) struct CallLog {
     state: Mutex<(u64, BTreeMap<u64, (Call, CallNote)>)>,
     /// The first [`CallNote::disturbance`] of a call that returned (or unwound).
     disturbed: Mutex<Option<String>>,
+    /// The first [`CallNote::refused`] reason of a call that returned (or unwound).
+    refused: Mutex<Option<String>>,
     /// [`CallNote::case`] of its notes.
     case: u64,
+    /// [`CallNote::alone`] of its notes.
+    alone: bool,
 }
 
 impl CallLog {
-    /// The log of a new run of a case.
-    pub(crate) fn new() -> Self {
-        let case = NEXT_CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Self { state: Mutex::default(), disturbed: Mutex::default(), case }
+    /// The log of a run of the case with id `case_id` (`capability::name`), `alone` when
+    /// it is run again alone.
+    pub(crate) fn new(case_id: &str, alone: bool) -> Self {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        case_id.hash(&mut h);
+        let (state, disturbed, refused) = (Mutex::default(), Mutex::default(), Mutex::default());
+        Self { state, disturbed, refused, case: h.finish(), alone }
     }
 
     /// A note of this case for a call the log does not list (the factory's).
     pub(crate) fn note(&self) -> CallNote {
         let note = CallNote::default();
-        note.0.lock().unwrap_or_else(|e| e.into_inner()).case = Some(self.case);
+        {
+            let mut n = note.0.lock().unwrap_or_else(|e| e.into_inner());
+            n.case = Some(self.case);
+            n.alone = self.alone;
+        }
         note
     }
 
@@ -117,11 +146,24 @@ impl CallLog {
         Guard { log: self.clone(), n, note }
     }
 
-    /// Keeps `note`'s disturbance, if any, as the case's (the first one wins).
+    /// Keeps `note`'s disturbance and refusal, if any, as the case's (the first one wins).
     pub(crate) fn keep_disturbance(&self, note: &CallNote) {
-        if let Some(why) = note.disturbance() {
+        let (disturbed, refused) = {
+            let n = note.0.lock().unwrap_or_else(|e| e.into_inner());
+            (n.disturbed.clone(), n.refused.clone())
+        };
+        if let Some(why) = disturbed {
             self.disturbed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(why);
         }
+        if let Some(why) = refused {
+            self.refused.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(why);
+        }
+    }
+
+    /// Why a call of the case was not sent to the saver ([`CallNote::refused`]), the
+    /// first one's reason; `None` when every call was sent.
+    pub(crate) fn refused(&self) -> Option<String> {
+        self.refused.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Why a call of the case returned disturbed by another call ([`CallNote::disturbed`]),

@@ -29,7 +29,7 @@ mod watchdog;
 pub(crate) use answers::size_text;
 use answers::{decode, keep_stderr_tail, read_answers};
 use watchdog::watch;
-pub(crate) use watchdog::{StuckOps, PING_DEADLINE, STUCK_LIMIT};
+pub(crate) use watchdog::{StuckOps, PING_DEADLINE};
 
 /// How many bytes of the child's stderr are kept for error messages.
 const STDERR_TAIL: usize = 4096;
@@ -239,7 +239,7 @@ impl Connection {
     }
 
     /// [`Connection::spawn`], sharing what earlier children found stuck: an operation that
-    /// was the one call in flight of [`STUCK_LIMIT`] children stopped as stuck, with no
+    /// was the one call in flight of [`watchdog::STUCK_LIMIT`] children stopped as stuck, with no
     /// call of it answered in between, fails at once, unsent.
     pub(crate) fn spawn_sharing(
         command: &ChildCommand,
@@ -374,16 +374,12 @@ impl Connection {
     /// Sends a request; `reply` gets its answer, or the error that ended the connection.
     fn start<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A, reply: Reply) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let refused = self.shared.stuck_ops.lock().unwrap_or_else(|e| e.into_inner()).get(op).and_then(|(n, why)| {
-            (*n >= STUCK_LIMIT).then(|| {
-                format!(
-                    "not sent: {op} was the call in flight of {n} bridge children of {} stopped as stuck, so later \
-                     calls of it fail at once; the last: {why}",
-                    self.shared.label
-                )
-            })
-        });
+        // A case run again alone is sent its calls: its verdict must be the saver's.
+        let refused = self.shared.refusal(op).filter(|_| !CallNote::current().is_some_and(|n| n.alone()));
         if let Some(refused) = refused {
+            if let Some(n) = CallNote::current() {
+                n.refused(refused.clone());
+            }
             reply(Err(CallError::Dead(refused)));
             return id;
         }

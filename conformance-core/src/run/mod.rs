@@ -75,13 +75,19 @@ impl Default for RunOptions {
 /// registration's timeout, or the case's own [`crate::Budget`] when longer), panics caught,
 /// the cleanup always run (CONTRACT-independent harness rules).
 pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult {
+    execute_case_in(registration, case, false)
+}
+
+/// [`execute_case`]; `alone` when it runs with no other case beside it, run again after a
+/// disturbed failure ([`crate::CallNote::alone`]).
+fn execute_case_in(registration: &Registration, case: &SpecCase, alone: bool) -> CaseResult {
     let start = Instant::now();
     let reg = registration.clone();
     let run = case.run;
     let limit = case.time_limit(registration.timeout);
     let facts = crate::case::Facts::default();
     let case_facts = facts.clone();
-    let calls = Arc::new(CallLog::new());
+    let calls = Arc::new(CallLog::new(&case.id(), alone));
     let case_calls = calls.clone();
     let lacked = *case;
     let (data, instance) = (case.data, case.instance);
@@ -210,6 +216,14 @@ pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult 
         .iter()
         .map(|(k, v)| (format!("{}.{k}", case.capability), v.clone()))
         .collect();
+    // A call the kit did not send to the saver: the case's outcome says nothing of the
+    // saver (a refused put read as the saver's refusal passed a case that must fail).
+    let (outcome, message, abort) = match calls.refused() {
+        Some(why) if outcome != Outcome::NotRun => {
+            (Outcome::NotRun, Some(format!("not judged: a call of it was not sent to the saver: {why}")), None)
+        }
+        _ => (outcome, message, abort),
+    };
     // A failure with a call that another case's call made fail is not the case's own.
     let disturbed = matches!(outcome, Outcome::Failed | Outcome::NotStrict).then(|| calls.disturbed()).flatten();
     CaseResult {
@@ -261,8 +275,13 @@ const CLEANUP_LIMIT: Duration = Duration::from_secs(10);
 /// the result carries [`CaseResult::repeats`] (the runs made: a run that timed out ends the
 /// repeats early); the duration is the sum of the runs.
 pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs: u32) -> CaseResult {
+    repeated(registration, case, runs, false)
+}
+
+/// [`execute_case_repeated`], each run `alone` or not ([`execute_case_in`]).
+pub(crate) fn repeated(registration: &Registration, case: &SpecCase, runs: u32, alone: bool) -> CaseResult {
     let runs = runs.max(1);
-    let mut first = execute_case(registration, case);
+    let mut first = execute_case_in(registration, case, alone);
     if runs == 1 {
         return first;
     }
@@ -279,7 +298,7 @@ pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs:
     let timed_out = |r: &CaseResult| r.abort.as_ref().is_some_and(Abort::is_timeout);
     let mut stop = first.outcome == Outcome::Failed && timed_out(&first);
     while done < runs && !stop {
-        let next = execute_case(registration, case);
+        let next = execute_case_in(registration, case, alone);
         done += 1;
         stop = next.outcome == Outcome::Failed && timed_out(&next);
         first.duration_ms += next.duration_ms;

@@ -195,7 +195,7 @@ fn rerun_disturbed(
             *first = not_run(case, &Planned::Skipped(reason));
             continue;
         }
-        let mut again = execute_case_repeated(registration, case, options.repeat);
+        let mut again = super::repeated(registration, case, options.repeat, true);
         again.disturbed = None;
         again.rerun_alone = Some(format!("because {why}; its first run failed: {first_failure}"));
         options.progress.case_done(&again);

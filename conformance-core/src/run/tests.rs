@@ -151,3 +151,40 @@ fn a_capability_whose_only_cases_are_should_cases_not_run_for_a_limit_is_not_fai
     assert_eq!(report.results[&Capability::Put].status, CapabilityStatus::Passed);
     assert_eq!(report.results[&Capability::Put].passed_strict, Some(true));
 }
+
+/// Refuses every `get_tuple` unsent, as a bridged saver refuses an operation that got its
+/// children stopped as stuck: the error is the kit's, not the saver's.
+struct Refusing;
+
+#[async_trait::async_trait]
+impl CheckpointSaver for Refusing {
+    async fn get_tuple(
+        &self,
+        _: &crate::types::CheckpointConfig,
+    ) -> Result<Option<crate::types::CheckpointTuple>, crate::CheckpointError> {
+        if let Some(note) = crate::CallNote::current() {
+            note.refused("not sent: get_tuple was the call in flight of 2 children stopped as stuck");
+        }
+        Err(crate::CheckpointError::storage_msg("not sent"))
+    }
+}
+
+/// Passes on any error, as a case that expects the saver to refuse an input does.
+fn passes_on_an_error(ctx: CaseEnv) -> CaseFuture {
+    Box::pin(async move {
+        match ctx.saver.get_tuple(&crate::types::CheckpointConfig::new("t")).await {
+            Err(_) => Ok(()),
+            Ok(_) => Err(crate::Failure::new("expected an error")),
+        }
+    })
+}
+
+#[test]
+fn a_case_with_a_call_the_kit_did_not_send_is_not_judged() {
+    let reg = Registration::new("refusing", || async { Ok(Fixture::new(Refusing)) });
+    let case = SpecCase::new(Capability::GetTuple, "passes_on_an_error", passes_on_an_error);
+    let r = execute_case(&reg, &case);
+    assert_eq!(r.outcome, Outcome::NotRun, "{:?}", r.message);
+    let message = r.message.unwrap_or_default();
+    assert!(message.starts_with("not judged: a call of it was not sent to the saver: not sent"), "{message}");
+}

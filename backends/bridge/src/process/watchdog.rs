@@ -32,7 +32,17 @@ const STALL_PREFIX: &str = "checkpoint-bridge: event loop blocked";
 /// The operations that got a child stopped as stuck, with how often each was the only
 /// call in flight then; shared by the children of one registration
 /// ([`Connection::spawn_sharing`]).
-pub(crate) type StuckOps = Arc<Mutex<HashMap<String, (u32, String)>>>;
+pub(crate) type StuckOps = Arc<Mutex<HashMap<String, Stuck>>>;
+
+/// How often an operation got a child stopped as stuck, the last message, and the cases
+/// ([`conformance_core::CallNote::case`]) whose calls those were: a case counts once (a
+/// case run twice, by `--repeat` or alone again, is one case that blocks).
+#[derive(Debug, Default)]
+pub(crate) struct Stuck {
+    pub(crate) times: u32,
+    pub(crate) message: String,
+    cases: std::collections::BTreeSet<Option<u64>>,
+}
 
 /// The watchdog of a connection: [`Connection::watch_once`] every [`WATCH_TICK`] until the
 /// connection is dropped or broken.
@@ -74,8 +84,8 @@ impl Connection {
             {
                 let mut stuck = self.shared.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
                 let entry = stuck.entry("hello".into()).or_default();
-                entry.0 += 1;
-                entry.1.clone_from(&message);
+                entry.times += 1;
+                entry.message.clone_from(&message);
             }
             self.shared.kill();
             return self.shared.fail_all(message);
@@ -110,9 +120,11 @@ impl Connection {
     /// child's event loop); an operation that was the only call in flight counts towards
     /// [`STUCK_LIMIT`].
     fn stop_stuck(&self, now: Instant) {
-        let mut calls: Vec<(Instant, String, usize)> = {
+        let (mut calls, cases): (Vec<(Instant, String, usize)>, std::collections::BTreeSet<Option<u64>>) = {
             let p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-            p.replies.values().filter(|f| f.op != "ping").map(|f| (f.since, f.op.clone(), f.request_bytes)).collect()
+            let flights: Vec<_> = p.replies.values().filter(|f| f.op != "ping").collect();
+            let cases = flights.iter().map(|f| f.note.as_ref().and_then(conformance_core::CallNote::case)).collect();
+            (flights.iter().map(|f| (f.since, f.op.clone(), f.request_bytes)).collect(), cases)
         };
         calls.sort_by_key(|(since, _, _)| *since);
         let Some((since, op, bytes)) = calls.first().cloned() else { return };
@@ -158,11 +170,29 @@ impl Connection {
         // Unambiguous only when every call in flight is of the one operation.
         if calls.iter().all(|(_, o, _)| *o == op) {
             let mut stuck = self.shared.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
-            let entry = stuck.entry(op).or_insert((0, String::new()));
-            entry.0 += 1;
-            entry.1 = message.clone();
+            let entry = stuck.entry(op).or_default();
+            if !cases.is_subset(&entry.cases) {
+                entry.times += 1;
+                entry.cases.extend(cases);
+            }
+            entry.message = message.clone();
         }
         self.shared.kill();
         self.shared.fail_all(message);
+    }
+}
+
+impl super::Shared {
+    /// Why a call of `op` is not sent: `op` was the call in flight of [`STUCK_LIMIT`]
+    /// children stopped as stuck (counting each case once), with no call of it answered
+    /// since; `None` when it is sent.
+    pub(super) fn refusal(&self, op: &str) -> Option<String> {
+        let stuck = self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
+        let stuck = stuck.get(op).filter(|s| s.times >= STUCK_LIMIT)?;
+        Some(format!(
+            "not sent: {op} was the call in flight of {} bridge children of {} stopped as stuck, so later calls of \
+             it fail at once; the last: {}",
+            stuck.times, self.label, stuck.message
+        ))
     }
 }
