@@ -147,7 +147,7 @@ impl CallLog {
     }
 
     /// Keeps `note`'s disturbance and refusal, if any, as the case's (the first one wins).
-    pub(crate) fn keep_disturbance(&self, note: &CallNote) {
+    pub(crate) fn keep(&self, note: &CallNote) {
         let (disturbed, refused) = {
             let n = note.0.lock().unwrap_or_else(|e| e.into_inner());
             (n.disturbed.clone(), n.refused.clone())
@@ -208,7 +208,7 @@ impl Guard {
     async fn done<F: Future>(self, call: F) -> F::Output {
         let out = self.note.scope(call).await;
         self.log.state.lock().unwrap_or_else(|e| e.into_inner()).1.remove(&self.n);
-        self.log.keep_disturbance(&self.note);
+        self.log.keep(&self.note);
         out
     }
 }
@@ -273,7 +273,7 @@ impl CheckpointSaver for Traced {
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             NOTE.sync_scope(note.clone(), || self.inner.get_next_version(current))
         }));
-        self.log.keep_disturbance(&note);
+        self.log.keep(&note);
         out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 

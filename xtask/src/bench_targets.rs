@@ -50,11 +50,10 @@ fn known_cause(what: &str) -> Option<&'static str> {
              digests as without them, and the commit's flush (the disk figure) bounds both"
         }
         w if w.starts_with("postgres get_tuple") => {
-            "one statement and one round trip, as LangGraph's get; the repetitions split (the figure's min-max): in \
-             the two full runs of 2026-12-05 evening the first two ran at about 9,000/s and the later three at \
-             about half, while postgres-only runs at the same commit kept all five at 8,700-10,600/s; something \
-             takes a core of the 2-core machine once the earlier figures have grown the tables (autovacuum is the \
-             suspect, not yet shown)"
+            "one statement and one round trip, as LangGraph's get; when missed, look at the figure's min-max: in \
+             some full runs the repetitions split, the later ones at about half the first, while postgres-only \
+             runs keep every repetition near 9,500/s (README, Speed; suspect: the bench's tokio scheduling of the \
+             pool's connection tasks, not yet shown)"
         }
         w if w.starts_with("memory put /") => {
             "allocation: in perf, 30% of a put run is the kernel zeroing fresh pages as the store grows, then \

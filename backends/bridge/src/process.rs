@@ -374,10 +374,11 @@ impl Connection {
     /// Sends a request; `reply` gets its answer, or the error that ended the connection.
     fn start<A: Serialize>(&self, op: &str, handle: Option<u64>, args: &A, reply: Reply) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let note = CallNote::current();
         // A case run again alone is sent its calls: its verdict must be the saver's.
-        let refused = self.shared.refusal(op).filter(|_| !CallNote::current().is_some_and(|n| n.alone()));
+        let refused = self.shared.refusal(op).filter(|_| !note.as_ref().is_some_and(CallNote::alone));
         if let Some(refused) = refused {
-            if let Some(n) = CallNote::current() {
+            if let Some(n) = &note {
                 n.refused(refused.clone());
             }
             reply(Err(CallError::Dead(refused)));
@@ -393,7 +394,6 @@ impl Connection {
         line.push(b'\n');
         {
             let mut p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-            let note = CallNote::current();
             if let Some(dead) = &p.dead {
                 let dead = dead.clone();
                 // The saver lived in a child that had stopped serving: not this case's doing

@@ -32,6 +32,19 @@ fn carrying(id: &str, values: &[(&str, i64, &str)]) -> (Checkpoint, ChannelVersi
     (cp, new_versions)
 }
 
+/// A saver set up on a fresh schema named after `what`, and the schema's name.
+async fn on_fresh_schema(url: &str, what: &str) -> (PostgresSaver, String) {
+    let schema = schema_name(what);
+    let saver = PostgresSaver::connect_with(url, PostgresOptions::new().schema(schema.clone())).await.expect("setup");
+    (saver, schema)
+}
+
+/// Closes `saver`'s pool and drops `schema`.
+async fn close_and_drop(url: &str, saver: &PostgresSaver, schema: &str) {
+    saver.pool().close();
+    drop_schema(url, schema).await.expect("drop schema");
+}
+
 fn values_of(tuple: &checkpoint_contract::CheckpointTuple) -> BTreeMap<String, String> {
     tuple
         .checkpoint
@@ -44,8 +57,7 @@ fn values_of(tuple: &checkpoint_contract::CheckpointTuple) -> BTreeMap<String, S
 #[tokio::test]
 async fn a_schema_migrated_by_a_newer_saver_is_refused_at_setup() {
     let Some(url) = url() else { return };
-    let schema = schema_name("newer");
-    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone())).await.expect("setup");
+    let (saver, schema) = on_fresh_schema(&url, "newer").await;
     let client = saver.pool().get().await.expect("connection");
     client.execute("INSERT INTO checkpoint_migrations (v) VALUES (1000)", &[]).await.expect("a future migration");
     drop(client);
@@ -63,8 +75,7 @@ async fn a_schema_migrated_by_a_newer_saver_is_refused_at_setup() {
 #[tokio::test]
 async fn the_one_statement_put_refuses_to_run_above_read_committed() {
     let Some(url) = url() else { return };
-    let schema = schema_name("isolation");
-    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone())).await.expect("setup");
+    let (saver, schema) = on_fresh_schema(&url, "isolation").await;
     let mut client = saver.pool().get().await.expect("connection");
     let tx = client
         .build_transaction()
@@ -84,8 +95,7 @@ async fn the_one_statement_put_refuses_to_run_above_read_committed() {
     assert!(format!("{refused:?}").contains("READ COMMITTED"), "{refused:?}");
     drop(tx);
     drop(client);
-    saver.pool().close();
-    drop_schema(&url, &schema).await.expect("drop schema");
+    close_and_drop(&url, &saver, &schema).await;
 }
 
 /// A pool of the caller's whose sessions default to REPEATABLE READ: every transaction of the
@@ -114,8 +124,7 @@ async fn a_callers_pool_defaulting_to_repeatable_read_loses_nothing() {
     let c2 = saver.get_tuple(&root.clone().with_id("c2")).await.expect("get").expect("c2 stored");
     let expected = BTreeMap::from([("a".to_owned(), "\"A2\"".to_owned()), ("b".to_owned(), "\"B\"".to_owned())]);
     assert_eq!(values_of(&c2), expected, "c2 still reads the b it inherited");
-    saver.pool().close();
-    drop_schema(&url, &schema).await.expect("drop schema");
+    close_and_drop(&url, &saver, &schema).await;
 }
 
 /// The settings the saver's statements rely on, on every connection it opens itself:
@@ -124,8 +133,7 @@ async fn a_callers_pool_defaulting_to_repeatable_read_loses_nothing() {
 #[tokio::test]
 async fn every_connection_it_opens_runs_with_the_settings_its_statements_rely_on() {
     let Some(url) = url() else { return };
-    let schema = schema_name("settings");
-    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(schema.clone())).await.expect("setup");
+    let (saver, schema) = on_fresh_schema(&url, "settings").await;
     let client = saver.pool().get().await.expect("connection");
     let mut got = Vec::new();
     for name in ["synchronous_commit", "jit", "enable_seqscan", "default_transaction_isolation"] {
@@ -133,8 +141,7 @@ async fn every_connection_it_opens_runs_with_the_settings_its_statements_rely_on
         got.push((name, row.get::<_, String>(0)));
     }
     drop(client);
-    saver.pool().close();
-    drop_schema(&url, &schema).await.expect("drop schema");
+    close_and_drop(&url, &saver, &schema).await;
     assert_eq!(
         got,
         [

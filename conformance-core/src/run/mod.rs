@@ -103,7 +103,7 @@ fn execute_case_in(registration: &Registration, case: &SpecCase, alone: bool) ->
         // them disturbed by another case's call is known as such.
         let factory_note = case_calls.note();
         let made = catch_within(limit, factory_note.scope(reg.make_fixture())).await;
-        case_calls.keep_disturbance(&factory_note);
+        case_calls.keep(&factory_note);
         let mut fixture = match made {
             Ok(Ok(f)) => f,
             Ok(Err(e)) => return Err((format!("the factory failed: {e}"), None, false)),
@@ -243,7 +243,7 @@ fn traced_reopen(reopen: crate::ReopenFn, log: Arc<CallLog>) -> crate::ReopenFn 
         Box::pin(async move {
             let note = log.note();
             let opened = note.scope(reopen()).await;
-            log.keep_disturbance(&note);
+            log.keep(&note);
             opened.map(|inner| Arc::new(Traced { inner, log }) as Arc<dyn CheckpointSaver>)
         })
     })

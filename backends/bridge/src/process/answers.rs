@@ -137,12 +137,7 @@ fn deliver(shared: &Shared, line: &[u8]) -> Result<(), String> {
         p.abandoned.remove(&id);
         let flight = p.replies.remove(&id)?;
         drop(p);
-        // Answered: the child is not stuck in every call of this operation (a 16 MiB value
-        // that blocked one child is no reason to refuse the small ones after it).
-        let mut stuck = shared.stuck_ops.lock().unwrap_or_else(|e| e.into_inner());
-        if stuck.contains_key(&flight.op) {
-            stuck.remove(&flight.op);
-        }
+        shared.answered(&flight.op);
         Some(flight.reply)
     };
     let answer: Answer = match serde_json::from_slice(line) {

@@ -34,6 +34,9 @@ const STALL_PREFIX: &str = "checkpoint-bridge: event loop blocked";
 /// ([`Connection::spawn_sharing`]).
 pub(crate) type StuckOps = Arc<Mutex<HashMap<String, Stuck>>>;
 
+/// Cases by [`conformance_core::CallNote::case`] (`None`: a call of no case).
+type Cases = std::collections::BTreeSet<Option<u64>>;
+
 /// How often an operation got a child stopped as stuck, the last message, and the cases
 /// ([`conformance_core::CallNote::case`]) whose calls those were: a case counts once (a
 /// case run twice, by `--repeat` or alone again, is one case that blocks).
@@ -41,7 +44,7 @@ pub(crate) type StuckOps = Arc<Mutex<HashMap<String, Stuck>>>;
 pub(crate) struct Stuck {
     pub(crate) times: u32,
     pub(crate) message: String,
-    cases: std::collections::BTreeSet<Option<u64>>,
+    cases: Cases,
 }
 
 /// The watchdog of a connection: [`Connection::watch_once`] every [`WATCH_TICK`] until the
@@ -120,7 +123,7 @@ impl Connection {
     /// child's event loop); an operation that was the only call in flight counts towards
     /// [`STUCK_LIMIT`].
     fn stop_stuck(&self, now: Instant) {
-        let (mut calls, cases): (Vec<(Instant, String, usize)>, std::collections::BTreeSet<Option<u64>>) = {
+        let (mut calls, cases): (Vec<(Instant, String, usize)>, Cases) = {
             let p = self.shared.pending.lock().unwrap_or_else(|e| e.into_inner());
             let flights: Vec<_> = p.replies.values().filter(|f| f.op != "ping").collect();
             let cases = flights.iter().map(|f| f.note.as_ref().and_then(conformance_core::CallNote::case)).collect();
@@ -130,7 +133,8 @@ impl Connection {
         let Some((since, op, bytes)) = calls.first().cloned() else { return };
         let size = if bytes >= LARGE { format!(", a request of {}", size_text(bytes)) } else { String::new() };
         // Every other operation in flight, with how many of it and its largest request
-        // (the oldest call need not be the one that blocks: "6 open, 1 put of 16.0 MiB").
+        // (the oldest call need not be the one that blocks: "6 open; 1 put, a request of
+        // 16.0 MiB").
         let others = match calls.len() - 1 {
             0 => String::new(),
             n => {
@@ -183,6 +187,13 @@ impl Connection {
 }
 
 impl super::Shared {
+    /// A call of `op` was answered: the child is not stuck in every call of it (a 16 MiB
+    /// value that blocked one child is no reason to refuse the small ones after it), so
+    /// `op`'s count of stuck children starts again.
+    pub(super) fn answered(&self, op: &str) {
+        self.stuck_ops.lock().unwrap_or_else(|e| e.into_inner()).remove(op);
+    }
+
     /// Why a call of `op` is not sent: `op` was the call in flight of [`STUCK_LIMIT`]
     /// children stopped as stuck (counting each case once), with no call of it answered
     /// since; `None` when it is sent.
