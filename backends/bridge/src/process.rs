@@ -6,7 +6,7 @@
 //! Everything here is plain threads and channels, so a connection serves calls from any
 //! number of tokio runtimes at once (the runner gives every case a runtime of its own).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
@@ -24,15 +24,15 @@ use serde_json::value::RawValue;
 use crate::protocol::{run_token, NoArgs, RemoteError, Request, PARENT_PID_ENV, RUN_TOKEN_ENV};
 
 mod answers;
+mod stderr;
 mod watchdog;
 
 pub(crate) use answers::size_text;
-use answers::{decode, keep_stderr_tail, read_answers};
+use answers::{decode, read_answers};
+use stderr::StderrTail;
 use watchdog::watch;
 pub(crate) use watchdog::{StuckOps, PING_DEADLINE};
 
-/// How many bytes of the child's stderr are kept for error messages.
-const STDERR_TAIL: usize = 4096;
 /// How long a dead child's reader waits for its exit status before failing the calls.
 const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
 
@@ -107,7 +107,7 @@ struct Shared {
     label: String,
     pid: u32,
     pending: Mutex<Pending>,
-    stderr_tail: Mutex<VecDeque<u8>>,
+    stderr_tail: StderrTail,
     /// The exit status once the child was reaped.
     exit: Mutex<Option<ExitStatus>>,
     exited: Condvar,
@@ -122,20 +122,15 @@ struct Shared {
 }
 
 impl Shared {
+    /// The child's stderr tail as it is now ([`StderrTail::text`]).
     fn stderr_tail(&self) -> String {
-        let tail = self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
-        let bytes: Vec<u8> = tail.iter().copied().collect();
-        let text = String::from_utf8_lossy(&bytes);
-        let text = text.trim();
-        if text.is_empty() {
-            "(nothing on stderr)".to_owned()
-        } else {
-            text.replace('\n', " | ")
-        }
+        self.stderr_tail.text(None)
     }
 
-    /// Waits briefly for the exit status and describes the end of the child.
+    /// Waits briefly (at most [`EXIT_STATUS_WAIT`] in all) for the exit status and the end of
+    /// its stderr, and describes the end of the child.
     fn death_message(&self, what: &str) -> String {
+        let start = Instant::now();
         let exit = self.exit.lock().unwrap_or_else(|e| e.into_inner());
         let (exit, _) =
             self.exited.wait_timeout_while(exit, EXIT_STATUS_WAIT, |s| s.is_none()).unwrap_or_else(|e| e.into_inner());
@@ -147,7 +142,7 @@ impl Shared {
             "the bridge child {} (pid {}) {what} ({status}); its stderr ends: {}",
             self.label,
             self.pid,
-            self.stderr_tail()
+            self.stderr_tail.text(Some(EXIT_STATUS_WAIT.saturating_sub(start.elapsed())))
         )
     }
 
@@ -274,7 +269,7 @@ impl Connection {
                 label: cmd.label.clone(),
                 pid,
                 pending: Mutex::new(Pending::default()),
-                stderr_tail: Mutex::new(VecDeque::with_capacity(STDERR_TAIL)),
+                stderr_tail: StderrTail::default(),
                 exit: Mutex::new(None),
                 exited: Condvar::new(),
                 gone: Mutex::new(false),
@@ -328,7 +323,7 @@ impl Connection {
         let s = shared.clone();
         std::thread::Builder::new()
             .name("bridge-stderr".into())
-            .spawn(move || keep_stderr_tail(&s, stderr))
+            .spawn(move || s.stderr_tail.keep(stderr))
             .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
         let child_pid = shared.pid;
         let dying = shared.clone();

@@ -2,13 +2,13 @@
 //! watchdog), large ones parsed and decoded on a thread of their own, notes on the calls
 //! they answer, and the child's stderr tail.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use super::{CallError, Shared, LARGE, STDERR_TAIL};
+use super::{CallError, Shared, LARGE};
 use crate::protocol::{id_prefix, Answer};
 
 /// A size for messages: `300.0 MB`, `12.3 KB`, `80 bytes`.
@@ -174,17 +174,4 @@ fn deliver(shared: &Shared, line: &[u8]) -> Result<(), String> {
         (None, None) => reply(Err(CallError::BadAnswer("the bridge child's answer has neither ok nor error".into()))),
     }
     Ok(())
-}
-
-pub(super) fn keep_stderr_tail(shared: &Shared, mut stderr: std::process::ChildStderr) {
-    let mut buf = [0u8; 8192];
-    while let Ok(n) = stderr.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        let mut tail = shared.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
-        tail.extend(&buf[..n]);
-        let excess = tail.len().saturating_sub(STDERR_TAIL);
-        tail.drain(..excess);
-    }
 }
