@@ -129,6 +129,22 @@ pub async fn concurrent_put_rate(saver: &Saver, tag: &str, per_task: usize) -> f
     (8 * per_task) as f64 / start.elapsed().as_secs_f64()
 }
 
+/// Bytes the data of a stored checkpoint takes as the kit's own types hold it (the
+/// `Checkpoint` and its metadata of each of `n` steps, built and kept under the counting
+/// allocator; `new_versions` is not kept): the floor of any saver that keeps the values it
+/// returns from `get_tuple` ready to share rather than serialized.
+pub fn data_bytes_per_checkpoint(n: usize) -> f64 {
+    let ids = new_ids(n);
+    crate::alloc::start();
+    let kept: Vec<_> = ids.iter().enumerate().map(|(i, id)| step(id, i)).map(|s| (s.checkpoint, s.metadata)).collect();
+    let live = crate::alloc::live();
+    crate::alloc::stop();
+    drop(kept);
+    // The Vec's own slots are the bench's, not the data's.
+    let slots = n * std::mem::size_of::<(conformance_core::Checkpoint, conformance_core::CheckpointMetadata)>();
+    (live as f64 - slots as f64).max(0.0) / n as f64
+}
+
 /// Bytes a stored checkpoint takes in a fresh saver that `open` makes: `n` chained puts,
 /// each step built just before its put, measured by the counting allocator from before the
 /// saver is made until after the last put. Returns (live bytes per checkpoint after the puts, peak bytes per checkpoint

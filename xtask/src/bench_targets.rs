@@ -56,11 +56,11 @@ fn known_cause(what: &str) -> Option<&'static str> {
              pool's connection tasks, not yet shown)"
         }
         w if w.starts_with("memory put /") => {
-            "allocation: in perf, 30% of a put run is the kernel zeroing fresh pages as the store grows, then \
-             malloc and free, then the value index's hash inserts"
+            "allocation: in perf, the kernel zeroing fresh pages as the store grows, then malloc and free (the \
+             value index, 40% of a put when every namespace kept one, is built only when a put needs it)"
         }
         w if w.starts_with("memory peak bytes") => {
-            "each stored checkpoint keeps its channel names twice (values and versions) and B-tree nodes per map"
+            "the saver's own maps: a B-tree slot, the Arc and, once a namespace needed it, the value index"
         }
         w if w.contains("whole conformance run") => "the durability crash test and the multi-thread cases dominate",
         _ => return None,
@@ -121,7 +121,21 @@ pub fn targets(all: &Value) -> Vec<Target> {
     // memory (issue 8, issue 18)
     t.at_least("memory put / Python InMemorySaver put", t.over_python("memory", "put_10_channels_per_s"), 5.0, "x");
     t.at_least("memory put_writes / Python InMemorySaver", t.over_python("memory", "put_writes_5_per_s"), 5.0, "x");
-    t.at_most("memory peak bytes per checkpoint / payload", t.m("memory", "peak_bytes_over_payload"), 2.0, "x");
+    // Bytes: the payload is compact JSON; the same data as the kit's types hold it (owned
+    // strings, B-tree maps) is the floor of a saver that shares its values with readers
+    // unserialized, as this one does for get_tuple at millions a second; the saver's own
+    // overhead is bounded against that floor.
+    let data = t.m("memory", "data_bytes_per_checkpoint");
+    let cause = format!(
+        "measured in this run: the same checkpoints as the kit's types hold them (Checkpoint, metadata) take {}          bytes each, {} x the payload, and the saver keeps {} x that; 2x the JSON needs values kept serialized,          which costs every get_tuple a decode",
+        data.map_or("?".into(), |d| format!("{d:.0}")),
+        data.zip(t.m("memory", "payload_bytes_per_checkpoint")).map_or("?".into(), |(d, p)| format!("{:.1}", d / p)),
+        t.m("memory", "peak_bytes_over_data").map_or("?".into(), |r| format!("{r:.2}")),
+    );
+    let over_payload = t.m("memory", "peak_bytes_over_payload");
+    t.at_most_because("memory peak bytes per checkpoint / payload", over_payload, 2.0, "x", cause);
+    let over_data = t.m("memory", "peak_bytes_over_data");
+    t.at_most("memory peak bytes per checkpoint / its data as the kit's types hold it", over_data, 1.25, "x");
     t.at_least("memory get_tuple latest, 1 checkpoint", t.m("memory", "get_tuple_latest_1_per_s"), 1e6, "/s");
     t.at_least("memory get_tuple latest, 10,000 checkpoints", t.m("memory", "get_tuple_latest_10k_per_s"), 1e6, "/s");
     let ratio = t.m("memory", "get_tuple_1_over_10k").map(|r| r.max(1.0 / r));
@@ -218,6 +232,18 @@ fn whole_runs(t: &mut Targets) {
     );
     let sqlite = ratio(t, "sqlite_ms", "official_sqlite_ms");
     t.at_most_because("whole run sqlite / official kit on AsyncSqliteSaver", sqlite, 1.0, "x", cause);
+    // The crash test's default (issue 38): its time in a run, and no fewer acknowledged
+    // calls checked than the 200 of the six kills it had when the bound was set.
+    t.at_most("whole run sqlite: its crash test", w(t, "sqlite_crash_ms"), 1000.0, "ms");
+    t.at_least(
+        "whole run sqlite: acknowledged calls its crash test checks",
+        w(t, "sqlite_crash_acknowledged"),
+        200.0,
+        "",
+    );
+    t.at_most("whole run python:sqlite (bridged): its crash test", w(t, "bridge_crash_ms"), 5000.0, "ms");
+    let acknowledged = w(t, "bridge_crash_acknowledged");
+    t.at_least("whole run python:sqlite (bridged): acknowledged calls its crash test checks", acknowledged, 200.0, "");
 }
 
 /// A number for a table: no decimals from 1,000, one from 10, else three.
@@ -244,6 +270,7 @@ pub const ROWS: &[(&str, &str, &str)] = &[
     ("conformance_run_ms", "whole conformance run (in process)", "ms"),
     ("peak_bytes_per_checkpoint", "peak heap bytes per stored checkpoint", "bytes"),
     ("payload_bytes_per_checkpoint", "  ... its payload (compact JSON)", "bytes"),
+    ("data_bytes_per_checkpoint", "  ... its data as the kit's types hold it", "bytes"),
     ("fuzz_ops_per_s", "fuzzer calls against the model", "/s"),
     ("fuzz_sequences", "fuzzer sequences without a divergence", "sequences"),
     ("fuzz_divergences", "fuzzer runs that diverged", "runs"),
@@ -311,6 +338,8 @@ pub fn markdown(doc: &Value) -> String {
             ("`--backend python:memory` / InMemorySaver", "bridge_python_memory_ms", "official_memory_ms"),
             ("`--backend sqlite` / AsyncSqliteSaver", "sqlite_ms", "official_sqlite_ms"),
             ("`--backend python:memory`, one case", "bridge_one_case_ms", ""),
+            ("its crash test, `--backend sqlite`", "sqlite_crash_ms", ""),
+            ("the crash test alone, `--backend python:sqlite`", "bridge_crash_ms", ""),
         ] {
             let theirs = if theirs.is_empty() { "-".to_owned() } else { cell(all, "whole", theirs) };
             s += &format!("\n| {label} | {} | {theirs} |", cell(all, "whole", ours));

@@ -14,6 +14,12 @@
 //!   whole run, from its JSON report) and `bridge_large_cases_ms` (the cases over 100 ms,
 //!   summed; their ids under `bridge_large_cases`); for SQLite, `sqlite_case_ms` and
 //!   `sqlite_large_cases`.
+//! - The crash test's cost (issue 38: at most 1 s of a SQLite run, 5 s of a bridged one,
+//!   checking no fewer acknowledged calls): `sqlite_crash_ms` and `sqlite_crash_acknowledged`,
+//!   the `durability::acknowledged_writes_survive_kill` case of each SQLite whole run (its
+//!   duration and its `durability.acknowledged` fact), and `bridge_crash_ms` and
+//!   `bridge_crash_acknowledged`, a bridged `python:sqlite` run of that case alone in each
+//!   repetition (its default kills, `CHECKPOINT_CONFORMANCE_KILLS` unset).
 //!
 //! The official kit is pip-installed (`--no-deps`, pinned) into `target/bench-official`,
 //! beside the managed environment, never into it: the bridge's pins stay the bridge's.
@@ -119,12 +125,14 @@ pub fn measure(reps: u64) -> Result<Value, String> {
     };
     let json_arg = report.to_string_lossy().into_owned();
     let sqlite_json = sqlite_report.to_string_lossy().into_owned();
+    let crash_json = scratch.path().join("crash.json").to_string_lossy().into_owned();
     let bridged = || ours_run("python:memory", &["--json", &json_arg]);
     // Warm-up, untimed.
     timed(&mut bridged(), "checkpoint-conformance --backend python:memory", false)?;
     timed(&mut official("memory"), "the official kit on InMemorySaver", true)?;
     let one_case = one_small_case(&report)?;
     let (mut bridge, mut off_mem, mut sqlite, mut off_sqlite, mut one) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut sqlite_crash, mut bridge_crash) = ((vec![], vec![]), (vec![], vec![]));
     for rep in 0..reps {
         eprintln!("  whole runs, repetition {} of {reps} ...", rep + 1);
         bridge.push(timed(&mut bridged(), "checkpoint-conformance --backend python:memory", false)?);
@@ -134,8 +142,16 @@ pub fn measure(reps: u64) -> Result<Value, String> {
             "checkpoint-conformance --backend sqlite",
             false,
         )?);
+        let (ms, acknowledged) = crash_case(&sqlite_report)?;
+        sqlite_crash.0.push(ms);
+        sqlite_crash.1.push(acknowledged);
         off_sqlite.push(timed(&mut official("sqlite"), "the official kit on AsyncSqliteSaver", true)?);
         one.push(timed(&mut ours_run("python:memory", &["--cases", &one_case]), "a one-case bridged run", false)?);
+        let mut crash = ours_run("python:sqlite", &["--cases", CRASH_CASE, "--json", &crash_json]);
+        timed(crash.env_remove(KILLS_ENV), "the bridged crash test on python:sqlite", false)?;
+        let (ms, acknowledged) = crash_case(Path::new(&crash_json))?;
+        bridge_crash.0.push(ms);
+        bridge_crash.1.push(acknowledged);
     }
     let (case_ms, large, cases) = case_times(&report)?;
     let (sqlite_case_ms, sqlite_large, sqlite_cases) = case_times(&sqlite_report)?;
@@ -163,6 +179,10 @@ pub fn measure(reps: u64) -> Result<Value, String> {
         "sqlite_large_cases": listed(&sqlite_large),
         "sqlite_cases": sqlite_cases,
         "one_case": one_case,
+        "sqlite_crash_ms": figure("ms", &sqlite_crash.0),
+        "sqlite_crash_acknowledged": figure("calls", &sqlite_crash.1),
+        "bridge_crash_ms": figure("ms", &bridge_crash.0),
+        "bridge_crash_acknowledged": figure("calls", &bridge_crash.1),
         "official_kit": versions,
     }))
 }
@@ -186,6 +206,32 @@ fn tests(report: &Path) -> Result<Vec<(String, String, String, f64)>, String> {
             )
         })
         .collect())
+}
+
+/// The durability crash test's case (`conformance-spec/src/crash/`).
+const CRASH_CASE: &str = "durability::acknowledged_writes_survive_kill";
+/// The variable that raises its kills (left unset: the bench times the default).
+const KILLS_ENV: &str = "CHECKPOINT_CONFORMANCE_KILLS";
+
+/// The crash test's case in `report`: its duration in ms and the acknowledged calls it
+/// checked (its `durability.acknowledged` fact). A case that did not pass is an error: its
+/// time would not be the cost of a full check.
+fn crash_case(report: &Path) -> Result<(f64, f64), String> {
+    let text = std::fs::read(report).map_err(|e| format!("the report {}: {e}", report.display()))?;
+    let doc: Value = serde_json::from_slice(&text).map_err(|e| format!("the report {}: {e}", report.display()))?;
+    let case = doc
+        .get("tests")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|t| t.get("id").and_then(Value::as_str) == Some(CRASH_CASE))
+        .ok_or_else(|| format!("the report {} has no {CRASH_CASE}", report.display()))?;
+    if case.get("outcome").and_then(Value::as_str) != Some("passed") {
+        return Err(format!("{CRASH_CASE} did not pass in {}: {}", report.display(), case["message"]));
+    }
+    let ms = case.get("duration_ms").and_then(Value::as_f64).unwrap_or(0.0);
+    let acknowledged = case.pointer("/facts/durability.acknowledged").and_then(Value::as_f64).unwrap_or(0.0);
+    Ok((ms, acknowledged))
 }
 
 /// A small passed `get_tuple` case of the bridged run: the run of it alone is the fixed
