@@ -247,7 +247,12 @@ impl PostgresSaver {
             pg.connect_timeout(options.connect_timeout);
         }
         let manager = Manager::from_config(pg, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        // Last in, first out: under little concurrency the connection just returned, whose
+        // server process is warm, serves the next call. First in, first out rotated a single
+        // caller's reads over every connection the pool had grown to, and halved get_tuple's
+        // rate once a burst of 8 writers had opened 8 (`cargo xtask bench`, issue 38).
         let pool = Pool::builder(manager)
+            .queue_mode(deadpool_postgres::QueueMode::Lifo)
             .max_size(options.max_connections)
             .runtime(Runtime::Tokio1)
             .create_timeout(Some(options.connect_timeout))
