@@ -126,7 +126,9 @@ pub fn targets(all: &Value) -> Vec<Target> {
     // overhead is bounded against that floor.
     let data = t.m("memory", "data_bytes_per_checkpoint");
     let cause = format!(
-        "measured in this run: the same checkpoints as the kit's types hold them (Checkpoint, metadata) take {}          bytes each, {} x the payload, and the saver keeps {} x that; 2x the JSON needs values kept serialized,          which costs every get_tuple a decode",
+        "measured in this run: the same checkpoints as the kit's types hold them (Checkpoint, metadata) take {} \
+         bytes each, {} x the payload, and the saver keeps {} x that; 2x the JSON needs values kept serialized, \
+         which costs every get_tuple a decode",
         data.map_or("?".into(), |d| format!("{d:.0}")),
         data.zip(t.m("memory", "payload_bytes_per_checkpoint")).map_or("?".into(), |(d, p)| format!("{:.1}", d / p)),
         t.m("memory", "peak_bytes_over_data").map_or("?".into(), |r| format!("{r:.2}")),
