@@ -470,7 +470,7 @@ fn run_checked(args: Args, cases: &[conformance_core::SpecCase], work_dir: &Path
     crate::interrupt::stop_if_interrupted();
     // A saver the bridge child cannot find (`python:no_such_module:f`) is bad input, not a
     // run that failed: one line, exit 2, no report.
-    if let Some(reason) = target.bridged.as_ref().and_then(|b| b.bad_saver()) {
+    if let Some(reason) = target.bad_saver() {
         eprintln!("error: {reason}");
         drop(registration);
         target.stop_server();

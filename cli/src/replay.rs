@@ -150,7 +150,7 @@ pub fn replay_traces(target: Target, traces: &[(PathBuf, Trace)]) -> ExitCode {
             ),
             Err(e) => {
                 // A saver the bridge child cannot find is bad input: one line, exit 2.
-                if let Some(reason) = target.bridged.as_ref().and_then(|b| b.bad_saver()) {
+                if let Some(reason) = target.bad_saver() {
                     eprintln!("error: {reason}");
                     drop(target);
                     conformance_core::leftovers::release();

@@ -51,6 +51,15 @@ impl Target {
         Self { registration, _schema_cleanup: None, bridged: None, server: None }
     }
 
+    /// When the bridge child refused the handshake because the saver names nothing it can
+    /// serve (an unknown name, a module or attribute that does not exist:
+    /// `python:no_such_module:f`): the child's reason, which every front end reports as bad
+    /// input (one line, exit 2), not as a run that failed. `None` for the kit's own backends
+    /// and for a bridged saver the child found.
+    pub fn bad_saver(&self) -> Option<String> {
+        self.bridged.as_ref().and_then(|b| b.bad_saver())
+    }
+
     /// Stops the throwaway PostgreSQL server now, if this target started one; a failure to
     /// stop it is a warning on stderr (dropping the target would stop it silently).
     pub fn stop_server(&mut self) {

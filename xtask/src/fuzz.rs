@@ -116,7 +116,7 @@ pub fn run(args: Args) -> ExitCode {
             Ok(o) => o,
             Err(e) => {
                 // A saver the bridge child cannot find is bad input (exit 2), with its reason.
-                if let Some(reason) = kept.bridged.as_ref().and_then(|b| b.bad_saver()) {
+                if let Some(reason) = kept.bad_saver() {
                     eprintln!("error: {reason}");
                     return ExitCode::from(checkpoint_conformance::USAGE);
                 }
