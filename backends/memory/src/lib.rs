@@ -7,8 +7,9 @@
 //!
 //! Channel values are resolved when a checkpoint is put (CONTRACT §2 put): for each channel
 //! of `channel_versions`, the value the checkpoint carries; else nothing when the channel is
-//! in `new_versions`; else the parent's value when the parent has the same version; else the
-//! newest value stored at that (channel, version) in the thread and namespace. The resolved
+//! in `new_versions`; else, when the parent has the same version, the parent's value, or
+//! nothing when the parent reads the channel absent (an emptied channel stays empty); else
+//! the newest value stored at that (channel, version) in the thread and namespace. The resolved
 //! checkpoint is stored behind an `Arc` and shared with every reader, so sibling checkpoints
 //! never collide and `prune` and `copy_thread` keep every value a kept checkpoint reads.
 //! "Newest" is the most recently put: a namespace indexes its values by (channel, version)
@@ -72,8 +73,9 @@ struct Namespace {
     writes: Map<String, WriteMap>,
     /// For each channel and version, the id of the checkpoint most recently put whose
     /// resolved values hold it: where an uncarried channel finds its value without a second
-    /// copy. `None` until a put needs it ([`index`]); dropped when a deletion or a copy
-    /// changes which checkpoint that is, and built again when next needed.
+    /// copy. `None` until a put needs it ([`index`]); dropped when a copy changes which
+    /// checkpoint that is, and built again when next needed; an entry whose holder was
+    /// deleted by run is repaired when a put reads it.
     blobs: Option<Blobs>,
     /// How many puts the namespace has had: the next put's [`Stored::seq`].
     puts: u64,
@@ -213,9 +215,14 @@ fn resolve(ns: &mut Namespace, parent_id: Option<&str>, checkpoint: &mut Checkpo
         if channel_values.contains_key(ch) || new_versions.contains_key(ch) {
             continue;
         }
-        match parent.and_then(|p| holds(p, ch, version)) {
-            Some(v) => {
-                channel_values.insert(ch.clone(), v.clone());
+        match parent.filter(|p| p.checkpoint.channel_versions.get(ch) == Some(version)) {
+            // The parent's value at that version, or none: a channel the parent reads absent
+            // at that version stays absent (CONTRACT §2 put.emptied), even where a sibling
+            // stored a value at the same version.
+            Some(p) => {
+                if let Some(v) = p.checkpoint.channel_values.get(ch) {
+                    channel_values.insert(ch.clone(), v.clone());
+                }
             }
             None => missing.push((ch, version)),
         }
@@ -224,13 +231,33 @@ fn resolve(ns: &mut Namespace, parent_id: Option<&str>, checkpoint: &mut Checkpo
         return;
     }
     index(ns);
-    let (Some(blobs), checkpoints) = (&ns.blobs, &ns.checkpoints) else { return };
+    let (Some(blobs), checkpoints) = (&mut ns.blobs, &ns.checkpoints) else { return };
     for (ch, version) in missing {
-        let holder = blobs.get(ch.as_str()).and_then(|m| m.get(version)).and_then(|id| checkpoints.get(id));
-        // An entry whose holder was put again without that value: the holder put last, by a scan.
-        let value = holder.and_then(|s| holds(s, ch, version)).or_else(|| {
-            checkpoints.values().filter_map(|s| Some((s.seq, holds(s, ch, version)?))).max_by_key(|h| h.0).map(|h| h.1)
-        });
+        // The index names every (channel, version) some checkpoint holds (no entry: none
+        // does). An entry can be stale: its holder deleted by run, or put again without that
+        // value; then the holder put last is found by a scan, and the entry repaired.
+        let Some(entry) = blobs.get_mut(ch.as_str()).and_then(|m| m.get_mut(version)) else { continue };
+        let value = match checkpoints.get(&*entry).and_then(|s| holds(s, ch, version)) {
+            Some(v) => Some(v),
+            None => {
+                let newest = checkpoints
+                    .iter()
+                    .filter_map(|(id, s)| Some((s.seq, id, holds(s, ch, version)?)))
+                    .max_by_key(|h| h.0);
+                match newest {
+                    Some((_, id, v)) => {
+                        *entry = id.clone();
+                        Some(v)
+                    }
+                    None => {
+                        if let Some(m) = blobs.get_mut(ch.as_str()) {
+                            m.remove(version);
+                        }
+                        None
+                    }
+                }
+            }
+        };
         if let Some(v) = value {
             channel_values.insert(ch.clone(), v.clone());
         }
@@ -391,10 +418,7 @@ impl CheckpointSaver for MemorySaver {
                     })
                     .map(|(id, _)| id.clone())
                     .collect();
-                if !doomed.is_empty() {
-                    // The index may name a deleted holder: built again when next needed.
-                    ns.blobs = None;
-                }
+                // The index may now name a deleted holder: repaired when a put reads it.
                 for id in doomed {
                     ns.checkpoints.remove(&id);
                     ns.writes.remove(&*id);

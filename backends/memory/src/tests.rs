@@ -58,9 +58,39 @@ fn the_index_is_built_on_the_first_miss_and_names_the_holder_put_last() {
     // Kept up to date by later puts.
     put(&saver, "c0", None, "r1", Some("fourth"));
     put(&saver, "c2", None, "r2", Some("fifth"));
-    // A deletion drops it; built again, it names the holder put last of those left.
+    // A deletion leaves an entry naming a deleted holder; read, it is repaired to the holder
+    // put last of those left.
     now(saver.delete_for_runs(&["r2".to_owned()])).expect("delete_for_runs");
-    assert!(!indexed(&saver));
     put(&saver, "c9", None, "r1", None);
     assert_eq!(read(&saver, "c9"), value("fourth"), "c0 was put last of the holders left");
+    let repaired = saver.read()["t"][""].blobs.as_ref().map(|b| b["a"][&ChannelVersion::Int(1)].to_string());
+    assert_eq!(repaired.as_deref(), Some("c9"), "the entry names c9, put since and holding the value");
+}
+
+/// CONTRACT §2 put.emptied: a channel the parent reads absent at a version stays absent in a
+/// child that keeps that version, even where a sibling stored a value at it; and no scan of
+/// the namespace is needed to say so.
+#[test]
+fn a_kept_channel_emptied_in_the_parent_stays_empty() {
+    let saver = MemorySaver::new();
+    put(&saver, "c1", None, "r", Some("base"));
+    let version = |v: i64| [("a".to_owned(), ChannelVersion::Int(v))].into_iter().collect::<ChannelVersions>();
+    let c2 = |id: &str, parent: &str, value: Option<&str>, new: bool| {
+        let checkpoint = Checkpoint {
+            v: 1,
+            id: id.to_owned(),
+            channel_values: value.map(|v| ("a".to_owned(), TypedValue::json(&v.into()))).into_iter().collect(),
+            channel_versions: version(2),
+            ..Checkpoint::default()
+        };
+        let config = CheckpointConfig { checkpoint_id: Some(parent.to_owned()), ..CheckpointConfig::new("t") };
+        let new_versions = if new { version(2) } else { ChannelVersions::new() };
+        now(saver.put(&config, checkpoint, CheckpointMetadata::new(), new_versions)).expect("put");
+    };
+    c2("c2", "c1", None, true);
+    c2("c3", "c1", Some("sibling"), true);
+    c2("c4", "c2", None, false);
+    assert_eq!(read(&saver, "c2"), None);
+    assert_eq!(read(&saver, "c4"), None, "c4 keeps c2's emptied version");
+    assert!(!indexed(&saver), "the parent answered; nothing was looked up");
 }

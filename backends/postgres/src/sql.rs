@@ -72,7 +72,9 @@ macro_rules! replace_checkpoint {
 ///
 /// The carried values go into the row itself (migration 4), each with its digest: a put of
 /// carried values writes one row. A channel to resolve takes, at its version, the parent's
-/// reference when the parent reads a value there (one key lookup); else that of
+/// reference when the parent reads a value there (one key lookup); none when the parent has
+/// the channel at that version without a value (an emptied channel stays empty, CONTRACT §2
+/// put.emptied, even where a sibling stored a value at the same version); else that of
 /// `checkpoint_found_in` (the holder, else the greatest id; rare). When the checkpoint it
 /// comes from carries that value, it is copied to `checkpoint_blobs` (`kept`), where every
 /// uncarried reference finds its value. Checkpoints are read as they were before this
@@ -101,7 +103,12 @@ pub(crate) const PUT_CHECKPOINT: &str = concat!(
                    WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $4
                      AND EXISTS (SELECT 1 FROM unnest(p.value_channels, p.value_versions) AS q(channel, version)
                                  WHERE q.channel = o.channel AND q.version = o.version)),
-                  checkpoint_found_in($1, $2, o.channel, o.version))
+                  CASE WHEN EXISTS (SELECT 1 FROM checkpoints p
+                                    WHERE $4::text IS NOT NULL AND p.thread_id = $1 AND p.checkpoint_ns = $2
+                                      AND p.checkpoint_id = $4
+                                      AND (p.checkpoint::jsonb -> 'channel_versions' -> o.channel) = o.version)
+                       THEN NULL
+                       ELSE checkpoint_found_in($1, $2, o.channel, o.version) END)
             LIMIT 1) AS s ON true
     ), kept AS (
         INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, digest, type_tag, data)

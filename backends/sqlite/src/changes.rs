@@ -112,8 +112,8 @@ fn gc_blobs(conn: &Connection, thread_id: &str) -> Result<(), CheckpointError> {
 }
 
 /// `put` (CONTRACT §2): resolves every channel of `channel_versions` (carried value; else
-/// absent when in `new_versions`; else the parent's value at the same version; else the
-/// newest stored value at that version), stores the resolved map with the checkpoint, and
+/// absent when in `new_versions`; else, when the parent has the same version, the parent's
+/// value or none; else the newest stored value at that version), stores the resolved map with the checkpoint, and
 /// replaces an existing row of the same id (its writes stay: they live in `writes`).
 pub(crate) fn put(conn: &Connection, a: &PutArgs) -> Result<(), CheckpointError> {
     let cp = &a.checkpoint;
@@ -145,8 +145,13 @@ pub(crate) fn put(conn: &Connection, a: &PutArgs) -> Result<(), CheckpointError>
         } else if a.new_versions.contains_key(ch) {
             None
         } else {
-            match parent.value(conn, ch, version)? {
-                Some(v) => Some(v),
+            // The parent's value when the parent has `ch` at this version, or none: a channel
+            // the parent reads absent there stays absent (CONTRACT §2 put.emptied), even where
+            // a sibling stored a value at the same version.
+            let at_version =
+                parent.get(conn)?.filter(|p| p.channel_versions.get(ch) == Some(version)).map(|p| p.value(ch));
+            match at_version {
+                Some(v) => v,
                 None => newest_value(conn, a, ch, version)?,
             }
         };

@@ -155,7 +155,10 @@ pub(super) async fn sibling_checkpoints_read_their_own_values(cx: Cx) -> Checked
 /// same version; c2v stores a = "x", c2e empties a (in `new_versions`, no value). Put in
 /// both orders, c2e reads a absent, never c2v's value at the same (channel, version), and
 /// c2v reads "x". A saver that fills a channel of `new_versions` from its value store
-/// when the put carries none passes the single-lineage case and fails here.
+/// when the put carries none passes the single-lineage case and fails here. Then c3, a
+/// child of c2e, keeps a at c2e's version without a value: it stays absent (put.emptied),
+/// never c2v's value from the other branch (a saver that resolves a kept channel from its
+/// value store, found by a breaker in the reference memory saver).
 pub(super) async fn emptied_sibling_stays_empty(cx: Cx) -> Checked {
     for emptied_first in [false, true] {
         let cfg = cx.config(if emptied_first { "emptied-first" } else { "value-first" });
@@ -165,6 +168,7 @@ pub(super) async fn emptied_sibling_stays_empty(cx: Cx) -> Checked {
         let (vv, ve) = (cx.next_version(Some(&v1)).into_value(), cx.next_version(Some(&v1)).into_value());
         let with_value = Step::fresh().typed("a", jv(json!("x")), vv).carry("b", json!("kept"), 1);
         let emptied = Step::fresh().emptied("a", ve.clone()).carry("b", json!("kept"), 1);
+        let kept_empty = Step::fresh().keep("a", ve.clone()).carry("b", json!("kept"), 1);
         let (c2v, c2e) = if emptied_first {
             let e = cx.put(&c1, emptied).await?;
             (cx.put(&c1, with_value).await?, e)
@@ -172,14 +176,17 @@ pub(super) async fn emptied_sibling_stays_empty(cx: Cx) -> Checked {
             let v = cx.put(&c1, with_value).await?;
             (v, cx.put(&c1, emptied).await?)
         };
+        let c3 = cx.put(&c2e, kept_empty).await?;
         let order = if emptied_first { "c2e put first" } else { "c2v put first" };
         let cx = cx.after(format!(
-            "after c2v (a = \"x\") and c2e (a emptied at {ve:?}), siblings of c1 with versions from get_next_version, {order}"
+            "after c2v (a = \"x\") and c2e (a emptied at {ve:?}), siblings of c1 with versions from get_next_version, \
+             {order}, then c3, a child of c2e keeping a at {ve:?} without a value"
         ));
         let mut d = Diffs::new();
         for (at, want) in [
             (&c2e, values(&[("b", jv(json!("kept")))])),
             (&c2v, values(&[("a", jv(json!("x"))), ("b", jv(json!("kept")))])),
+            (&c3, values(&[("b", jv(json!("kept")))])),
         ] {
             let t = cx.get_some(at).await?;
             d.of(&t).map("checkpoint.channel_values", &want, &t.checkpoint.channel_values);

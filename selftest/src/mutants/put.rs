@@ -552,4 +552,11 @@ pub const MUTANTS: &[Mutant] = &[
         [R("put.emptied")],
         "a channel in new_versions without a value is filled from a sibling's value stored at the same version"
     ),
+    mutant!(
+        "kept_emptied_channel_filled_from_store",
+        KeptEmptiedFilledFromStore,
+        &[P],
+        [R("put.emptied")],
+        "a kept channel its parent emptied is filled from a sibling's value stored at the same version"
+    ),
 ];
