@@ -320,8 +320,17 @@ fn main() -> std::process::ExitCode {
             json!({"fdatasync_small_append_per_s": figure("ops/s", reps)})
         }
         Target::Backend(backend) => {
-            let rt =
-                tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+            // PostgreSQL's figures run on a current-thread runtime, where the pool's connection
+            // tasks share the caller's thread, as a synchronous client's socket does; on the
+            // 2-worker runtime, once the connection's task and the caller's were on different
+            // workers (in some runs, from some repetition on), every reply cost a wake-up across
+            // threads and get_tuple ran at half its rate (9,244, 8,634, then 3,693, 4,012,
+            // 4,172/s in one full run of 2026-12-05).
+            let rt = if backend == Backend::Postgres {
+                tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
+            } else {
+                tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
+            };
             // The workload runs as a spawned task, as a server's request handler does, not
             // in `block_on` on the main thread: there every reply of a pooled connection (its
             // task runs on a worker) would cost a wake-up across threads, which doubled
