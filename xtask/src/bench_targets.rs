@@ -50,9 +50,9 @@ fn known_cause(what: &str) -> Option<&'static str> {
              digests as without them, and the commit's flush (the disk figure) bounds both"
         }
         w if w.starts_with("postgres get_tuple") => {
-            "one statement and one round trip, as LangGraph's get; look at the figure's min-max: the pool hands \
-             out the connection returned last (LIFO since 2026-12-05; first in, first out rotated one caller's \
-             reads over the 8 connections the 8-writer figure opened, which halved the later repetitions)"
+            "one statement and one round trip, as LangGraph's get; look at the figure's min-max: the figures run \
+             on a current-thread runtime and the pool hands out the connection returned last, since on the \
+             2-worker runtime, or with a pool rotating over its 8 connections, later repetitions ran at half rate"
         }
         w if w.starts_with("memory put /") => {
             "allocation: in perf, the kernel zeroing fresh pages as the store grows, then malloc and free (the \
