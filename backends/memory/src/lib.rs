@@ -475,12 +475,10 @@ impl CheckpointSaver for MemorySaver {
                         let writes = ns.writes.remove(&*id);
                         ns.checkpoints.clear();
                         ns.writes.clear();
-                        if let Some(blobs) = &mut ns.blobs {
-                            for versions in blobs.values_mut() {
-                                versions.retain(|_, holder| *holder == id);
-                            }
-                            blobs.retain(|_, versions| !versions.is_empty());
-                        }
+                        // The index is built again, from the one checkpoint left, when next
+                        // needed: an entry naming another holder of a value the kept one
+                        // holds too must not go with that holder.
+                        ns.blobs = None;
                         if let Some(w) = writes {
                             ns.writes.insert(id.to_string(), w);
                         }

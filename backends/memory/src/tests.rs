@@ -94,3 +94,18 @@ fn a_kept_channel_emptied_in_the_parent_stays_empty() {
     assert_eq!(read(&saver, "c4"), None, "c4 keeps c2's emptied version");
     assert!(!indexed(&saver), "the parent answered; nothing was looked up");
 }
+
+/// After `prune(keep_latest)`, a value the kept checkpoint holds is still found for a put
+/// that keeps its version without a parent, even when the index named another holder.
+#[test]
+fn a_value_the_pruned_thread_kept_is_still_found() {
+    let saver = MemorySaver::new();
+    put(&saver, "c9", None, "r", Some("v"));
+    // No parent: looked up, and then the index names c2, put last, as the holder.
+    put(&saver, "c2", None, "r", None);
+    assert!(indexed(&saver));
+    // Keeps c9, the greatest id, which holds the value too.
+    now(saver.prune(&["t".to_owned()], PruneStrategy::KeepLatest)).expect("prune");
+    put(&saver, "c4", None, "r", None);
+    assert_eq!(read(&saver, "c4"), Some(TypedValue::json(&"v".into())), "c9, kept, holds it");
+}
