@@ -118,8 +118,9 @@ fn tuple(log: &[Entry], thread: &str, s: &Stored<'_>) -> CheckpointTuple {
 #[async_trait]
 impl CheckpointSaver for LogSaver {
     /// Appends the checkpoint with the values it reads resolved now: its own values, then
-    /// for a channel it does not carry (and did not change) the parent's value at that
-    /// version, else the newest value stored at that version in this thread and namespace.
+    /// for a channel it does not carry (and did not change) the parent's value, or none, when
+    /// the parent has that version, else the newest value stored at that version in this
+    /// thread and namespace.
     async fn put(
         &self,
         config: &CheckpointConfig,
@@ -145,11 +146,16 @@ impl CheckpointSaver for LogSaver {
                 if new_versions.contains_key(channel) {
                     continue; // changed in this step with no value: the channel is empty
                 }
-                let at_version = |s: &&Stored<'_>| {
-                    s.checkpoint.channel_versions.get(channel) == Some(version)
-                        && s.checkpoint.channel_values.contains_key(channel)
+                let has_version = |s: &&Stored<'_>| s.checkpoint.channel_versions.get(channel) == Some(version);
+                let holds = |s: &&Stored<'_>| has_version(s) && s.checkpoint.channel_values.contains_key(channel);
+                // When the parent has the channel at this version, it answers, with its value
+                // or with none: a channel emptied there stays empty, even where a sibling
+                // stored a value at the same version (CONTRACT §2 put.emptied).
+                let from = match parent.filter(has_version) {
+                    Some(p) => Some(p).filter(holds),
+                    None => others.iter().copied().find(holds),
                 };
-                if let Some(s) = parent.filter(at_version).or_else(|| others.iter().copied().find(at_version)) {
+                if let Some(s) = from {
                     values.insert(channel.clone(), s.checkpoint.channel_values[channel].clone());
                 }
             }
