@@ -53,8 +53,9 @@
 //!
 //! Values are resolved when a checkpoint is put, as the in-memory reference saver does: for
 //! each channel of `channel_versions`, the value the checkpoint carries; else nothing when
-//! the channel is in `new_versions` (the channel is empty); else the parent's value when the
-//! parent has one at the same version; else the value of the checkpoint most recently put
+//! the channel is in `new_versions` (the channel is empty); else, when the parent has the
+//! channel at the same version, the parent's value or nothing (a channel emptied there stays
+//! empty, CONTRACT §2 put.emptied); else the value of the checkpoint most recently put
 //! with one at that (channel, version), if it still has it; else that of the checkpoint with
 //! the greatest id that has one there; else nothing. What was resolved is recorded in the
 //! checkpoint's own row (its value arrays), so sibling checkpoints never read each other's

@@ -73,8 +73,9 @@
 //! ## Channel values: resolved at put, stored with the checkpoint
 //!
 //! At `put`, each channel of `channel_versions` gets its value (CONTRACT §2 put): the value
-//! the checkpoint carries; else none when the channel is in `new_versions`; else the
-//! parent's value when the parent has the same version; else the newest value stored at
+//! the checkpoint carries; else none when the channel is in `new_versions`; else, when the
+//! parent has the same version, the parent's value or none (a channel emptied there stays
+//! empty, CONTRACT §2 put.emptied); else the newest value stored at
 //! that (channel, version) in the thread and namespace. The resolved map is stored with the
 //! checkpoint, small values inline and large ones by reference. Why this layout:
 //! - **Siblings never collide** (their values are keyed by checkpoint, not by version), a
