@@ -148,7 +148,8 @@ pub fn measure(reps: u64) -> Result<Value, String> {
         off_sqlite.push(timed(&mut official("sqlite"), "the official kit on AsyncSqliteSaver", true)?);
         one.push(timed(&mut ours_run("python:memory", &["--cases", &one_case]), "a one-case bridged run", false)?);
         let mut crash = ours_run("python:sqlite", &["--cases", CRASH_CASE, "--json", &crash_json]);
-        timed(crash.env_remove(KILLS_ENV), "the bridged crash test on python:sqlite", false)?;
+        // Its default kills: the variable that raises them is left unset.
+        timed(crash.env_remove(conformance_spec::crash::KILLS_ENV), "the bridged crash test on python:sqlite", false)?;
         let (ms, acknowledged) = crash_case(Path::new(&crash_json))?;
         bridge_crash.0.push(ms);
         bridge_crash.1.push(acknowledged);
@@ -210,8 +211,6 @@ fn tests(report: &Path) -> Result<Vec<(String, String, String, f64)>, String> {
 
 /// The durability crash test's case (`conformance-spec/src/crash/`).
 const CRASH_CASE: &str = "durability::acknowledged_writes_survive_kill";
-/// The variable that raises its kills (left unset: the bench times the default).
-const KILLS_ENV: &str = "CHECKPOINT_CONFORMANCE_KILLS";
 
 /// The crash test's case in `report`: its duration in ms and the acknowledged calls it
 /// checked (its `durability.acknowledged` fact). A case that did not pass is an error: its

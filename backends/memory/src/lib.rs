@@ -73,7 +73,7 @@ struct Namespace {
     writes: Map<String, WriteMap>,
     /// For each channel and version, the id of the checkpoint most recently put whose
     /// resolved values hold it: where an uncarried channel finds its value without a second
-    /// copy. `None` until a put needs it ([`index`]); dropped when a copy changes which
+    /// copy. `None` until a put needs it ([`build_index`]); dropped when a copy changes which
     /// checkpoint that is, and built again when next needed; an entry whose holder was
     /// deleted by run is repaired when a put reads it.
     blobs: Option<Blobs>,
@@ -176,9 +176,9 @@ fn holds<'a>(stored: &'a Stored, ch: &str, version: &ChannelVersion) -> Option<&
     (c.channel_versions.get(ch) == Some(version)).then(|| c.channel_values.get(ch)).flatten()
 }
 
-/// The value index of `ns`, built from its checkpoints when it has none: for each (channel,
+/// Builds the value index of `ns` from its checkpoints when it has none: for each (channel,
 /// version), the holder put last.
-fn index(ns: &mut Namespace) -> &Blobs {
+fn build_index(ns: &mut Namespace) {
     let checkpoints = &ns.checkpoints;
     ns.blobs.get_or_insert_with(|| {
         let mut newest: Map<String, Map<ChannelVersion, (u64, Arc<str>)>> = Map::default();
@@ -194,7 +194,7 @@ fn index(ns: &mut Namespace) -> &Blobs {
             }
         }
         newest.into_iter().map(|(ch, m)| (ch, m.into_iter().map(|(v, (_, id))| (v, id)).collect())).collect()
-    })
+    });
 }
 
 /// Resolves the channel values of a checkpoint being put (see the crate docs), in place: the
@@ -230,7 +230,7 @@ fn resolve(ns: &mut Namespace, parent_id: Option<&str>, checkpoint: &mut Checkpo
     if missing.is_empty() {
         return;
     }
-    index(ns);
+    build_index(ns);
     let (Some(blobs), checkpoints) = (&mut ns.blobs, &ns.checkpoints) else { return };
     for (ch, version) in missing {
         // The index names every (channel, version) some checkpoint holds (no entry: none
