@@ -7,10 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::isolation::{await_isolated, catch, run_isolated, Abort};
-use crate::{
-    Capability, Checkpoint, CheckpointConfig, CheckpointError, CheckpointSaver, ListOptions, PruneStrategy,
-    Registration, TypedValue,
-};
+use crate::saver_call::PROBE_CHECKPOINT_ID;
+use crate::{Capability, CheckpointConfig, CheckpointError, CheckpointSaver, Invocation, Registration};
 
 /// How long a probe call may take before the capability is counted as detected (and its
 /// cases left to fail with their own timeouts).
@@ -39,10 +37,6 @@ impl Detection {
     pub fn is_detected(&self, capability: Capability) -> bool {
         self.detected.get(&capability).copied().unwrap_or(false)
     }
-}
-
-fn probe_checkpoint() -> Checkpoint {
-    Checkpoint { v: 1, id: "00000000-0000-7000-8000-000000000001".into(), ..Checkpoint::default() }
 }
 
 /// The report's warning for a feature the fixture declared it lacks
@@ -164,35 +158,22 @@ async fn latest_read_on_own_thread(
     .await
 }
 
+/// Makes `cap`'s probe ([`Invocation::probe`]) on a fresh thread; the `get_tuple` probe
+/// again by id when its latest form is `Unsupported`: a saver that reads by id but has no
+/// "latest" form still implements get_tuple (and is judged on its cases).
 async fn probe(saver: &dyn CheckpointSaver, cap: Capability) -> Result<(), CheckpointError> {
     let thread = format!("conformance-probe-{}", uuid::Uuid::new_v4().simple());
-    let config = CheckpointConfig::new(thread.clone());
-    let cp = probe_checkpoint();
-    let with_id = config.clone().with_id(cp.id.clone());
-    match cap {
-        Capability::Put => {
-            let r = saver.put(&config, cp, Default::default(), Default::default()).await.map(|_| ());
-            let _ = saver.delete_thread(&thread).await;
-            r
+    let Some(call) = Invocation::probe(cap, &thread) else { return Ok(()) };
+    let stores = matches!(call, Invocation::Put(_) | Invocation::PutWrites(_));
+    let answer = match call.send(saver).await {
+        Err(CheckpointError::Unsupported(_)) if cap == Capability::GetTuple => {
+            let config = CheckpointConfig::new(thread.clone()).with_id(PROBE_CHECKPOINT_ID);
+            Invocation::GetTuple { config }.send(saver).await
         }
-        Capability::PutWrites => {
-            let r =
-                saver.put_writes(&with_id, vec![("probe".into(), TypedValue::json(&1.into()))], "probe-task", "").await;
-            let _ = saver.delete_thread(&thread).await;
-            r
-        }
-        // Both forms of the read: a saver that reads by id but has no "latest" form still
-        // implements get_tuple (and is judged on its cases).
-        Capability::GetTuple => match saver.get_tuple(&config).await {
-            Err(CheckpointError::Unsupported(_)) => saver.get_tuple(&with_id).await.map(|_| ()),
-            r => r.map(|_| ()),
-        },
-        Capability::List => saver.list(&thread, &ListOptions::all()).await.map(|_| ()),
-        Capability::DeleteThread => saver.delete_thread(&thread).await,
-        Capability::DeleteForRuns => saver.delete_for_runs(&[format!("{thread}-run")]).await,
-        Capability::CopyThread => saver.copy_thread(&thread, &format!("{thread}-copy")).await,
-        Capability::Prune => saver.prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest).await,
-        Capability::DeltaChannelHistory => saver.delta_channel_history(&with_id, &[]).await.map(|_| ()),
-        Capability::Concurrency | Capability::Durability | Capability::Traces => Ok(()),
+        answer => answer,
+    };
+    if stores {
+        let _ = saver.delete_thread(&thread).await;
     }
+    answer.map(|_| ())
 }

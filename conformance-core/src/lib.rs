@@ -58,6 +58,7 @@ pub mod session;
 mod storage;
 mod strength;
 mod traced;
+mod wire_args;
 
 /// The contract, re-exported whole: the modules [`types`] and [`json`] and every item at
 /// the crate root, so each `conformance_core::…` path of a contract item keeps working.
@@ -72,17 +73,18 @@ pub use isolation::{panic_message, Abort};
 pub use omitted::Omitted;
 pub use progress::Progress;
 pub use registration::{CleanupFn, Fixture, Registration, ReopenFn, DEFAULT_TIMEOUT};
-pub use reply::Reply;
+pub use reply::{ReadReply, Reply};
 pub use report::{
     CapabilityResult, CapabilityStatus, CaseResult, FuzzDivergence, FuzzSection, Level, Outcome, Repeats, Report,
 };
 pub use run::{AfterCases, Detection, Planned, RunOptions};
-pub use saver_call::{Invocation, Put, PutWrites, SaverCall, METHODS};
+pub use saver_call::{Forward, Invocation, Put, PutWrites, SaverCall, METHODS};
 pub use session::{Knowledge, Session, Start};
 pub use storage::Storage;
 pub use strength::{lack_reason, Feature, Strength, LACKS_PREFIX};
 pub use traced::CallNote;
 pub use types::*;
+pub use wire_args::WireArgs;
 
 /// Re-exported so savers can write `#[conformance_core::async_trait]`.
 pub use checkpoint_contract::async_trait;

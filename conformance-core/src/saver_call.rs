@@ -3,14 +3,18 @@
 //! every argument (a trace step, a fuzzer's call, a bridge request, a mutant's view), a
 //! [`crate::Call`] only what names the data touched (failure messages). Adding a saver
 //! method adds one variant here, its arms in [`SaverCall::view`], [`SaverCall::capability`],
-//! [`SaverCall::method`] ([`METHODS`]), [`Invocation::send`] and `Display`: all in this file.
+//! [`SaverCall::method`] ([`METHODS`]), [`SaverCall::reply_reader`],
+//! [`Invocation::breaks_config`], [`Invocation::send`], `Display` and the method of
+//! [`crate::forward_saver!`]: all in this file. Every saver of the kit that passes calls on
+//! (the traced saver every case runs on, the self-test's mutants, the bridge's client) is a
+//! [`Forward`] and gets its methods from that macro, so none lists the methods again.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::reply::Reply;
-use crate::types::{shown_id, ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
+use crate::reply::{ReadReply, Reply};
+use crate::types::{check_thread_id, shown_id, ChannelVersion, CheckpointConfig, ListOptions, PruneStrategy};
 use crate::types::{ChannelVersions, Checkpoint, CheckpointMetadata, TypedValue};
 use crate::{Capability, CheckpointError, CheckpointSaver};
 
@@ -175,6 +179,23 @@ impl<P, W> SaverCall<P, W> {
             Self::GetNextVersion { .. } => 9,
         }]
     }
+
+    /// How the method's return value is read from its JSON form (a bridge child's answer,
+    /// [`Reply`]'s wire form): the reader of its [`Reply`] variant.
+    pub fn reply_reader(&self) -> ReadReply {
+        match self {
+            Self::Put(_) => Reply::read_config,
+            Self::PutWrites(_)
+            | Self::DeleteThread { .. }
+            | Self::DeleteForRuns { .. }
+            | Self::CopyThread { .. }
+            | Self::Prune { .. } => Reply::read_done,
+            Self::GetTuple { .. } => Reply::read_tuple,
+            Self::List { .. } => Reply::read_tuples,
+            Self::DeltaChannelHistory { .. } => Reply::read_history,
+            Self::GetNextVersion { .. } => Reply::read_version,
+        }
+    }
 }
 
 /// The saver methods' names in [`SaverCall`]'s order, as its serde `call` tag writes them
@@ -192,7 +213,66 @@ pub const METHODS: [&str; 10] = [
     "get_next_version",
 ];
 
+/// The id of the checkpoint detection's probes name (CONTRACT §5): a `put` probe stores it,
+/// a `put_writes` probe writes to it, a by-id read asks for it.
+pub(crate) const PROBE_CHECKPOINT_ID: &str = "00000000-0000-7000-8000-000000000001";
+
 impl Invocation {
+    /// Detection's probe of `capability` (CONTRACT §5: an `Unsupported` answer means "not
+    /// implemented"): a harmless call of its method on the unused thread `thread`, or `None`
+    /// for a capability that is no method (`concurrency`, `durability`, `traces`). A `put`
+    /// or `put_writes` probe stores into `thread`, which detection deletes afterwards; the
+    /// `get_tuple` probe is the latest form (detection tries the by-id form after an
+    /// `Unsupported`).
+    pub(crate) fn probe(capability: Capability, thread: &str) -> Option<Invocation> {
+        let config = CheckpointConfig::new(thread);
+        let with_id = config.clone().with_id(PROBE_CHECKPOINT_ID);
+        let thread_id = thread.to_owned();
+        Some(match capability {
+            Capability::Put => {
+                let checkpoint = Checkpoint { v: 1, id: PROBE_CHECKPOINT_ID.into(), ..Checkpoint::default() };
+                Invocation::Put(Put {
+                    config,
+                    checkpoint,
+                    metadata: Default::default(),
+                    new_versions: Default::default(),
+                })
+            }
+            Capability::PutWrites => Invocation::PutWrites(PutWrites {
+                config: with_id,
+                writes: vec![("probe".into(), TypedValue::json(&1.into()))],
+                task_id: "probe-task".into(),
+                task_path: String::new(),
+            }),
+            Capability::GetTuple => Invocation::GetTuple { config },
+            Capability::List => Invocation::List { thread_id, options: ListOptions::all() },
+            Capability::DeleteThread => Invocation::DeleteThread { thread_id },
+            Capability::DeleteForRuns => Invocation::DeleteForRuns { run_ids: vec![format!("{thread}-run")] },
+            Capability::CopyThread => Invocation::CopyThread { source: thread_id, target: format!("{thread}-copy") },
+            Capability::Prune => Invocation::Prune { thread_ids: vec![thread_id], strategy: PruneStrategy::KeepLatest },
+            Capability::DeltaChannelHistory => Invocation::DeltaChannelHistory { config: with_id, channels: vec![] },
+            Capability::Concurrency | Capability::Durability | Capability::Traces => return None,
+        })
+    }
+
+    /// True when the call's config or thread ids break CONTRACT §1 "Config" (an empty
+    /// thread id; `put_writes` without a checkpoint id): the saver must refuse it with
+    /// `InvalidConfig`, so a saver in a language whose errors carry no finer kind (a bridge
+    /// child's `InvalidInput`) is read as refusing it so.
+    pub fn breaks_config(&self) -> bool {
+        let bad = |thread_id: &str| check_thread_id(thread_id).is_err();
+        match self {
+            Invocation::Put(Put { config, .. })
+            | Invocation::GetTuple { config }
+            | Invocation::DeltaChannelHistory { config, .. } => config.validate().is_err(),
+            Invocation::PutWrites(w) => w.config.write_checkpoint_id().is_err(),
+            Invocation::List { thread_id, .. } | Invocation::DeleteThread { thread_id } => bad(thread_id),
+            Invocation::CopyThread { source, target } => bad(source) || bad(target),
+            Invocation::Prune { thread_ids, .. } => thread_ids.iter().any(|t| bad(t)),
+            Invocation::DeleteForRuns { .. } | Invocation::GetNextVersion { .. } => false,
+        }
+    }
+
     /// Makes this call on `saver` and gives back what it returned, as a [`Reply`] of the
     /// method's return type (CONTRACT §2 and §3 name the methods).
     ///
@@ -279,4 +359,116 @@ fn list_options(o: &ListOptions) -> String {
         parts.push(format!("limit={l}"));
     }
     parts.join(", ")
+}
+
+/// A saver that passes every call on as data: the traced saver every case runs on, the
+/// self-test's mutants, the bridge's client. [`crate::forward_saver!`] writes its
+/// [`CheckpointSaver`] methods, each of which builds its [`Invocation`], gives it to
+/// [`Forward::send`] and returns the [`Reply`] as the method's return type (a reply of
+/// another kind is a `Storage` error naming both).
+#[async_trait::async_trait]
+pub trait Forward: Send + Sync {
+    /// Makes `call`, as the saver does it (on an inner saver, in a child process, ...).
+    ///
+    /// # Errors
+    /// The saver's error for the call.
+    async fn send(&self, call: Invocation) -> Result<Reply, CheckpointError>;
+
+    /// `get_next_version(current)`, the trait's one synchronous method (CONTRACT §2).
+    fn next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion;
+}
+
+/// Implements [`CheckpointSaver`] for a [`Forward`] type: every async method builds its
+/// [`Invocation`] (arguments cloned as the variant holds them) and goes through
+/// [`Forward::send`]; `get_next_version` calls [`Forward::next_version`]. The one place
+/// besides [`Invocation::send`] that spells the trait's methods out.
+///
+/// ```ignore
+/// conformance_core::forward_saver!(MySaver);
+/// ```
+#[macro_export]
+macro_rules! forward_saver {
+    ($saver:ty) => {
+        #[$crate::async_trait]
+        impl $crate::CheckpointSaver for $saver {
+            async fn put(
+                &self,
+                config: &$crate::CheckpointConfig,
+                checkpoint: $crate::Checkpoint,
+                metadata: $crate::CheckpointMetadata,
+                new_versions: $crate::ChannelVersions,
+            ) -> Result<$crate::CheckpointConfig, $crate::CheckpointError> {
+                let put = $crate::Put { config: config.clone(), checkpoint, metadata, new_versions };
+                $crate::Forward::send(self, $crate::Invocation::Put(put)).await?.config()
+            }
+
+            async fn put_writes(
+                &self,
+                config: &$crate::CheckpointConfig,
+                writes: Vec<(String, $crate::TypedValue)>,
+                task_id: &str,
+                task_path: &str,
+            ) -> Result<(), $crate::CheckpointError> {
+                let (config, task_id, task_path) = (config.clone(), task_id.to_owned(), task_path.to_owned());
+                let call = $crate::Invocation::PutWrites($crate::PutWrites { config, writes, task_id, task_path });
+                $crate::Forward::send(self, call).await?.done()
+            }
+
+            async fn get_tuple(
+                &self,
+                config: &$crate::CheckpointConfig,
+            ) -> Result<Option<$crate::CheckpointTuple>, $crate::CheckpointError> {
+                let call = $crate::Invocation::GetTuple { config: config.clone() };
+                $crate::Forward::send(self, call).await?.tuple()
+            }
+
+            async fn list(
+                &self,
+                thread_id: &str,
+                options: &$crate::ListOptions,
+            ) -> Result<Vec<$crate::CheckpointTuple>, $crate::CheckpointError> {
+                let call = $crate::Invocation::List { thread_id: thread_id.to_owned(), options: options.clone() };
+                $crate::Forward::send(self, call).await?.tuples()
+            }
+
+            async fn delete_thread(&self, thread_id: &str) -> Result<(), $crate::CheckpointError> {
+                let call = $crate::Invocation::DeleteThread { thread_id: thread_id.to_owned() };
+                $crate::Forward::send(self, call).await?.done()
+            }
+
+            fn get_next_version(&self, current: Option<&$crate::ChannelVersion>) -> $crate::ChannelVersion {
+                $crate::Forward::next_version(self, current)
+            }
+
+            async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), $crate::CheckpointError> {
+                let call = $crate::Invocation::DeleteForRuns { run_ids: run_ids.to_vec() };
+                $crate::Forward::send(self, call).await?.done()
+            }
+
+            async fn copy_thread(&self, source: &str, target: &str) -> Result<(), $crate::CheckpointError> {
+                let call = $crate::Invocation::CopyThread { source: source.to_owned(), target: target.to_owned() };
+                $crate::Forward::send(self, call).await?.done()
+            }
+
+            async fn prune(
+                &self,
+                thread_ids: &[String],
+                strategy: $crate::PruneStrategy,
+            ) -> Result<(), $crate::CheckpointError> {
+                let call = $crate::Invocation::Prune { thread_ids: thread_ids.to_vec(), strategy };
+                $crate::Forward::send(self, call).await?.done()
+            }
+
+            async fn delta_channel_history(
+                &self,
+                config: &$crate::CheckpointConfig,
+                channels: &[String],
+            ) -> Result<::std::collections::BTreeMap<String, $crate::DeltaChannelHistory>, $crate::CheckpointError>
+            {
+                let call =
+                    $crate::Invocation::DeltaChannelHistory { config: config.clone(), channels: channels.to_vec() };
+                $crate::Forward::send(self, call).await?.history()
+            }
+        }
+    };
 }

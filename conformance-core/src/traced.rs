@@ -10,11 +10,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use crate::call::Call;
-use crate::types::{
-    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
-    DeltaChannelHistory, ListOptions, PruneStrategy, TypedValue,
-};
-use crate::{CheckpointError, CheckpointSaver, Invocation, Put, PutWrites, Reply};
+use crate::types::ChannelVersion;
+use crate::{CheckpointError, CheckpointSaver, Invocation, Reply};
 
 tokio::task_local! {
     static NOTE: CallNote;
@@ -219,56 +216,20 @@ pub(crate) struct Traced {
     pub(crate) log: Arc<CallLog>,
 }
 
-impl Traced {
+#[async_trait]
+impl crate::Forward for Traced {
     /// Makes `invocation` on the inner saver through [`Invocation::send`], logged as its
     /// [`Call`] while in flight.
     async fn send(&self, invocation: Invocation) -> Result<Reply, CheckpointError> {
         let g = self.log.enter(invocation.call());
         g.done(invocation.send(&*self.inner)).await
     }
-}
-
-#[async_trait]
-impl CheckpointSaver for Traced {
-    async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        let put = Put { config: config.clone(), checkpoint, metadata, new_versions };
-        self.send(Invocation::Put(put)).await?.config()
-    }
-
-    async fn put_writes(
-        &self,
-        config: &CheckpointConfig,
-        writes: Vec<(String, TypedValue)>,
-        task_id: &str,
-        task_path: &str,
-    ) -> Result<(), CheckpointError> {
-        let (task_id, task_path) = (task_id.to_owned(), task_path.to_owned());
-        self.send(Invocation::PutWrites(PutWrites { config: config.clone(), writes, task_id, task_path })).await?.done()
-    }
-
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        self.send(Invocation::GetTuple { config: config.clone() }).await?.tuple()
-    }
-
-    async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        self.send(Invocation::List { thread_id: thread_id.to_owned(), options: options.clone() }).await?.tuples()
-    }
-
-    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        self.send(Invocation::DeleteThread { thread_id: thread_id.to_owned() }).await?.done()
-    }
 
     /// Synchronous, so not logged and not through [`Invocation::send`]: a call that cannot
     /// be in flight when a case times out. It has a note all the same, so that a bridged
     /// saver's failure here (a panic: the method returns no error) disturbed by another
     /// case's call is known as such.
-    fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
+    fn next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         let note = self.log.note();
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             NOTE.sync_scope(note.clone(), || self.inner.get_next_version(current))
@@ -276,25 +237,6 @@ impl CheckpointSaver for Traced {
         self.log.keep(&note);
         out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
-
-    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
-        self.send(Invocation::DeleteForRuns { run_ids: run_ids.to_vec() }).await?.done()
-    }
-
-    async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
-        self.send(Invocation::CopyThread { source: source.to_owned(), target: target.to_owned() }).await?.done()
-    }
-
-    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
-        self.send(Invocation::Prune { thread_ids: thread_ids.to_vec(), strategy }).await?.done()
-    }
-
-    async fn delta_channel_history(
-        &self,
-        config: &CheckpointConfig,
-        channels: &[String],
-    ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
-        let call = Invocation::DeltaChannelHistory { config: config.clone(), channels: channels.to_vec() };
-        self.send(call).await?.history()
-    }
 }
+
+crate::forward_saver!(Traced);

@@ -7,12 +7,16 @@
 //!    `get_tuple`, `list`, `delete_thread`). A base call (or `delta_channel_history`) whose
 //!    thread id is then empty goes to the inner saver unchanged, so the inner saver's
 //!    `InvalidConfig` comes back (CONTRACT §1 Config).
-//! 2. The call's input hook (`put_input`, `list_input`, ...), which may change the
-//!    arguments.
+//! 2. [`Bug::input`] on the call, which may change the arguments. By default it is the
+//!    call's own input hook (`put_input`, `list_input`, ...); a bug of a method without
+//!    one overrides `input` and matches its [`Invocation`] variant.
 //! 3. [`Bug::call`], which forwards the call to the inner saver unless the bug replaces it
 //!    (stateful bugs: a read-modify-write with a window, a replay of what was stored, ...).
-//! 4. The call's output hooks on an `Ok` result: [`Bug::tuple_output`] on every tuple a
-//!    read returns, then `put_output`, `get_tuple_output`, `list_output`, ...
+//! 4. [`Bug::output`] on an `Ok` [`Reply`]. By default it is the call's own output hooks:
+//!    [`Bug::tuple_output`] on every tuple a read returns, then `put_output`,
+//!    `get_tuple_output`, `list_output`, ...
+//!
+//! `get_next_version`, the one synchronous method, has only its own two hooks.
 //!
 //! Every hook is a no-op by default; a bug overrides the few it needs. A bug that
 //! remembers something (the `new_versions` of a put, the writes as its own key rule keeps
@@ -33,6 +37,11 @@ use crate::wrapper::Inner;
 /// arguments (the fuzzer's traces use it too), and the arguments of `put` and `put_writes`.
 pub use conformance_core::{Invocation, Put, PutWrites, Reply};
 
+/// A call as the output hooks see the caller's: the arguments that name the data, with
+/// `put`'s config as the caller passed it (before [`Bug::thread_input`] and [`Bug::input`])
+/// and nothing of `put_writes`.
+pub type Caller = conformance_core::SaverCall<CheckpointConfig, ()>;
+
 /// The one rule a [`MutantSaver`](crate::MutantSaver) breaks. Every hook defaults to the
 /// correct behaviour (no change, or forward to the inner saver); see the module docs for
 /// the order in which the wrapper runs them.
@@ -41,6 +50,43 @@ pub trait Bug: Send + Sync + 'static {
     /// The thread id of a base method (`put`, `put_writes`, `get_tuple`, `list`,
     /// `delete_thread`), before anything else.
     fn thread_input(&self, _thread_id: &mut String) {}
+
+    /// Every async call's arguments, after [`Bug::thread_input`]: by default the call's own
+    /// input hook below (none for a method without one).
+    fn input(&self, call: &mut Invocation) {
+        match call {
+            Invocation::Put(put) => self.put_input(put),
+            Invocation::PutWrites(writes) => self.put_writes_input(writes),
+            Invocation::GetTuple { config } => self.get_tuple_input(config),
+            Invocation::List { thread_id, options } => self.list_input(thread_id, options),
+            Invocation::DeleteThread { thread_id } => self.delete_thread_input(thread_id),
+            Invocation::DeleteForRuns { run_ids } => self.delete_for_runs_input(run_ids),
+            Invocation::CopyThread { source, target } => self.copy_thread_input(source, target),
+            Invocation::Prune { thread_ids, strategy } => self.prune_input(thread_ids, strategy),
+            Invocation::DeltaChannelHistory { config, channels } => self.delta_input(config, channels),
+            _ => {}
+        }
+    }
+
+    /// What an async call returned (`Ok`); `caller` is the call as its caller made it. By
+    /// default the call's own output hooks below (none for a method without one).
+    fn output(&self, caller: &Caller, out: &mut Reply) {
+        match (caller, out) {
+            (Caller::Put(config), Reply::Config(out)) => self.put_output(config, out),
+            (Caller::GetTuple { config }, Reply::Tuple(out)) => {
+                if let Some(t) = out {
+                    self.tuple_output(t);
+                }
+                self.get_tuple_output(config, out);
+            }
+            (Caller::List { options, .. }, Reply::Tuples(out)) => {
+                out.iter_mut().for_each(|t| self.tuple_output(t));
+                self.list_output(options, out);
+            }
+            (Caller::DeltaChannelHistory { .. }, Reply::History(out)) => self.delta_output(out),
+            _ => {}
+        }
+    }
 
     /// The arguments of `put`.
     fn put_input(&self, _put: &mut Put) {}

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use conformance_core::{
-    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSaver, CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite, PruneStrategy, TypedValue,
+    ChannelVersion, ChannelVersions, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple, Forward,
+    ListOptions, PendingWrite, TypedValue,
 };
 
 use crate::bug::{Bug, Invocation, Put, PutWrites, Reply};
@@ -55,16 +55,6 @@ impl MutantSaver {
 
     fn handle(&self) -> Inner<'_> {
         Inner { saver: &*self.inner, shared: &self.shared, instance: self.instance }
-    }
-
-    async fn call(&self, call: Invocation) -> Result<Reply, CheckpointError> {
-        self.bug.call(&self.handle(), call).await
-    }
-
-    fn thread(&self, thread_id: &str) -> String {
-        let mut thread = thread_id.to_owned();
-        self.bug.thread_input(&mut thread);
-        thread
     }
 }
 
@@ -176,123 +166,60 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The thread id of a base method's call (`put`, `put_writes`, `get_tuple`, `list`,
+/// `delete_thread`), which [`Bug::thread_input`] sees.
+fn base_thread(call: &mut Invocation) -> Option<&mut String> {
+    match call {
+        Invocation::Put(Put { config, .. })
+        | Invocation::PutWrites(PutWrites { config, .. })
+        | Invocation::GetTuple { config } => Some(&mut config.thread_id),
+        Invocation::List { thread_id, .. } | Invocation::DeleteThread { thread_id } => Some(thread_id),
+        _ => None,
+    }
+}
+
+/// The thread a call stores into, which [`Inner::threads`] then lists: a put's, a
+/// put_writes' with a checkpoint id, a copy's target when both threads are named.
+fn stored_thread(call: &Invocation) -> Option<&str> {
+    match call {
+        Invocation::Put(put) => Some(&put.config.thread_id),
+        Invocation::PutWrites(w) if w.config.checkpoint_id.is_some() => Some(&w.config.thread_id),
+        Invocation::CopyThread { source, target } if !source.is_empty() && !target.is_empty() => Some(target),
+        _ => None,
+    }
+}
+
+/// Every call through the bug's hooks, in the order the module docs of [`crate::bug`] give.
 #[async_trait]
-impl CheckpointSaver for MutantSaver {
-    async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        let cfg = CheckpointConfig { thread_id: self.thread(&config.thread_id), ..config.clone() };
-        if cfg.thread_id.is_empty() {
-            return self.inner.put(&cfg, checkpoint, metadata, new_versions).await;
+impl Forward for MutantSaver {
+    async fn send(&self, mut call: Invocation) -> Result<Reply, CheckpointError> {
+        let caller = call.view(|put| put.config.clone(), |_| ());
+        let unchanged = match base_thread(&mut call) {
+            Some(thread) => {
+                self.bug.thread_input(thread);
+                thread.is_empty()
+            }
+            None => matches!(&call, Invocation::DeltaChannelHistory { config, .. } if config.thread_id.is_empty()),
+        };
+        if unchanged {
+            return call.send(&*self.inner).await;
         }
-        let mut put = Put { config: cfg, checkpoint, metadata, new_versions };
-        self.bug.put_input(&mut put);
-        self.handle().note_thread(&put.config.thread_id);
-        let mut out = self.call(Invocation::Put(put)).await?.config()?;
-        self.bug.put_output(config, &mut out);
+        self.bug.input(&mut call);
+        if let Some(thread) = stored_thread(&call) {
+            self.handle().note_thread(thread);
+        }
+        let mut out = self.bug.call(&self.handle(), call).await?;
+        self.bug.output(&caller, &mut out);
         Ok(out)
     }
 
-    async fn put_writes(
-        &self,
-        config: &CheckpointConfig,
-        writes: Vec<(String, TypedValue)>,
-        task_id: &str,
-        task_path: &str,
-    ) -> Result<(), CheckpointError> {
-        let cfg = CheckpointConfig { thread_id: self.thread(&config.thread_id), ..config.clone() };
-        if cfg.thread_id.is_empty() {
-            return self.inner.put_writes(&cfg, writes, task_id, task_path).await;
-        }
-        let mut call = PutWrites { config: cfg, writes, task_id: task_id.to_owned(), task_path: task_path.to_owned() };
-        self.bug.put_writes_input(&mut call);
-        if call.config.checkpoint_id.is_some() {
-            self.handle().note_thread(&call.config.thread_id);
-        }
-        self.call(Invocation::PutWrites(call)).await?.done()
-    }
-
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        let mut cfg = CheckpointConfig { thread_id: self.thread(&config.thread_id), ..config.clone() };
-        if cfg.thread_id.is_empty() {
-            return self.inner.get_tuple(&cfg).await;
-        }
-        self.bug.get_tuple_input(&mut cfg);
-        let mut out = self.call(Invocation::GetTuple { config: cfg }).await?.tuple()?;
-        if let Some(t) = &mut out {
-            self.bug.tuple_output(t);
-        }
-        self.bug.get_tuple_output(config, &mut out);
-        Ok(out)
-    }
-
-    async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        let thread = self.thread(thread_id);
-        if thread.is_empty() {
-            return self.inner.list(&thread, options).await;
-        }
-        let mut opts = options.clone();
-        self.bug.list_input(&thread, &mut opts);
-        let mut out = self.call(Invocation::List { thread_id: thread, options: opts }).await?.tuples()?;
-        out.iter_mut().for_each(|t| self.bug.tuple_output(t));
-        self.bug.list_output(options, &mut out);
-        Ok(out)
-    }
-
-    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        let mut thread = self.thread(thread_id);
-        if thread.is_empty() {
-            return self.inner.delete_thread(&thread).await;
-        }
-        self.bug.delete_thread_input(&mut thread);
-        self.call(Invocation::DeleteThread { thread_id: thread }).await?.done()
-    }
-
-    fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
+    fn next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         let mut input = current.cloned();
         self.bug.next_version_input(&mut input);
         let mut out = self.inner.get_next_version(input.as_ref());
         self.bug.next_version_output(current, &mut out);
         out
     }
-
-    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
-        let mut run_ids = run_ids.to_vec();
-        self.bug.delete_for_runs_input(&mut run_ids);
-        self.call(Invocation::DeleteForRuns { run_ids }).await?.done()
-    }
-
-    async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
-        let (mut source, mut target) = (source.to_owned(), target.to_owned());
-        self.bug.copy_thread_input(&mut source, &mut target);
-        if !source.is_empty() && !target.is_empty() {
-            self.handle().note_thread(&target);
-        }
-        self.call(Invocation::CopyThread { source, target }).await?.done()
-    }
-
-    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
-        let (mut thread_ids, mut strategy) = (thread_ids.to_vec(), strategy);
-        self.bug.prune_input(&mut thread_ids, &mut strategy);
-        self.call(Invocation::Prune { thread_ids, strategy }).await?.done()
-    }
-
-    async fn delta_channel_history(
-        &self,
-        config: &CheckpointConfig,
-        channels: &[String],
-    ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
-        if config.thread_id.is_empty() {
-            return self.inner.delta_channel_history(config, channels).await;
-        }
-        let (mut cfg, mut channels) = (config.clone(), channels.to_vec());
-        self.bug.delta_input(&mut cfg, &mut channels);
-        let mut out = self.call(Invocation::DeltaChannelHistory { config: cfg, channels }).await?.history()?;
-        self.bug.delta_output(&mut out);
-        Ok(out)
-    }
 }
+
+conformance_core::forward_saver!(MutantSaver);

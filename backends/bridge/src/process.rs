@@ -449,11 +449,21 @@ impl Connection {
     }
 
     /// Calls `op` and decodes its result as `T`.
-    pub(crate) async fn call<A: Serialize, T: DeserializeOwned + Send + 'static>(
+    pub(crate) async fn call<A, T>(&self, op: &str, handle: Option<u64>, args: &A) -> Result<T, CallError>
+    where
+        A: Serialize,
+        T: DeserializeOwned + Send + 'static,
+    {
+        self.call_read(op, handle, args, |json| serde_json::from_str(json)).await
+    }
+
+    /// Calls `op` and reads its result with `read` (from the answer's JSON text).
+    pub(crate) async fn call_read<A: Serialize, T: Send + 'static>(
         &self,
         op: &str,
         handle: Option<u64>,
         args: &A,
+        read: fn(&str) -> serde_json::Result<T>,
     ) -> Result<T, CallError> {
         /// Marks the call abandoned when the future is dropped before its answer.
         struct Waiting<'a>(&'a Connection, u64, bool);
@@ -473,7 +483,7 @@ impl Connection {
             handle,
             args,
             Box::new(move |r| {
-                let _ = tx.send(r.and_then(|raw| decode::<T>(&what, &raw)));
+                let _ = tx.send(r.and_then(|raw| decode(&what, &raw, read)));
             }),
         );
         let mut waiting = Waiting(self, id, false);
@@ -498,7 +508,7 @@ impl Connection {
             handle,
             args,
             Box::new(move |r| {
-                let _ = tx.send(r.and_then(|raw| decode::<T>(&what, &raw)));
+                let _ = tx.send(r.and_then(|raw| decode(&what, &raw, |json| serde_json::from_str::<T>(json))));
             }),
         );
         rx.recv_timeout(timeout).map_err(|_| {

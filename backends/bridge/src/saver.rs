@@ -1,17 +1,12 @@
 //! [`BridgeSaver`]: a `CheckpointSaver` whose calls travel to a saver instance in the
 //! child process (docs/bridge-protocol.md, "Operations" and "Errors").
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use checkpoint_contract::{
-    check_thread_id, Capability, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory, ListOptions, PendingWrite,
-    PruneStrategy, TypedValue,
-};
-use serde::{Deserialize, Serialize};
+use checkpoint_contract::{Capability, ChannelVersion, CheckpointError};
+use conformance_core::{Forward, Invocation, Reply, WireArgs};
 
 use crate::process::{CallError, Connection};
 use crate::protocol::NoArgs;
@@ -46,15 +41,6 @@ impl BridgeSaver {
     /// The instance's handle in the child.
     pub fn handle(&self) -> u64 {
         self.handle
-    }
-
-    async fn call<A: Serialize, T: serde::de::DeserializeOwned + Send + 'static>(
-        &self,
-        op: &'static str,
-        args: &A,
-        config_invalid: bool,
-    ) -> Result<T, CheckpointError> {
-        self.conn.call(op, Some(self.handle), args).await.map_err(|e| to_error(op, e, config_invalid))
     }
 }
 
@@ -98,140 +84,14 @@ pub(crate) fn to_error(op: &str, e: CallError, config_invalid: bool) -> Checkpoi
     }
 }
 
-/// A config as the call passes it: without the fields the running case omits
-/// ([`conformance_core::Omitted`]), so a child's saver gets a config without a `thread_id` or
-/// a `checkpoint_ns` as LangGraph's API can hand it one; `checkpoint_id` is `null` when none.
-fn wire_config<S: serde::Serializer>(config: &&CheckpointConfig, s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let omitted = conformance_core::Omitted::current();
-    let mut m = s.serialize_map(None)?;
-    if !omitted.thread_id {
-        m.serialize_entry("thread_id", &config.thread_id)?;
-    }
-    if !omitted.checkpoint_ns {
-        m.serialize_entry("checkpoint_ns", &config.checkpoint_ns)?;
-    }
-    m.serialize_entry("checkpoint_id", &config.checkpoint_id)?;
-    m.end()
-}
-
-#[derive(Serialize)]
-struct ConfigArgs<'a> {
-    #[serde(serialize_with = "wire_config")]
-    config: &'a CheckpointConfig,
-}
-
-#[derive(Serialize)]
-struct PutArgs<'a> {
-    #[serde(serialize_with = "wire_config")]
-    config: &'a CheckpointConfig,
-    checkpoint: &'a Checkpoint,
-    metadata: &'a CheckpointMetadata,
-    new_versions: &'a ChannelVersions,
-}
-
-#[derive(Serialize)]
-struct PutWritesArgs<'a> {
-    #[serde(serialize_with = "wire_config")]
-    config: &'a CheckpointConfig,
-    writes: &'a [(String, TypedValue)],
-    task_id: &'a str,
-    task_path: &'a str,
-}
-
-#[derive(Serialize)]
-struct ListArgs<'a> {
-    thread_id: &'a str,
-    options: &'a ListOptions,
-}
-
-#[derive(Serialize)]
-struct ThreadArgs<'a> {
-    thread_id: &'a str,
-}
-
-#[derive(Serialize)]
-struct RunsArgs<'a> {
-    run_ids: &'a [String],
-}
-
-#[derive(Serialize)]
-struct CopyArgs<'a> {
-    source: &'a str,
-    target: &'a str,
-}
-
-#[derive(Serialize)]
-struct PruneArgs<'a> {
-    thread_ids: &'a [String],
-    strategy: PruneStrategy,
-}
-
-#[derive(Serialize)]
-struct HistoryArgs<'a> {
-    #[serde(serialize_with = "wire_config")]
-    config: &'a CheckpointConfig,
-    channels: &'a [String],
-}
-
-#[derive(Serialize)]
-struct VersionArgs<'a> {
-    current: Option<&'a ChannelVersion>,
-}
-
-/// One channel's delta history on the wire: `seed` absent means no seed, so a seed whose
-/// value is JSON `null` survives (`Option<TypedValue>` alone would read it as no seed).
-#[derive(Serialize, Deserialize)]
-pub(crate) struct WireHistory {
-    pub writes: Vec<PendingWrite>,
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "some_value")]
-    pub seed: Option<TypedValue>,
-}
-
-fn some_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<TypedValue>, D::Error> {
-    TypedValue::deserialize(d).map(Some)
-}
-
-impl From<DeltaChannelHistory> for WireHistory {
-    fn from(h: DeltaChannelHistory) -> Self {
-        Self { writes: h.writes, seed: h.seed }
-    }
-}
-
+/// Every call as a request of its method ([`conformance_core::SaverCall::method`]) with
+/// the call's arguments ([`WireArgs`]), its answer read as the method's return value.
 #[async_trait]
-impl CheckpointSaver for BridgeSaver {
-    async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        let args = PutArgs { config, checkpoint: &checkpoint, metadata: &metadata, new_versions: &new_versions };
-        self.call("put", &args, config.validate().is_err()).await
-    }
-
-    async fn put_writes(
-        &self,
-        config: &CheckpointConfig,
-        writes: Vec<(String, TypedValue)>,
-        task_id: &str,
-        task_path: &str,
-    ) -> Result<(), CheckpointError> {
-        let args = PutWritesArgs { config, writes: &writes, task_id, task_path };
-        self.call("put_writes", &args, config.write_checkpoint_id().is_err()).await
-    }
-
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        self.call("get_tuple", &ConfigArgs { config }, config.validate().is_err()).await
-    }
-
-    async fn list(&self, thread_id: &str, options: &ListOptions) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        self.call("list", &ListArgs { thread_id, options }, check_thread_id(thread_id).is_err()).await
-    }
-
-    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        self.call("delete_thread", &ThreadArgs { thread_id }, check_thread_id(thread_id).is_err()).await
+impl Forward for BridgeSaver {
+    async fn send(&self, call: Invocation) -> Result<Reply, CheckpointError> {
+        let (op, read) = (call.method(), call.reply_reader());
+        let answer = self.conn.call_read(op, Some(self.handle), &WireArgs(&call), read).await;
+        answer.map_err(|e| to_error(op, e, call.breaks_config()))
     }
 
     /// Asks the child and waits on this thread (at most [`NEXT_VERSION_TIMEOUT`]).
@@ -243,49 +103,24 @@ impl CheckpointSaver for BridgeSaver {
     /// the bridge: ..."). It unwinds with `resume_unwind`, which skips the panic hook: the
     /// saver's error is the case's message, not a "thread panicked" line and (with
     /// `RUST_BACKTRACE=1`) a backtrace of the kit on stderr for every such error.
-    fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
-        match self.conn.call_blocking(
-            "get_next_version",
-            Some(self.handle),
-            &VersionArgs { current },
-            NEXT_VERSION_TIMEOUT,
-        ) {
+    fn next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
+        let call = Invocation::GetNextVersion { current: current.cloned() };
+        match self.conn.call_blocking("get_next_version", Some(self.handle), &WireArgs(&call), NEXT_VERSION_TIMEOUT) {
             Ok(v) => v,
             Err(e) => {
                 std::panic::resume_unwind(Box::new(format!("get_next_version({current:?}) through the bridge: {e}")))
             }
         }
     }
-
-    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
-        self.call("delete_for_runs", &RunsArgs { run_ids }, false).await
-    }
-
-    async fn copy_thread(&self, source: &str, target: &str) -> Result<(), CheckpointError> {
-        let invalid = check_thread_id(source).is_err() || check_thread_id(target).is_err();
-        self.call("copy_thread", &CopyArgs { source, target }, invalid).await
-    }
-
-    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
-        let invalid = thread_ids.iter().any(|t| check_thread_id(t).is_err());
-        self.call("prune", &PruneArgs { thread_ids, strategy }, invalid).await
-    }
-
-    async fn delta_channel_history(
-        &self,
-        config: &CheckpointConfig,
-        channels: &[String],
-    ) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
-        let wire: BTreeMap<String, WireHistory> =
-            self.call("delta_channel_history", &HistoryArgs { config, channels }, config.validate().is_err()).await?;
-        Ok(wire.into_iter().map(|(ch, h)| (ch, DeltaChannelHistory { writes: h.writes, seed: h.seed })).collect())
-    }
 }
+
+conformance_core::forward_saver!(BridgeSaver);
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::RemoteError;
+    use conformance_core::CheckpointSaver;
 
     fn remote(kind: &str) -> CallError {
         CallError::Remote(RemoteError { kind: kind.into(), message: "ValueError: bad".into() })
@@ -351,21 +186,5 @@ mod tests {
         assert!(
             message.contains("get_next_version(Some(Str(") && message.contains("NotImplementedError: integers only")
         );
-    }
-
-    #[test]
-    fn a_null_seed_is_not_lost() {
-        let h: WireHistory = serde_json::from_str(r#"{"writes":[],"seed":null}"#).unwrap();
-        assert_eq!(h.seed, Some(TypedValue::json(&serde_json::Value::Null)));
-        let h: WireHistory = serde_json::from_str(r#"{"writes":[]}"#).unwrap();
-        assert_eq!(h.seed, None);
-        let text = serde_json::to_string(&WireHistory {
-            writes: vec![],
-            seed: Some(TypedValue::json(&serde_json::Value::Null)),
-        })
-        .unwrap();
-        // Written as a json envelope (docs/bridge-protocol.md "Values"), so no reader can
-        // take it for "no seed".
-        assert_eq!(text, r#"{"writes":[],"seed":{"$base64":"bnVsbA==","$type":"json"}}"#);
     }
 }

@@ -6,13 +6,13 @@
 //! [`serve_if_requested`] first, and [`rust_registration`] starts the binary with
 //! [`SERVE_ENV`] set.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{mpsc, Arc, Mutex};
 
-use conformance_core::{CheckpointError, CheckpointSaver, CleanupFn, Invocation, Registration, ReopenFn, Reply};
+use conformance_core::{CheckpointError, CheckpointSaver, CleanupFn, Invocation, Registration, ReopenFn};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -20,7 +20,6 @@ use serde_json::Value;
 use crate::process::ChildCommand;
 use crate::protocol::{Hello, HelloArgs, IncomingRequest, RemoteError, ServedSaver, PROTOCOL_VERSION};
 use crate::registration::{BridgeRegistration, BridgeSpec};
-use crate::saver::WireHistory;
 
 /// The environment variable that makes a binary with [`serve_if_requested`] in its `main`
 /// a bridge child.
@@ -369,15 +368,7 @@ impl Server {
 /// `call`), made through [`Invocation::send`], the reply written as the protocol answers
 /// it (docs/bridge-protocol.md).
 async fn call(saver: &dyn CheckpointSaver, op: &str, raw: Option<&RawValue>) -> Answered {
-    let reply = invocation(op, raw)?.send(saver).await.map_err(|e| remote(&e))?;
-    match reply {
-        Reply::Config(config) => ok(&config),
-        Reply::Done => ok(&()),
-        Reply::Tuple(tuple) => ok(&tuple),
-        Reply::Tuples(tuples) => ok(&tuples),
-        Reply::History(h) => ok(&h.into_iter().map(|(ch, h)| (ch, WireHistory::from(h))).collect::<BTreeMap<_, _>>()),
-        Reply::Version(version) => ok(&version),
-    }
+    ok(&invocation(op, raw)?.send(saver).await.map_err(|e| remote(&e))?)
 }
 
 /// The request's operation and arguments as an [`Invocation`]. A config without

@@ -5,7 +5,6 @@
 use std::io::{BufRead, BufReader};
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::{CallError, Shared, LARGE};
@@ -22,8 +21,13 @@ pub(crate) fn size_text(bytes: usize) -> String {
     }
 }
 
-pub(super) fn decode<T: DeserializeOwned>(op: &str, raw: &RawValue) -> Result<T, CallError> {
-    serde_json::from_str(raw.get()).map_err(|e| {
+/// `raw` read by `read`, or the error naming the operation and the answer's head.
+pub(super) fn decode<T>(
+    op: &str,
+    raw: &RawValue,
+    read: impl FnOnce(&str) -> serde_json::Result<T>,
+) -> Result<T, CallError> {
+    read(raw.get()).map_err(|e| {
         let text = raw.get();
         let head: String = text.chars().take(300).collect();
         let more = if text.len() > head.len() { "…" } else { "" };
