@@ -1,6 +1,7 @@
-"""One saver instance as the bridge serves it: which side (async or sync methods) answers
-each of the kit's operations, the calls themselves (docs/bridge-protocol.md, "Sides"),
-what the saver lacks ("Handshake") and where its class comes from."""
+"""One saver instance as the bridge serves it: the kit's operations as LangGraph's methods
+(``OPERATIONS``), which side (async or sync methods) answers each of them, the calls
+themselves (docs/bridge-protocol.md, "Sides"), what the saver lacks ("Handshake") and
+where its class comes from."""
 
 from __future__ import annotations
 
@@ -10,24 +11,74 @@ import os
 import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from .mapping import checkpoint, list_arguments, runnable_config, wire_config, wire_history, wire_tuple
 from .storage import declared_lacks
+from .values import decode_value
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One of the kit's saver operations as LangGraph's API serves it: the sync and the
+    async method, the method's arguments (positional, keyword) from the request's
+    ``args``, and the answer from the method's result and the saver's serde
+    (docs/bridge-protocol.md, "Operations" and "Mapping to LangGraph's API"). ``large``
+    marks a read whose answer can be large, announced before it is encoded."""
+
+    sync: str
+    asynchronous: str
+    arguments: Callable[[dict[str, Any]], tuple[list[Any], dict[str, Any]]]
+    answer: Callable[[Any, Any], Any] = lambda result, serde: None
+    large: bool = False
+
+
+def _put_arguments(a: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    config, stored = runnable_config(a["config"]), checkpoint(a["checkpoint"])
+    return [config, stored, dict(a["metadata"]), dict(a["new_versions"])], {}
+
+
+def _writes_arguments(a: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    writes = [(str(ch), decode_value(v)) for ch, v in a["writes"]]
+    return [runnable_config(a["config"]), writes, a["task_id"], a["task_path"]], {}
+
+
+def _list_arguments(a: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    config, kwargs = list_arguments(a["thread_id"], a["options"])
+    return [config], kwargs
+
+
+# The kit's operations but ``get_next_version`` (the one sync method, ServedSaver.next_version):
+# adding an operation adds its entry here and nothing else in this package.
+OPERATIONS: dict[str, Operation] = {
+    "put": Operation(
+        "put", "aput", _put_arguments, lambda result, serde: wire_config(result, "the config put returned")
+    ),
+    "put_writes": Operation("put_writes", "aput_writes", _writes_arguments),
+    "get_tuple": Operation(
+        "get_tuple", "aget_tuple", lambda a: ([runnable_config(a["config"])], {}), wire_tuple, large=True
+    ),
+    "list": Operation(
+        "list", "alist", _list_arguments, lambda result, serde: [wire_tuple(t, serde) for t in result], large=True
+    ),
+    "delete_thread": Operation("delete_thread", "adelete_thread", lambda a: ([a["thread_id"]], {})),
+    "delete_for_runs": Operation("delete_for_runs", "adelete_for_runs", lambda a: ([list(a["run_ids"])], {})),
+    "copy_thread": Operation("copy_thread", "acopy_thread", lambda a: ([a["source"], a["target"]], {})),
+    "prune": Operation("prune", "aprune", lambda a: ([list(a["thread_ids"])], {"strategy": a["strategy"]})),
+    "delta_channel_history": Operation(
+        "get_delta_channel_history",
+        "aget_delta_channel_history",
+        lambda a: ([], {"config": runnable_config(a["config"]), "channels": list(a["channels"])}),
+        wire_history,
+        large=True,
+    ),
+}
 
 # The kit's operation -> (LangGraph's sync method, its async method).
-METHODS: dict[str, tuple[str, str]] = {
-    "put": ("put", "aput"),
-    "put_writes": ("put_writes", "aput_writes"),
-    "get_tuple": ("get_tuple", "aget_tuple"),
-    "list": ("list", "alist"),
-    "delete_thread": ("delete_thread", "adelete_thread"),
-    "delete_for_runs": ("delete_for_runs", "adelete_for_runs"),
-    "copy_thread": ("copy_thread", "acopy_thread"),
-    "prune": ("prune", "aprune"),
-    "delta_channel_history": ("get_delta_channel_history", "aget_delta_channel_history"),
-}
+METHODS: dict[str, tuple[str, str]] = {op: (o.sync, o.asynchronous) for op, o in OPERATIONS.items()}
 
 # The base operations: a saver that overrides none of their async methods is sync-only.
 BASE_OPS = ("put", "put_writes", "get_tuple", "list", "delete_thread")

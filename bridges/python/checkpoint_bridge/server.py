@@ -24,18 +24,9 @@ from typing import Any, BinaryIO
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from . import __version__
-from .mapping import (
-    WireError,
-    checkpoint,
-    list_arguments,
-    runnable_config,
-    wire_config,
-    wire_history,
-    wire_tuple,
-)
-from .served import ServedSaver, Unsupported, decide_side
+from .mapping import WireError
+from .served import OPERATIONS, ServedSaver, Unsupported, decide_side
 from .storage import SaverNotFound, Storage, declared_lacks, resolve
-from .values import decode_value
 
 PROTOCOL_VERSION = 1
 # How long the child may take to close its savers after stdin closed.
@@ -386,28 +377,22 @@ class Server:
             raise RuntimeError("; ".join(errors))
 
     async def saver_call(self, served: ServedSaver, op: str, args: dict[str, Any], rid: int = -1) -> Any:
-        try:
-            call = decode_call(op, args)
-        except (KeyError, TypeError, ValueError) as e:
-            raise ProtocolError(f"{op}: bad arguments: {describe(e)}") from None
-        serde = served.serde
         if op == "get_next_version":
             return await served.next_version(args.get("current"))
-        result = await served.call(op, *call[0], **call[1])
-        if op in ("get_tuple", "list", "delta_channel_history"):
+        operation = OPERATIONS.get(op)
+        if operation is None:
+            raise ProtocolError(f"unknown operation {op!r}")
+        try:
+            positional, keywords = operation.arguments(args)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ProtocolError(f"{op}: bad arguments: {describe(e)}") from None
+        result = await served.call(op, *positional, **keywords)
+        if operation.large:
             size = approx_size(result)
             if size >= LARGE_ANSWER:
                 # Before the seconds its encoding takes (docs/bridge-protocol.md "progress").
                 self.send({"id": rid, "progress": {"bytes": size}})
-        if op == "put":
-            return wire_config(result, "the config put returned")
-        if op == "get_tuple":
-            return wire_tuple(result, serde)
-        if op == "list":
-            return [wire_tuple(t, serde) for t in result]
-        if op == "delta_channel_history":
-            return wire_history(result, serde)
-        return None
+        return operation.answer(result, served.serde)
 
     async def shutdown(self) -> None:
         """After stdin closed: close every instance (cases first) within the grace time."""
@@ -419,33 +404,6 @@ class Server:
                     await self.close(h)
                 except Exception as e:
                     print(f"checkpoint-bridge: closing handle {h} at exit: {describe(e)}", file=sys.stderr)
-
-
-def decode_call(op: str, a: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-    """The positional and keyword arguments of LangGraph's method for operation ``op``."""
-    if op == "put":
-        return [runnable_config(a["config"]), checkpoint(a["checkpoint"]), dict(a["metadata"]), dict(a["new_versions"])], {}
-    if op == "put_writes":
-        writes = [(str(ch), decode_value(v)) for ch, v in a["writes"]]
-        return [runnable_config(a["config"]), writes, a["task_id"], a["task_path"]], {}
-    if op == "get_tuple":
-        return [runnable_config(a["config"])], {}
-    if op == "list":
-        config, kwargs = list_arguments(a["thread_id"], a["options"])
-        return [config], kwargs
-    if op == "delete_thread":
-        return [a["thread_id"]], {}
-    if op == "delete_for_runs":
-        return [list(a["run_ids"])], {}
-    if op == "copy_thread":
-        return [a["source"], a["target"]], {}
-    if op == "prune":
-        return [list(a["thread_ids"])], {"strategy": a["strategy"]}
-    if op == "delta_channel_history":
-        return [], {"config": runnable_config(a["config"]), "channels": list(a["channels"])}
-    if op == "get_next_version":
-        return [], {}
-    raise ProtocolError(f"unknown operation {op!r}")
 
 
 def die_with_parent() -> None:
