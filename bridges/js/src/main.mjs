@@ -33,19 +33,48 @@ const SHORT_NAME_PACKAGES = {
   postgres: "@langchain/langgraph-checkpoint-postgres",
 };
 
-// The kit's operation -> the saver's method.
-const METHODS = {
-  put: "put",
-  put_writes: "putWrites",
-  get_tuple: "getTuple",
-  list: "list",
-  delete_thread: "deleteThread",
-  delete_for_runs: "deleteForRuns",
-  copy_thread: "copyThread",
-  prune: "prune",
-  delta_channel_history: "getDeltaChannelHistory",
-  get_next_version: "getNextVersion",
+// The kit's saver operations as the saver's methods: the method, its arguments from the
+// request's `args`, and the answer from its result and the saver's serde
+// (docs/bridge-protocol.md "Operations"). Adding an operation adds its entry here and
+// nothing else in this child.
+const OPERATIONS = {
+  put: {
+    method: "put",
+    args: (a) => [runnableConfig(a.config), checkpoint(a.checkpoint), exact(a.metadata, "metadata"), exact(a.new_versions, "new_versions")],
+    answer: (result) => wireConfig(result, "the config put returned"),
+  },
+  put_writes: {
+    method: "putWrites",
+    args: (a) => [runnableConfig(a.config), a.writes.map(([ch, v]) => [String(ch), decodeValue(v)]), a.task_id, a.task_path],
+  },
+  get_tuple: { method: "getTuple", args: (a) => [runnableConfig(a.config)], answer: wireTuple },
+  list: {
+    method: "list",
+    args: (a) => listArguments(a.thread_id, a.options),
+    answer: async (tuples, serde) => {
+      const out = [];
+      for await (const t of tuples) out.push(await wireTuple(t, serde));
+      return out;
+    },
+  },
+  delete_thread: { method: "deleteThread", args: (a) => [a.thread_id] },
+  delete_for_runs: { method: "deleteForRuns", args: (a) => [[...a.run_ids]] },
+  copy_thread: { method: "copyThread", args: (a) => [a.source, a.target] },
+  prune: { method: "prune", args: (a) => [[...a.thread_ids], { strategy: a.strategy }] },
+  delta_channel_history: {
+    method: "getDeltaChannelHistory",
+    args: (a) => [{ config: runnableConfig(a.config), channels: [...a.channels] }],
+    answer: wireHistory,
+  },
+  get_next_version: {
+    method: "getNextVersion",
+    args: (a) => [a.current == null ? undefined : exact(a.current, "current")],
+    answer: (version) => version,
+  },
 };
+
+// The kit's operation -> the saver's method.
+const METHODS = Object.fromEntries(Object.entries(OPERATIONS).map(([op, o]) => [op, o.method]));
 
 class ProtocolError extends Error {}
 class Unsupported extends Error {}
@@ -333,63 +362,21 @@ async function dispatch(op, handle, args) {
   return saverCall(inst, op, args);
 }
 
-function decodeCall(op, a) {
-  switch (op) {
-    case "put":
-      return [runnableConfig(a.config), checkpoint(a.checkpoint), exact(a.metadata, "metadata"), exact(a.new_versions, "new_versions")];
-    case "put_writes":
-      return [runnableConfig(a.config), a.writes.map(([ch, v]) => [String(ch), decodeValue(v)]), a.task_id, a.task_path];
-    case "get_tuple":
-      return [runnableConfig(a.config)];
-    case "list":
-      return listArguments(a.thread_id, a.options);
-    case "delete_thread":
-      return [a.thread_id];
-    case "delete_for_runs":
-      return [[...a.run_ids]];
-    case "copy_thread":
-      return [a.source, a.target];
-    case "prune":
-      return [[...a.thread_ids], { strategy: a.strategy }];
-    case "delta_channel_history":
-      return [{ config: runnableConfig(a.config), channels: [...a.channels] }];
-    case "get_next_version":
-      return [a.current == null ? undefined : exact(a.current, "current")];
-    default:
-      throw new ProtocolError(`unknown operation ${JSON.stringify(op)}`);
-  }
-}
-
 async function saverCall(inst, op, args) {
+  const operation = Object.hasOwn(OPERATIONS, op) ? OPERATIONS[op] : undefined;
+  if (operation === undefined) throw new ProtocolError(`unknown operation ${JSON.stringify(op)}`);
   let call;
   try {
-    call = decodeCall(op, args ?? {});
+    call = operation.args(args ?? {});
   } catch (e) {
     if (e instanceof ProtocolError || e instanceof Inexact) throw e;
     throw new ProtocolError(`${op}: bad arguments: ${describe(e)}`);
   }
   const { saver } = inst;
-  const name = METHODS[op];
+  const name = operation.method;
   if (typeof saver[name] !== "function") throw new Unsupported(`${className(saver)} has no ${name} method`);
-  const serde = saver.serde;
-  if (op === "list") {
-    const out = [];
-    for await (const t of saver.list(...call)) out.push(await wireTuple(t, serde));
-    return out;
-  }
   const result = await saver[name](...call);
-  switch (op) {
-    case "put":
-      return wireConfig(result, "the config put returned");
-    case "get_tuple":
-      return wireTuple(result, serde);
-    case "delta_channel_history":
-      return wireHistory(result, serde);
-    case "get_next_version":
-      return result;
-    default:
-      return null;
-  }
+  return operation.answer ? operation.answer(result, saver.serde) : null;
 }
 
 async function handle(id, op, h, args) {
