@@ -62,6 +62,25 @@ pub trait Storage: Send + Sync + 'static {
     /// # Errors
     /// The storage's error; it is reported with the case.
     async fn destroy(&self, location: &str) -> Result<(), BoxError>;
+
+    /// The run's lifespan setup: once before any case (a server that answers, a sweep of
+    /// what killed runs left); never in the crash test's child process, which only opens a
+    /// location. Nothing by default.
+    ///
+    /// # Errors
+    /// The storage's error: the run ends before any case, every capability "not judged".
+    async fn setup(&self) -> Result<(), BoxError> {
+        Ok(())
+    }
+
+    /// The run's lifespan teardown: once after every case, also after failures and when
+    /// [`Storage::setup`] failed (what a timed-out case's cleanup left). Nothing by default.
+    ///
+    /// # Errors
+    /// The storage's error, reported as the run's.
+    async fn teardown(&self) -> Result<(), BoxError> {
+        Ok(())
+    }
 }
 
 /// A fresh fixture on a fresh location of `storage`: the saver, a reopen on the same
@@ -100,13 +119,23 @@ impl Registration {
     /// the same location when a case asks for one (which enables the `durability`
     /// capability and the two-instance cases, CONTRACT §4), the location for the crash
     /// test's child (opened there with [`Storage::open`]), and a cleanup that destroys the
-    /// location ([`Storage::destroy`]). Lifespan, skips, timeout and runtime are added as
-    /// on any registration.
+    /// location ([`Storage::destroy`]); its lifespan is [`Storage::setup`] and
+    /// [`Storage::teardown`]. Skips, timeout and runtime are added as on any registration.
     pub fn persistent(name: impl Into<String>, storage: impl Storage) -> Self {
         let storage = Arc::new(storage);
-        let opener = storage.clone();
+        let (opener, setup, teardown) = (storage.clone(), storage.clone(), storage.clone());
         Registration::new(name, move || fixture(storage.clone()))
             .open_at(move |location| open_fixture(opener.clone(), location))
+            .lifespan(
+                move || {
+                    let storage = setup.clone();
+                    async move { storage.setup().await }
+                },
+                move || {
+                    let storage = teardown.clone();
+                    async move { storage.teardown().await }
+                },
+            )
     }
 }
 
@@ -164,6 +193,45 @@ mod tests {
         assert_eq!(*storage.opened.lock().unwrap(), ["loc-0", "loc-0", "loc-0"]);
         rt.block_on(cleanup.expect("a cleanup")()).unwrap();
         assert!(storage.live.lock().unwrap().is_empty());
+    }
+
+    /// A storage whose lifespan counts its runs and whose setup fails.
+    struct Lived(Arc<Mutex<Vec<&'static str>>>);
+
+    #[async_trait]
+    impl Storage for Lived {
+        type Saver = Nothing;
+        async fn create(&self) -> Result<String, BoxError> {
+            Ok("l".into())
+        }
+        async fn open(&self, _: &str) -> Result<Nothing, BoxError> {
+            Ok(Nothing)
+        }
+        async fn destroy(&self, _: &str) -> Result<(), BoxError> {
+            Ok(())
+        }
+        async fn setup(&self) -> Result<(), BoxError> {
+            self.0.lock().unwrap().push("setup");
+            Err("no server".into())
+        }
+        async fn teardown(&self) -> Result<(), BoxError> {
+            self.0.lock().unwrap().push("teardown");
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_storages_lifespan_is_the_registrations() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let reg = Registration::persistent("lived", Lived(seen.clone()));
+        let setup = crate::run::lifespan_setup(&reg).unwrap_err();
+        assert_eq!(setup, "the lifespan setup failed: no server");
+        crate::run::lifespan_teardown(&reg).unwrap();
+        assert_eq!(*seen.lock().unwrap(), ["setup", "teardown"]);
+        // The default lifespan does nothing, and does not fail.
+        let plain = Registration::persistent("rec", Arc::new(Recorded::default()));
+        crate::run::lifespan_setup(&plain).unwrap();
+        crate::run::lifespan_teardown(&plain).unwrap();
     }
 
     #[test]

@@ -3,17 +3,18 @@
 //! (for the two-instance and durability cases) and, for a base with a location, the
 //! location and `open_at` the durability crash test needs.
 
+use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use checkpoint_memory::MemorySaver;
 use conformance_core::leftovers::{self, ScratchDir};
-use conformance_core::{BoxError, CheckpointSaver, Fixture, Registration};
+use conformance_core::{async_trait, BoxError, CheckpointSaver, Fixture, Registration, Storage};
 
 use crate::bug::{Bug, NoBug};
 use crate::catalog::{make, Base, Mutant, MUTANTS};
-use crate::wrapper::MutantSaver;
+use crate::wrapper::{lock, MutantSaver};
 
 /// The per-case timeout of a mutant's run.
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -41,25 +42,51 @@ pub fn registration_of(name: &str, base: Base, make: fn() -> Arc<dyn Bug>) -> Re
                 async move { Ok(other) }
             }))
         }),
-        Base::Sqlite => Registration::new(name, move || async move {
-            let dir = case_dir()?;
-            let path = dir.path().join("checkpoints.sqlite");
-            let location = path.to_str().ok_or_else(|| format!("{} is not valid UTF-8", path.display()))?.to_owned();
-            let saver = Arc::new(MutantSaver::new(open_sqlite(&location).await?, make()));
-            let (first, at) = (saver.clone(), location.clone());
-            Ok(Fixture::from_arc(saver)
-                .with_location(location)
-                .with_reopen(move || {
-                    let (first, at) = (first.clone(), at.clone());
-                    async move { Ok(first.reopen(open_sqlite(&at).await?)) }
-                })
-                .with_cleanup(move || async move { dir.close().map_err(BoxError::from) }))
-        })
-        .open_at(move |location| async move {
-            Ok(Fixture::new(MutantSaver::new(open_sqlite(&location).await?, make())))
-        }),
+        Base::Sqlite => Registration::persistent(name, MutantSqlite { make, cases: Mutex::default() }),
     }
     .timeout(TIMEOUT)
+}
+
+/// The SQLite base's storage ([`Storage`]): a per-case directory holding one database file,
+/// whose path is the location. The first saver opened on a location is the case's
+/// [`MutantSaver`] with a fresh bug; every later one in this process (a reopen) is another
+/// instance of it, sharing the bug ([`MutantSaver::reopen`]). The crash test's child
+/// process, which opens the location without creating it, gets a fresh bug.
+struct MutantSqlite {
+    make: fn() -> Arc<dyn Bug>,
+    /// Per location: the case's directory and its first saver.
+    cases: Mutex<HashMap<String, (ScratchDir, Option<MutantSaver>)>>,
+}
+
+#[async_trait]
+impl Storage for MutantSqlite {
+    type Saver = MutantSaver;
+
+    async fn create(&self) -> Result<String, BoxError> {
+        let dir = case_dir()?;
+        let path = dir.path().join("checkpoints.sqlite");
+        let location = path.to_str().ok_or_else(|| format!("{} is not valid UTF-8", path.display()))?.to_owned();
+        lock(&self.cases).insert(location.clone(), (dir, None));
+        Ok(location)
+    }
+
+    async fn open(&self, location: &str) -> Result<MutantSaver, BoxError> {
+        let inner = open_sqlite(location).await?;
+        let mut cases = lock(&self.cases);
+        Ok(match cases.get_mut(location) {
+            Some((_, Some(first))) => first.reopen(inner),
+            Some((_, first)) => first.insert(MutantSaver::new(inner, (self.make)())).clone(),
+            None => MutantSaver::new(inner, (self.make)()),
+        })
+    }
+
+    async fn destroy(&self, location: &str) -> Result<(), BoxError> {
+        let case = lock(&self.cases).remove(location);
+        match case {
+            Some((dir, _)) => dir.close().map_err(BoxError::from),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The prefix of a SQLite mutant's per-case directory in the temporary directory.

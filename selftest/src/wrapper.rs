@@ -32,7 +32,9 @@ struct Shared {
 /// A saver with one [`Bug`].
 ///
 /// Instances made by [`MutantSaver::reopen`] share the bug (and with it whatever the bug
-/// remembers), as two instances of a persistent saver opened on one file share the file.
+/// remembers), as two instances of a persistent saver opened on one file share the file. A
+/// clone is the same instance (the same inner saver and instance number).
+#[derive(Clone)]
 pub struct MutantSaver {
     inner: Arc<dyn CheckpointSaver>,
     bug: Arc<dyn Bug>,

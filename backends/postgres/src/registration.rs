@@ -157,56 +157,7 @@ pub fn registration(url: &str) -> Registration {
 /// A prefix that is not a valid schema name (see [`crate::PostgresOptions::schema`]) makes
 /// every case fail with the factory's `InvalidConfig`.
 pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registration {
-    let setup_url = url.to_owned();
-    let teardown_url = url.to_owned();
-    let run_prefix = run_prefix.to_owned();
-    let setup_prefix = run_prefix.clone();
-    // While the run lives, a SIGINT/SIGTERM drops its schemas too (the teardown will not run),
-    // and a lock on the server says it lives (what a killed run left, a later run drops).
-    let on_interrupt: Arc<Mutex<Option<(InterruptGuard, RunLock)>>> = Arc::default();
-    let teardown_guard = on_interrupt.clone();
-    Registration::persistent("postgres", PostgresStorage::new(url, &run_prefix)).lifespan(
-        move || {
-            let url = setup_url.clone();
-            let (prefix, guard) = (setup_prefix.clone(), on_interrupt.clone());
-            async move {
-                let client = connect_plain(&url)
-                    .await
-                    .map_err(|e| format!("cannot connect to the PostgreSQL server named by the URL: {e}"))?;
-                client.simple_query("SELECT 1").await?;
-                for note in sweep_gone_runs(&url).await? {
-                    eprintln!("{note}");
-                }
-                let lock = {
-                    let (url, prefix) = (url.clone(), prefix.clone());
-                    tokio::task::spawn_blocking(move || RunLock::take(&url, &prefix)).await??
-                };
-                let cleanup = move || fence_and_drop_now(&url, &prefix);
-                *guard.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some((conformance_core::leftovers::on_interrupt(cleanup), lock));
-                Ok(())
-            }
-        },
-        move || {
-            let url = teardown_url.clone();
-            let prefix = run_prefix.clone();
-            let guard = teardown_guard.clone();
-            async move {
-                let held = guard.lock().unwrap_or_else(|e| e.into_inner()).take();
-                // The interrupt's cleanup goes first; the run's lock stays until its schemas
-                // are gone, so that another run's sweep never takes them for a gone run's
-                // and drops them at the same time (two drops of one schema: "db error").
-                let run_lock = held.map(|(interrupt_cleanup, lock)| {
-                    drop(interrupt_cleanup);
-                    lock
-                });
-                let dropped = drop_schemas_with_prefix_retrying(&url, &prefix, DROP_WITHIN).await;
-                drop(run_lock);
-                dropped?;
-                Ok(())
-            }
-        },
-    )
+    Registration::persistent("postgres", PostgresStorage::new(url, run_prefix))
 }
 
 /// How long the drop of a run's schemas may keep trying ([`drop_schemas_with_prefix_retrying`]).
@@ -251,18 +202,30 @@ pub(crate) fn warn_not_dropped<T>(prefix: &str, dropped: Result<Result<T, BoxErr
 }
 
 /// The PostgreSQL saver's storage for the kit ([`Storage`]): a schema per case on one
-/// server; a location is the schema's name, `<run_prefix><12 hex digits>`.
-#[derive(Clone, Debug)]
+/// server; a location is the schema's name, `<run_prefix><12 hex digits>`. Its lifespan
+/// checks the server answers before any case runs and, at the end, drops any schema of this
+/// run a timed-out case left behind; while the run lives, a SIGINT/SIGTERM drops its
+/// schemas too (the teardown will not run), and a lock on the server says it lives (what a
+/// killed run left, a later run drops).
+#[derive(Clone)]
 pub struct PostgresStorage {
     url: String,
     run_prefix: String,
+    /// From the setup to the teardown: the interrupt's cleanup and the run's lock.
+    running: Arc<Mutex<Option<(InterruptGuard, RunLock)>>>,
+}
+
+impl std::fmt::Debug for PostgresStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStorage").field("run_prefix", &self.run_prefix).finish_non_exhaustive()
+    }
 }
 
 impl PostgresStorage {
     /// Schemas named `<run_prefix>...` on the server at `url`. Each saver opened on one has
     /// its own pool of [`FIXTURE_CONNECTIONS`] connections and runs the saver's setup.
     pub fn new(url: &str, run_prefix: &str) -> Self {
-        Self { url: url.to_owned(), run_prefix: run_prefix.to_owned() }
+        Self { url: url.to_owned(), run_prefix: run_prefix.to_owned(), running: Arc::default() }
     }
 }
 
@@ -291,6 +254,40 @@ impl Storage for PostgresStorage {
 
     async fn destroy(&self, location: &str) -> Result<(), BoxError> {
         drop_schema(&self.url, location).await
+    }
+
+    async fn setup(&self) -> Result<(), BoxError> {
+        let (url, prefix) = (self.url.clone(), self.run_prefix.clone());
+        let client = connect_plain(&url)
+            .await
+            .map_err(|e| format!("cannot connect to the PostgreSQL server named by the URL: {e}"))?;
+        client.simple_query("SELECT 1").await?;
+        for note in sweep_gone_runs(&url).await? {
+            eprintln!("{note}");
+        }
+        let lock = {
+            let (url, prefix) = (url.clone(), prefix.clone());
+            tokio::task::spawn_blocking(move || RunLock::take(&url, &prefix)).await??
+        };
+        let cleanup = move || fence_and_drop_now(&url, &prefix);
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((conformance_core::leftovers::on_interrupt(cleanup), lock));
+        Ok(())
+    }
+
+    async fn teardown(&self) -> Result<(), BoxError> {
+        let held = self.running.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // The interrupt's cleanup goes first; the run's lock stays until its schemas are
+        // gone, so that another run's sweep never takes them for a gone run's and drops them
+        // at the same time (two drops of one schema: "db error").
+        let run_lock = held.map(|(interrupt_cleanup, lock)| {
+            drop(interrupt_cleanup);
+            lock
+        });
+        let dropped = drop_schemas_with_prefix_retrying(&self.url, &self.run_prefix, DROP_WITHIN).await;
+        drop(run_lock);
+        dropped?;
+        Ok(())
     }
 }
 

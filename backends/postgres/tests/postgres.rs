@@ -441,17 +441,36 @@ async fn long_thread_reads_stay_fast() {
     s.finish().await;
 }
 
+/// [`checkpoint_postgres::PostgresStorage`] without its lifespan (whose teardown would drop
+/// leftovers by prefix): the storage's create, open and destroy only.
+struct NoLifespan(checkpoint_postgres::PostgresStorage);
+
+#[conformance_core::async_trait]
+impl conformance_core::Storage for NoLifespan {
+    type Saver = PostgresSaver;
+    async fn create(&self) -> Result<String, conformance_core::BoxError> {
+        self.0.create().await
+    }
+    async fn open(&self, location: &str) -> Result<PostgresSaver, conformance_core::BoxError> {
+        self.0.open(location).await
+    }
+    async fn destroy(&self, location: &str) -> Result<(), conformance_core::BoxError> {
+        self.0.destroy(location).await
+    }
+}
+
 /// Each case's cleanup drops its schema: a [`checkpoint_postgres::PostgresStorage`]
-/// registration without the lifespan (whose teardown would drop leftovers by prefix) leaves
-/// no schema of its prefix after the cases that open one and two instances (put,
-/// concurrency, durability without the crash test, which needs a binary that re-executes
-/// itself: `tests/conformance.rs` runs it).
+/// registration without the lifespan ([`NoLifespan`]) leaves no schema of its prefix after
+/// the cases that open one and two instances (put, concurrency, durability without the
+/// crash test, which needs a binary that re-executes itself: `tests/conformance.rs` runs
+/// it).
 #[test]
 fn every_case_drops_its_schema() {
     use conformance_core::{Capability, Registration, RunOptions};
     let Some(url) = url() else { return };
     let prefix = format!("checkpoint_clean_{}_", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-    let registration = Registration::persistent("postgres", checkpoint_postgres::PostgresStorage::new(&url, &prefix));
+    let storage = NoLifespan(checkpoint_postgres::PostgresStorage::new(&url, &prefix));
+    let registration = Registration::persistent("postgres", storage);
     let cases: Vec<_> = conformance_spec::catalog()
         .into_iter()
         .filter(|c| matches!(c.capability, Capability::Put | Capability::Concurrency | Capability::Durability))
