@@ -29,8 +29,18 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// The error for a reply of another kind than the call's (`want` names the kind the
+    /// call returns): the kind that came back, not its whole value, which can be large.
     fn wrong(self, want: &str) -> CheckpointError {
-        CheckpointError::storage_msg(format!("a {want} call was answered with {self:?}"))
+        let got = match self {
+            Reply::Config(_) => "a config",
+            Reply::Done => "no value",
+            Reply::Tuple(_) => "a tuple",
+            Reply::Tuples(_) => "a list of tuples",
+            Reply::History(_) => "delta histories",
+            Reply::Version(_) => "a version",
+        };
+        CheckpointError::storage_msg(format!("a call returning {want} was answered with {got}"))
     }
 
     /// The config of a `put` reply.
@@ -40,7 +50,7 @@ impl Reply {
     pub fn config(self) -> Result<CheckpointConfig, CheckpointError> {
         match self {
             Reply::Config(c) => Ok(c),
-            other => Err(other.wrong("put")),
+            other => Err(other.wrong("a config")),
         }
     }
 
@@ -51,7 +61,7 @@ impl Reply {
     pub fn done(self) -> Result<(), CheckpointError> {
         match self {
             Reply::Done => Ok(()),
-            other => Err(other.wrong("unit")),
+            other => Err(other.wrong("no value")),
         }
     }
 
@@ -62,7 +72,7 @@ impl Reply {
     pub fn tuple(self) -> Result<Option<CheckpointTuple>, CheckpointError> {
         match self {
             Reply::Tuple(t) => Ok(t),
-            other => Err(other.wrong("get_tuple")),
+            other => Err(other.wrong("a tuple")),
         }
     }
 
@@ -73,7 +83,7 @@ impl Reply {
     pub fn tuples(self) -> Result<Vec<CheckpointTuple>, CheckpointError> {
         match self {
             Reply::Tuples(t) => Ok(t),
-            other => Err(other.wrong("list")),
+            other => Err(other.wrong("a list of tuples")),
         }
     }
 
@@ -84,7 +94,7 @@ impl Reply {
     pub fn history(self) -> Result<BTreeMap<String, DeltaChannelHistory>, CheckpointError> {
         match self {
             Reply::History(h) => Ok(h),
-            other => Err(other.wrong("delta_channel_history")),
+            other => Err(other.wrong("delta histories")),
         }
     }
 
@@ -95,7 +105,7 @@ impl Reply {
     pub fn version(self) -> Result<ChannelVersion, CheckpointError> {
         match self {
             Reply::Version(v) => Ok(v),
-            other => Err(other.wrong("get_next_version")),
+            other => Err(other.wrong("a version")),
         }
     }
 }

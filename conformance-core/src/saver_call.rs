@@ -255,22 +255,29 @@ impl Invocation {
         })
     }
 
+    /// The thread ids the call names: its config's, its thread argument, `copy_thread`'s
+    /// source and target, `prune`'s list; none for `delete_for_runs` and
+    /// `get_next_version`.
+    pub fn thread_ids(&self) -> Vec<&str> {
+        match self {
+            Invocation::Put(Put { config, .. })
+            | Invocation::PutWrites(PutWrites { config, .. })
+            | Invocation::GetTuple { config }
+            | Invocation::DeltaChannelHistory { config, .. } => vec![&config.thread_id],
+            Invocation::List { thread_id, .. } | Invocation::DeleteThread { thread_id } => vec![thread_id],
+            Invocation::CopyThread { source, target } => vec![source, target],
+            Invocation::Prune { thread_ids, .. } => thread_ids.iter().map(String::as_str).collect(),
+            Invocation::DeleteForRuns { .. } | Invocation::GetNextVersion { .. } => Vec::new(),
+        }
+    }
+
     /// True when the call's config or thread ids break CONTRACT §1 "Config" (an empty
     /// thread id; `put_writes` without a checkpoint id): the saver must refuse it with
     /// `InvalidConfig`, so a saver in a language whose errors carry no finer kind (a bridge
     /// child's `InvalidInput`) is read as refusing it so.
     pub fn breaks_config(&self) -> bool {
-        let bad = |thread_id: &str| check_thread_id(thread_id).is_err();
-        match self {
-            Invocation::Put(Put { config, .. })
-            | Invocation::GetTuple { config }
-            | Invocation::DeltaChannelHistory { config, .. } => config.validate().is_err(),
-            Invocation::PutWrites(w) => w.config.write_checkpoint_id().is_err(),
-            Invocation::List { thread_id, .. } | Invocation::DeleteThread { thread_id } => bad(thread_id),
-            Invocation::CopyThread { source, target } => bad(source) || bad(target),
-            Invocation::Prune { thread_ids, .. } => thread_ids.iter().any(|t| bad(t)),
-            Invocation::DeleteForRuns { .. } | Invocation::GetNextVersion { .. } => false,
-        }
+        let no_id = matches!(self, Invocation::PutWrites(w) if w.config.checkpoint_id.is_none());
+        no_id || self.thread_ids().iter().any(|t| check_thread_id(t).is_err())
     }
 
     /// Makes this call on `saver` and gives back what it returned, as a [`Reply`] of the
@@ -397,7 +404,7 @@ macro_rules! forward_saver {
                 checkpoint: $crate::Checkpoint,
                 metadata: $crate::CheckpointMetadata,
                 new_versions: $crate::ChannelVersions,
-            ) -> Result<$crate::CheckpointConfig, $crate::CheckpointError> {
+            ) -> ::std::result::Result<$crate::CheckpointConfig, $crate::CheckpointError> {
                 let put = $crate::Put { config: config.clone(), checkpoint, metadata, new_versions };
                 $crate::Forward::send(self, $crate::Invocation::Put(put)).await?.config()
             }
@@ -405,10 +412,10 @@ macro_rules! forward_saver {
             async fn put_writes(
                 &self,
                 config: &$crate::CheckpointConfig,
-                writes: Vec<(String, $crate::TypedValue)>,
+                writes: ::std::vec::Vec<(::std::string::String, $crate::TypedValue)>,
                 task_id: &str,
                 task_path: &str,
-            ) -> Result<(), $crate::CheckpointError> {
+            ) -> ::std::result::Result<(), $crate::CheckpointError> {
                 let (config, task_id, task_path) = (config.clone(), task_id.to_owned(), task_path.to_owned());
                 let call = $crate::Invocation::PutWrites($crate::PutWrites { config, writes, task_id, task_path });
                 $crate::Forward::send(self, call).await?.done()
@@ -417,7 +424,7 @@ macro_rules! forward_saver {
             async fn get_tuple(
                 &self,
                 config: &$crate::CheckpointConfig,
-            ) -> Result<Option<$crate::CheckpointTuple>, $crate::CheckpointError> {
+            ) -> ::std::result::Result<::std::option::Option<$crate::CheckpointTuple>, $crate::CheckpointError> {
                 let call = $crate::Invocation::GetTuple { config: config.clone() };
                 $crate::Forward::send(self, call).await?.tuple()
             }
@@ -426,35 +433,45 @@ macro_rules! forward_saver {
                 &self,
                 thread_id: &str,
                 options: &$crate::ListOptions,
-            ) -> Result<Vec<$crate::CheckpointTuple>, $crate::CheckpointError> {
+            ) -> ::std::result::Result<::std::vec::Vec<$crate::CheckpointTuple>, $crate::CheckpointError> {
                 let call = $crate::Invocation::List { thread_id: thread_id.to_owned(), options: options.clone() };
                 $crate::Forward::send(self, call).await?.tuples()
             }
 
-            async fn delete_thread(&self, thread_id: &str) -> Result<(), $crate::CheckpointError> {
+            async fn delete_thread(&self, thread_id: &str) -> ::std::result::Result<(), $crate::CheckpointError> {
                 let call = $crate::Invocation::DeleteThread { thread_id: thread_id.to_owned() };
                 $crate::Forward::send(self, call).await?.done()
             }
 
-            fn get_next_version(&self, current: Option<&$crate::ChannelVersion>) -> $crate::ChannelVersion {
+            fn get_next_version(
+                &self,
+                current: ::std::option::Option<&$crate::ChannelVersion>,
+            ) -> $crate::ChannelVersion {
                 $crate::Forward::next_version(self, current)
             }
 
-            async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), $crate::CheckpointError> {
+            async fn delete_for_runs(
+                &self,
+                run_ids: &[::std::string::String],
+            ) -> ::std::result::Result<(), $crate::CheckpointError> {
                 let call = $crate::Invocation::DeleteForRuns { run_ids: run_ids.to_vec() };
                 $crate::Forward::send(self, call).await?.done()
             }
 
-            async fn copy_thread(&self, source: &str, target: &str) -> Result<(), $crate::CheckpointError> {
+            async fn copy_thread(
+                &self,
+                source: &str,
+                target: &str,
+            ) -> ::std::result::Result<(), $crate::CheckpointError> {
                 let call = $crate::Invocation::CopyThread { source: source.to_owned(), target: target.to_owned() };
                 $crate::Forward::send(self, call).await?.done()
             }
 
             async fn prune(
                 &self,
-                thread_ids: &[String],
+                thread_ids: &[::std::string::String],
                 strategy: $crate::PruneStrategy,
-            ) -> Result<(), $crate::CheckpointError> {
+            ) -> ::std::result::Result<(), $crate::CheckpointError> {
                 let call = $crate::Invocation::Prune { thread_ids: thread_ids.to_vec(), strategy };
                 $crate::Forward::send(self, call).await?.done()
             }
@@ -462,9 +479,11 @@ macro_rules! forward_saver {
             async fn delta_channel_history(
                 &self,
                 config: &$crate::CheckpointConfig,
-                channels: &[String],
-            ) -> Result<::std::collections::BTreeMap<String, $crate::DeltaChannelHistory>, $crate::CheckpointError>
-            {
+                channels: &[::std::string::String],
+            ) -> ::std::result::Result<
+                ::std::collections::BTreeMap<::std::string::String, $crate::DeltaChannelHistory>,
+                $crate::CheckpointError,
+            > {
                 let call =
                     $crate::Invocation::DeltaChannelHistory { config: config.clone(), channels: channels.to_vec() };
                 $crate::Forward::send(self, call).await?.history()
