@@ -34,8 +34,8 @@ const SHORT_NAME_PACKAGES = {
 };
 
 // The kit's saver operations as the saver's methods: the method, its arguments from the
-// request's `args`, and the answer from its result and the saver's serde
-// (docs/bridge-protocol.md "Operations"). Adding an operation adds its entry here and
+// request's `args`, the answer from its result and the saver's serde, and `stream` for a
+// method whose result is iterated, not awaited (docs/bridge-protocol.md "Operations"). Adding an operation adds its entry here and
 // nothing else in this child.
 const OPERATIONS = {
   put: {
@@ -50,8 +50,14 @@ const OPERATIONS = {
   get_tuple: { method: "getTuple", args: (a) => [runnableConfig(a.config)], answer: wireTuple },
   list: {
     method: "list",
+    // LangGraph's `list` returns an async generator: iterated as it is, not awaited (a
+    // saver whose `list` gives a promise fails here, as it would under LangGraph).
+    stream: true,
     args: (a) => listArguments(a.thread_id, a.options),
     answer: async (tuples, serde) => {
+      if (typeof tuples?.[Symbol.asyncIterator] !== "function" && typeof tuples?.[Symbol.iterator] !== "function") {
+        throw new TypeError("saver.list(...) is not a function or its return value is not async iterable");
+      }
       const out = [];
       for await (const t of tuples) out.push(await wireTuple(t, serde));
       return out;
@@ -375,7 +381,7 @@ async function saverCall(inst, op, args) {
   const { saver } = inst;
   const name = operation.method;
   if (typeof saver[name] !== "function") throw new Unsupported(`${className(saver)} has no ${name} method`);
-  const result = await saver[name](...call);
+  const result = operation.stream ? saver[name](...call) : await saver[name](...call);
   return operation.answer ? operation.answer(result, saver.serde) : null;
 }
 
