@@ -13,6 +13,9 @@ fn binary(cwd: &Path, cache: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(cwd)
         .env("XDG_CACHE_HOME", cache)
+        // Not the system's temporary directory, where runs other tests kill on purpose
+        // leave lock files that the next run reports on stderr.
+        .env("TMPDIR", cache)
         .env("NO_COLOR", "1")
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("CARGO_TARGET_DIR")

@@ -10,9 +10,15 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
 }
 
+/// The binary run in `dir`, with its cache and its temporary directory there (not the
+/// system's, where runs other tests kill on purpose leave lock files that the next run
+/// reports on stderr: a second line beside a usage error).
 fn run(dir: &Path, args: &[&str]) -> Output {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("a temporary directory");
     Command::new(env!("CARGO_BIN_EXE_checkpoint-conformance"))
         .current_dir(dir)
+        .env("TMPDIR", &tmp)
         .args(["--backend", "memory", "--capabilities", "traces", "--progress", "quiet"])
         .args(args)
         .env("XDG_CACHE_HOME", dir.join("cache"))

@@ -1,11 +1,27 @@
 //! `cargo xtask` as a user meets it: the built binary, its exit codes and its messages.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The temporary directory (`TMPDIR`) of the runs these tests start: their own, under the
+/// target directory. In the system's, the lock files of runs that other tests kill on
+/// purpose (xtask/tests/interrupt.rs) are found by the next run, which says so on stderr
+/// ("note: removed 1 lock file … left by earlier runs"): a second line that these tests,
+/// which require a usage error to be one line, would take for the run's own.
+fn own_tmp() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
+        std::fs::create_dir_all(&dir).expect("the tests' temporary directory");
+        dir
+    })
+}
 
 fn xtask(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(args)
+        .env("TMPDIR", own_tmp())
         .env("NO_COLOR", "1")
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()
@@ -137,6 +153,7 @@ fn memory_run_writes_json_and_junit_and_exit_code_follows_the_level() {
     // `put` skipped: a base capability did not pass, so this run fails (1) and must still
     // write both reports.
     let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .env("TMPDIR", own_tmp())
         .args(["conformance", "--backend", "memory", "--skip", "put=not today", "--progress", "quiet"])
         .args(["--json", json.to_str().unwrap(), "--junit", junit.to_str().unwrap()])
         .env("NO_COLOR", "1")
@@ -163,6 +180,7 @@ fn a_selection_that_passes_exits_zero_and_reports_the_honest_level() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .env("TMPDIR", own_tmp())
         .args(["conformance", "--backend", "memory", "--capabilities", "put,prune", "--progress", "quiet"])
         .args(["--json", json.to_str().unwrap()])
         .env("NO_COLOR", "1")
@@ -328,6 +346,7 @@ fn a_closed_stdout_keeps_the_reports_and_the_exit_code() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let mut run = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .env("TMPDIR", own_tmp())
         .args(["conformance", "--backend", "memory", "--json"])
         .arg(&json)
         .env("NO_COLOR", "1")
