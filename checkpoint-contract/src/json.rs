@@ -6,7 +6,7 @@
 //! | [`TypedValue`] tagged `"json"` whose bytes are the compact JSON text of a value | that value itself: `{"a":1}` |
 //! | any other [`TypedValue`] | an envelope `{"$type": tag, "$base64": standard base64 of the bytes}` |
 //! | [`ChannelVersion`] | `Int(n)` is the number `n`, `Str(s)` the string `s`: the kind survives |
-//! | [`Checkpoint`], [`PendingWrite`], [`CheckpointTuple`], [`CheckpointConfig`], ... | objects with the field names of CONTRACT §1 |
+//! | [`Checkpoint`], [`PendingWrite`](crate::types::PendingWrite), [`CheckpointTuple`](crate::types::CheckpointTuple), [`CheckpointConfig`](crate::types::CheckpointConfig), ... | objects with the field names of CONTRACT §1 |
 //!
 //! A `"json"` value is written bare only when reading it back gives the same bytes: its
 //! bytes are exactly what `serde_json` writes for the value they parse to (compact, keys

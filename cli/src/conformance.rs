@@ -100,6 +100,8 @@ pub struct Args {
     /// Its directory must exist, and FILE, if it exists, must be a regular file: empty or an
     /// SQLite database that no other process holds locked. No report may be written over it.
     /// Default: a fresh temporary file per case.
+    // `<pid>` and `<n>` are placeholders of the --help text, not HTML.
+    #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "FILE")]
     sqlite_path: Option<PathBuf>,
 

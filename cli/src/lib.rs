@@ -59,7 +59,7 @@ pub fn cache_work_dir() -> PathBuf {
 
 /// Prints clap's help or version as is, and any other error as one line: clap's first line
 /// (which, with our value parsers, names the valid values) plus the possible values clap
-/// lists on later lines, if any, then `(see `<help>`)`. `command` is the front end's
+/// lists on later lines, if any, then `(see <help>)`. `command` is the front end's
 /// command, whose subcommands an unknown subcommand error lists as the valid tasks.
 pub fn usage_error(e: &clap::Error, command: &clap::Command, help: &str) -> ExitCode {
     match e.kind() {

@@ -455,7 +455,7 @@ impl Cx {
     }
 
     /// Fails unless `get_tuple(config)` returns exactly `expected`, every field
-    /// ([`Diffs::tuple`]).
+    /// ([`crate::compare::Diffs::tuple`]).
     ///
     /// # Errors
     /// On an error, no checkpoint, or every differing field.
@@ -464,7 +464,7 @@ impl Cx {
         got.diffs().tuple(expected, &got).finish()
     }
 
-    /// [`Cx::expect_tuple`] without the parent config ([`Diffs::tuple_except_parent`]).
+    /// [`Cx::expect_tuple`] without the parent config ([`crate::compare::Diffs::tuple_except_parent`]).
     ///
     /// # Errors
     /// On an error, no checkpoint, or every differing field.

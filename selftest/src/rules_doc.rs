@@ -1,5 +1,5 @@
 //! `docs/rules.md`, the page a saver author reads: every rule of docs/contract.md
-//! ([`RULES`]), grouped by contract section, with its strength, the spec cases that check it
+//! ([`conformance_spec::rules::RULES`]), grouped by contract section, with its strength, the spec cases that check it
 //! (`#[rules(...)]` in `spec_cases!`) and the mutants that break it ([`Cover::Rule`]).
 //! [`rules_markdown`] renders it; `selftest/tests/rules.rs` keeps the committed file equal
 //! to the rendering (`UPDATE_RULES=1 cargo test -p conformance-selftest --test rules`

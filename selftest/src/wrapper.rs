@@ -191,7 +191,7 @@ fn stored_thread(call: &Invocation) -> Option<&str> {
     }
 }
 
-/// Every call through the bug's hooks, in the order the module docs of [`crate::bug`] give.
+/// Every call through the bug's hooks, in the order `crate::bug`'s module docs give.
 #[async_trait]
 impl Forward for MutantSaver {
     async fn send(&self, mut call: Invocation) -> Result<Reply, CheckpointError> {

@@ -127,7 +127,7 @@ pub fn js_needs_postgres(spec: &str) -> bool {
 /// The registration of a JavaScript saver: parses the spec ([`parse_js_saver`]; an
 /// initializer module must exist and is passed to the child by its absolute path),
 /// installs the child's packages on first use for a short name ([`managed_node`]; an
-/// initializer module's child needs none, [`module_node`]) and returns the bridged
+/// initializer module's child needs none, `module_node`) and returns the bridged
 /// registration, named `js:<saver>`.
 ///
 /// # Errors

@@ -129,7 +129,7 @@ pub fn managed_python(base: &Path) -> Result<PathBuf, String> {
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The interpreter of a user's environment: `path` is a virtualenv directory or an
-/// interpreter. Checks, within [`CHECK_TIMEOUT`], that it runs and imports
+/// interpreter. Checks, within `CHECK_TIMEOUT`, that it runs and imports
 /// langgraph-checkpoint.
 ///
 /// # Errors
@@ -279,7 +279,7 @@ pub const RECORD_PINNED: &[&str] = &["langgraph==1.2.22"];
 /// managed one, where [`RECORD_PINNED`] is installed on first use (pip, cached there).
 ///
 /// # Errors
-/// As [`choose_python`]; [`SpecError::Environment`] when pip cannot install LangGraph.
+/// As `choose_python`; [`SpecError::Environment`] when pip cannot install LangGraph.
 pub fn recorder_command(options: &PythonOptions, args: Vec<OsString>) -> Result<ChildCommand, SpecError> {
     let (python, managed) = choose_python(options)?;
     if managed {

@@ -163,7 +163,7 @@ pub fn registration_with_schema_prefix(url: &str, run_prefix: &str) -> Registrat
 /// How long the drop of a run's schemas may keep trying ([`drop_schemas_with_prefix_retrying`]).
 pub(crate) const DROP_WITHIN: Duration = Duration::from_secs(20);
 
-/// [`drop_schemas_with_prefix_retrying`] from a signal handler's thread (an interrupt
+/// `drop_schemas_with_prefix_retrying` from a signal handler's thread (an interrupt
 /// cleanup): on a runtime of its own, within 25 s; a failure is a warning on stderr (the
 /// process is exiting; the next run drops what is left). Called from
 /// inside a runtime (a cleanup registered after the interruption began runs at once, on the
@@ -223,7 +223,7 @@ impl std::fmt::Debug for PostgresStorage {
 
 impl PostgresStorage {
     /// Schemas named `<run_prefix>...` on the server at `url`. Each saver opened on one has
-    /// its own pool of [`FIXTURE_CONNECTIONS`] connections and runs the saver's setup.
+    /// its own pool of `FIXTURE_CONNECTIONS` connections and runs the saver's setup.
     pub fn new(url: &str, run_prefix: &str) -> Self {
         Self { url: url.to_owned(), run_prefix: run_prefix.to_owned(), running: Arc::default() }
     }

@@ -166,7 +166,7 @@ pub fn interpret(raw: &Raw, world: &World, model: &Model, can: &Abilities) -> Op
 /// become its calls (`put`, `put_writes`, `get_tuple` and `list` only, each on the current
 /// instance or, when the saver can open another, on instance 0 or 1), at most one put per
 /// thread and namespace. Calls are left out
-/// from the end until every serial order leaves the same state ([`order_free`]), so that
+/// from the end until every serial order leaves the same state (`order_free`), so that
 /// the steps after the batch have one expected result; a batch of fewer than two calls is
 /// its one call, or a `get_tuple`.
 pub fn next(raws: &[Raw], world: &World, model: &Model, can: &Abilities) -> (Op, usize) {

@@ -1,6 +1,6 @@
 //! The strength of a divergence from the model (CONTRACT §5): the model holds the SHOULD
 //! rules too, so a difference it finds is a MUST breach unless it disappears once the
-//! SHOULD rules are set aside. [`should_only`] sets them aside by normalising what was
+//! SHOULD rules are set aside. `should_only` sets them aside by normalising what was
 //! expected and what came back, then compares again:
 //! - `put.refuse_whole` / `metadata.json` as LangGraph applies it: NUL characters removed
 //!   from metadata strings and keys (LangGraph's own savers strip them);

@@ -30,7 +30,7 @@ impl Looser {
     }
 }
 
-/// [`matches`] the way `looser` says.
+/// [`matches()`] the way `looser` says.
 pub fn matches_with(metadata: &CheckpointMetadata, filter: &CheckpointMetadata, looser: Looser) -> bool {
     filter.iter().all(|(k, want)| match metadata.get(k) {
         None => want.is_null() && !looser.null_needs_key,
