@@ -158,7 +158,8 @@ impl Reply {
         serde_json::from_str(json).map(Reply::Tuples)
     }
 
-    /// Reads a `delta_channel_history` answer, each channel's history as [`WireHistory`].
+    /// Reads a `delta_channel_history` answer, each channel's history in [`WireHistory`]'s
+    /// form ([`ReadHistory`]).
     pub(crate) fn read_history(json: &str) -> serde_json::Result<Reply> {
         let wire: BTreeMap<String, ReadHistory> = serde_json::from_str(json)?;
         Ok(Reply::History(

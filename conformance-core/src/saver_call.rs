@@ -3,9 +3,10 @@
 //! every argument (a trace step, a fuzzer's call, a bridge request, a mutant's view), a
 //! [`crate::Call`] only what names the data touched (failure messages). Adding a saver
 //! method adds one variant here, its arms in [`SaverCall::view`], [`SaverCall::capability`],
-//! [`SaverCall::method`] ([`METHODS`]), [`SaverCall::reply_reader`],
-//! [`Invocation::breaks_config`], [`Invocation::send`], `Display` and the method of
-//! [`crate::forward_saver!`]: all in this file. Every saver of the kit that passes calls on
+//! [`SaverCall::method`] ([`METHODS`]), [`SaverCall::reply_reader`], [`Invocation::probe`],
+//! [`Invocation::thread_ids`] (from which [`Invocation::breaks_config`] follows),
+//! [`Invocation::send`], `Display` and the method of [`crate::forward_saver!`]: all in
+//! this file. Every saver of the kit that passes calls on
 //! (the traced saver every case runs on, the self-test's mutants, the bridge's client) is a
 //! [`Forward`] and gets its methods from that macro, so none lists the methods again.
 

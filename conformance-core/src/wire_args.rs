@@ -41,8 +41,7 @@ impl Serialize for WireArgs<'_> {
     }
 }
 
-/// `value` written with the fields named in `keys` left out, and those named in `config`
-/// left out of a field named `config`.
+/// `value` (a config) written with the fields named in `keys` left out.
 struct Without<'a, T: ?Sized> {
     value: &'a T,
     keys: &'static [&'static str],
