@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use conformance_core::{CheckpointError, CheckpointSaver, Invocation, Put, PutWrites, ReopenFn};
+use conformance_core::{CheckpointError, CheckpointSaver, Invocation, Put, ReopenFn};
 
 use super::trace::{describe, Op, Outcome};
 use crate::compare::Diffs;
@@ -194,32 +194,7 @@ pub fn serial_orders(model: &Model, ops: &[&Op]) -> Vec<(Vec<Outcome>, Model)> {
 /// What the model says `op` returns (and the model's new state); `None` for a marker.
 pub fn expected(model: &mut Model, op: &Op) -> Option<Outcome> {
     Some(match op {
-        Op::Call(Invocation::Put(Put { config, checkpoint, metadata, new_versions })) => {
-            Outcome::of(model.put(config, checkpoint, metadata, new_versions), Outcome::Config)
-        }
-        Op::Call(Invocation::PutWrites(PutWrites { config, writes, task_id, task_path })) => {
-            Outcome::of(model.put_writes(config, writes, task_id, task_path), |()| Outcome::Done)
-        }
-        Op::Call(Invocation::GetTuple { config }) => Outcome::of(model.get_tuple(config), Outcome::Tuple),
-        Op::Call(Invocation::List { thread_id, options }) => {
-            Outcome::of(model.list(thread_id, options), Outcome::Tuples)
-        }
-        Op::Call(Invocation::DeleteThread { thread_id }) => {
-            Outcome::of(model.delete_thread(thread_id), |()| Outcome::Done)
-        }
-        Op::Call(Invocation::DeleteForRuns { run_ids }) => {
-            Outcome::of(model.delete_for_runs(run_ids), |()| Outcome::Done)
-        }
-        Op::Call(Invocation::CopyThread { source, target }) => {
-            Outcome::of(model.copy_thread(source, target), |()| Outcome::Done)
-        }
-        Op::Call(Invocation::Prune { thread_ids, strategy }) => {
-            Outcome::of(model.prune(thread_ids, *strategy), |()| Outcome::Done)
-        }
-        Op::Call(Invocation::DeltaChannelHistory { config, channels }) => {
-            Outcome::of(model.delta_channel_history(config, channels), Outcome::History)
-        }
-        Op::Call(Invocation::GetNextVersion { current }) => Outcome::Version(model.next_version(current.as_ref())),
+        Op::Call(invocation) => Outcome::of(crate::model::answer(model, invocation.clone()), Outcome::of_reply),
         Op::Concurrent { calls } => {
             // The generator only batches calls whose serial orders all leave the same
             // state (gen::order_free), so any order's model is the one to go on with.

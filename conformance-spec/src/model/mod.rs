@@ -28,8 +28,10 @@ use conformance_core::{
 
 mod extended;
 pub mod filter;
+mod saver;
 
 pub use filter::json_equal;
+pub use saver::answer;
 
 /// (thread, namespace, checkpoint id).
 pub type Key = (String, String, String);
