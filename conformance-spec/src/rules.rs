@@ -22,19 +22,24 @@ pub struct Rule {
     pub strength: Strength,
     /// The rule in short, one line.
     pub text: &'static str,
+    /// A rule the call of its section checks first, marked `first` in the table: a
+    /// replayed user trace is counted under the `first` rules of the calls it makes
+    /// (`crate::traces`), so a new method names its own there.
+    pub first: bool,
 }
 
 /// Declares the rule table once: [`RULES`], and one `const` per rule in [`ids`]
 /// (`ids::put::reput == "put.reput"`), which `#[rules(put.reput)]` in
 /// [`crate::spec_cases!`] names, so a misspelt rule id does not compile.
 macro_rules! rules {
-    ($( $area:ident $section:literal { $( $name:ident : $strength:ident $text:literal ),* $(,)? } )*) => {
+    ($( $area:ident $section:literal { $( $name:ident : $strength:ident $($mark:ident)? $text:literal ),* $(,)? } )*) => {
         /// Every rule of docs/contract.md §1-§4 that a saver can break, in contract order.
         pub const RULES: &[Rule] = &[ $( $( Rule {
             id: concat!(stringify!($area), ".", stringify!($name)),
             section: $section,
             strength: Strength::$strength,
             text: $text,
+            first: false $(|| marked!($mark))?,
         }, )* )* ];
 
         /// One module per rule area, one `const` per rule: its id. What `#[rules(...)]`
@@ -43,6 +48,14 @@ macro_rules! rules {
         pub mod ids {
             $( pub mod $area { $( pub const $name: &str = concat!(stringify!($area), ".", stringify!($name)); )* } )*
         }
+    };
+}
+
+/// The one mark a rule of the table may carry: `first` ([`Rule::first`]); any other word
+/// does not compile.
+macro_rules! marked {
+    (first) => {
+        true
     };
 }
 
@@ -72,9 +85,9 @@ rules! {
         parent_config: Must "parent_config is (thread, namespace, parent id) or none",
     }
     put "§2 put" {
-        stored: Must "stored under (thread, namespace, checkpoint.id); the parent is config.checkpoint_id",
+        stored: Must first "stored under (thread, namespace, checkpoint.id); the parent is config.checkpoint_id",
         returns: Must "returns the same thread and namespace and checkpoint_id = checkpoint.id",
-        values: Must "each channel of channel_versions reads the value stored at that version (values the put carried)",
+        values: Must first "each channel of channel_versions reads the value stored at that version (values the put carried)",
         kept_values: Should "a kept channel (its value not carried by this put) reads the value an earlier put stored at its version",
         emptied: Must "a channel in new_versions without a value is absent on read",
         outside_versions: Must "a channel not in channel_versions is absent on read",
@@ -85,8 +98,8 @@ rules! {
     put_writes "§2 put_writes" {
         id_required: Must "checkpoint_id is required (InvalidConfig)",
         early: Must "writes may arrive before their checkpoint and show up once it is put",
-        index: Must "special channels get their fixed index; others their position, specials counted",
-        key: Must "the key is (thread, namespace, checkpoint id, task id, index)",
+        index: Must first "special channels get their fixed index; others their position, specials counted",
+        key: Must first "the key is (thread, namespace, checkpoint id, task id, index)",
         regular_first: Must "regular writes: the first write for a key wins",
         special_last: Must "special writes: the last write wins",
         per_write: Must "the rule is decided per write, never per call",
@@ -96,8 +109,8 @@ rules! {
     }
     get_tuple "§2 get_tuple" {
         by_id: Must "with checkpoint_id: exactly that checkpoint in (thread, namespace), or none",
-        latest: Must "without it: the greatest id in (thread, namespace), or none",
-        writes_order: Must "pending_writes by (task_path, task_id, index), index signed",
+        latest: Must first "without it: the greatest id in (thread, namespace), or none",
+        writes_order: Must first "pending_writes by (task_path, task_id, index), index signed",
     }
     list "§2 list" {
         scope: Must r#"the config's thread; its namespace if given, else all; only checkpoint_id if given"#,
@@ -105,29 +118,29 @@ rules! {
         filter_strict: Should "booleans never equal numbers; null matches a missing key or null; nested values by JSON equality, not containment",
         before: Must "only ids strictly less than before; an unknown id still cuts",
         limit: Must "at most limit, applied after scope, filter and before; 0 gives nothing",
-        order: Must "checkpoint id descending within a namespace",
+        order: Must first "checkpoint id descending within a namespace",
         order_across: Should "without a namespace: one id order across namespaces (limit and before cut by id); equal ids namespace ascending",
-        tuples: Must r#"each tuple carries get_tuple's parent_config and pending_writes"#,
+        tuples: Must first r#"each tuple carries get_tuple's parent_config and pending_writes"#,
     }
     delete_thread "§2 delete_thread" {
-        everything: Must "removes every checkpoint, value and write in every namespace",
+        everything: Must first "removes every checkpoint, value and write in every namespace",
         unknown: Must "an unknown thread is a no-op",
         others: Must "other threads are untouched",
         nothing_back: Must "a re-put shows no old writes and no old values",
     }
     next_version "§2 get_next_version" {
-        greater: Must "strictly greater than current (1 for none)",
+        greater: Must first "strictly greater than current (1 for none)",
         strings: Should r#"also strictly greater than LangGraph's string versions ("{n:032}.{fraction}")"#,
     }
     extended "§3" {
         noop_inputs: Must "supported extended methods accept empty and unknown inputs as no-ops",
     }
     delete_for_runs "§3 delete_for_runs" {
-        deletes: Must r#"deletes each listed run's checkpoints, in every thread and namespace, with writes"#,
+        deletes: Must first r#"deletes each listed run's checkpoints, in every thread and namespace, with writes"#,
         others: Must "other checkpoints stay",
     }
     copy_thread "§3 copy_thread" {
-        copies: Must "every checkpoint of every namespace with ids, metadata, values, versions, writes",
+        copies: Must first "every checkpoint of every namespace with ids, metadata, values, versions, writes",
         target_configs: Must "configs and parent configs in the copy name the target",
         source_unchanged: Must "the source is unchanged",
         twice: Must "copying twice leaves the target as after one copy",
@@ -135,13 +148,13 @@ rules! {
         onto_existing: Must "onto a target with checkpoints: each copied checkpoint and its writes replace the target's same (namespace, id); others stay",
     }
     prune "§3 prune" {
-        keep_latest: Must "keeps the newest checkpoint of each (thread, namespace), its writes and values",
+        keep_latest: Must first "keeps the newest checkpoint of each (thread, namespace), its writes and values",
         delete: Must "delete removes the threads entirely",
         others: Must "other threads are untouched",
     }
     delta "§3 delta_channel_history" {
         target: Must "the target is resolved as get_tuple does",
-        walk: Must r#"walk parent_config links from the target's parent"#,
+        walk: Must first r#"walk parent_config links from the target's parent"#,
         seed: Must r#"an ancestor's writes first, then its value is the seed and the walk stops; none at the root, no seed"#,
         exclude_target: Must r#"the target's own writes are excluded"#,
         order: Must "writes oldest first, in get_tuple order within a checkpoint",
@@ -228,6 +241,27 @@ mod tests {
         }
     }
 
+    /// Every saver method's section marks at least one rule `first` (what a replayed user
+    /// trace that makes the call is counted under), and only a method's section does.
+    #[test]
+    fn every_method_has_a_first_rule() {
+        let method_of = |r: &Rule| r.section.split_once(' ').map(|(_, m)| m);
+        for method in conformance_core::METHODS {
+            assert!(
+                RULES.iter().any(|r| r.first && method_of(r) == Some(method)),
+                "no rule of section {method} is marked `first`"
+            );
+        }
+        for r in RULES.iter().filter(|r| r.first) {
+            assert!(
+                method_of(r).is_some_and(|m| conformance_core::METHODS.contains(&m)),
+                "{} is marked `first` but {:?} is not a saver method's section",
+                r.id,
+                r.section
+            );
+        }
+    }
+
     /// The ids marked in docs/contract.md and [`RULES`] are the same set, each marked once.
     #[test]
     fn contract_marks_every_rule_once() {
@@ -267,6 +301,7 @@ mod tests {
             section: "§9 nowhere",
             strength: Strength::Must,
             text: "no case checks this",
+            first: false,
         });
         let problems = untraced(&rules, &crate::catalog());
         assert_eq!(problems, ["rule planted.rule has no case"]);

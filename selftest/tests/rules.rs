@@ -19,8 +19,13 @@ fn every_rule_has_a_mutant_and_every_mutant_a_rule() {
 #[test]
 fn planted_rule_without_mutant_is_reported() {
     let mut rules = RULES.to_vec();
-    rules
-        .push(Rule { id: "planted.rule", section: "§9 nowhere", strength: Strength::Must, text: "nothing breaks it" });
+    rules.push(Rule {
+        id: "planted.rule",
+        section: "§9 nowhere",
+        strength: Strength::Must,
+        text: "nothing breaks it",
+        first: false,
+    });
     assert_eq!(untraced_mutants(&rules, MUTANTS), ["rule planted.rule has no mutant"]);
     let mut mutants: Vec<Mutant> = MUTANTS.to_vec();
     mutants.push(Mutant { name: "no_rule", covers: &[Cover::Scenario("S01")], ..MUTANTS[0] });

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use conformance_core::{Capability, Feature, Invocation, SpecCase};
 
 use crate::fuzz::trace::{Op, Trace};
-use crate::rules::ids;
+use crate::rules::{ids, RULES};
 use crate::{Checked, Cx};
 
 /// The environment variable naming a directory of user traces for `checkpointer_test!`
@@ -184,10 +184,11 @@ fn uses_of(trace: &Trace) -> Vec<Feature> {
     uses
 }
 
-/// The rules a replay of the trace checks first, by the calls it makes: what a put stores
+/// The rules a replay of the trace checks first, by the calls it makes: the rules marked
+/// `first` in the section of each call ([`crate::rules::Rule::first`]: what a put stores
 /// and reads back, the key of pending writes and their order on a read, which checkpoint
-/// is the latest, the order of a listing, what a delete leaves; and, at a `reopen`, that
-/// acknowledged writes survive.
+/// is the latest, the order of a listing, what a delete leaves), in contract order per
+/// call; and, at a `reopen`, that acknowledged writes survive.
 fn rules_of(trace: &Trace) -> Vec<&'static str> {
     let mut rules: Vec<&'static str> = Vec::new();
     let mut add = |r: &[&'static str]| {
@@ -198,18 +199,9 @@ fn rules_of(trace: &Trace) -> Vec<&'static str> {
         }
     };
     for call in calls(trace) {
-        add(match call {
-            Invocation::Put(_) => &[ids::put::stored, ids::put::values],
-            Invocation::PutWrites(_) => &[ids::put_writes::key, ids::put_writes::index],
-            Invocation::GetTuple { .. } => &[ids::get_tuple::latest, ids::get_tuple::writes_order],
-            Invocation::List { .. } => &[ids::list::order, ids::list::tuples],
-            Invocation::DeleteThread { .. } => &[ids::delete_thread::everything],
-            Invocation::DeleteForRuns { .. } => &[ids::delete_for_runs::deletes],
-            Invocation::CopyThread { .. } => &[ids::copy_thread::copies],
-            Invocation::Prune { .. } => &[ids::prune::keep_latest],
-            Invocation::DeltaChannelHistory { .. } => &[ids::delta::walk],
-            Invocation::GetNextVersion { .. } => &[ids::next_version::greater],
-        });
+        let method = call.method();
+        let first = RULES.iter().filter(|r| r.first && r.section.split_once(' ').is_some_and(|(_, m)| m == method));
+        add(&first.map(|r| r.id).collect::<Vec<_>>());
     }
     if trace.steps.iter().any(|s| matches!(s.op, Op::Reopen)) {
         add(&[ids::durability::acknowledged]);
