@@ -4,8 +4,11 @@
 //! spelling it out (`get_tuple(thread=…, ns="", id=…): metadata["step"]: expected 2, got 1`).
 //!
 //! The `expect_*` methods make a read and compare it in one step ([`crate::compare`]).
+//!
+//! The calls of the base methods are here; an extended method's call is in its
+//! capability's module, beside its cases (`impl Cx` in `crate::copy_thread`, ...), through
+//! the same `Cx::call`.
 
-use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,7 +16,7 @@ use std::sync::Arc;
 
 use conformance_core::{
     Call, Capability, CaseEnv, ChannelVersion, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple,
-    DeltaChannelHistory, Failure, Feature, ListOptions, PendingWrite, PruneStrategy, PutHead, TypedValue, WritesHead,
+    Failure, Feature, ListOptions, PendingWrite, PutHead, TypedValue, WritesHead,
 };
 use serde_json::json;
 
@@ -198,7 +201,7 @@ impl Cx {
         self.ctx.fact(key, value);
     }
 
-    async fn call<T>(
+    pub(crate) async fn call<T>(
         &self,
         call: Call,
         result: impl Future<Output = Result<T, CheckpointError>>,
@@ -402,49 +405,6 @@ impl Cx {
     pub async fn delete_thread(&self, thread_id: &str) -> Checked {
         let call = Call::DeleteThread { thread_id: thread_id.to_owned() };
         self.call(call, self.saver.delete_thread(thread_id)).await.or_fail().map(|_| ())
-    }
-
-    /// `delete_for_runs(run_ids)`.
-    ///
-    /// # Errors
-    /// A failure naming the call when the saver returned an error.
-    pub async fn delete_for_runs(&self, run_ids: &[&str]) -> Checked {
-        let ids: Vec<String> = run_ids.iter().map(|s| (*s).to_owned()).collect();
-        let call = Call::DeleteForRuns { run_ids: ids.clone() };
-        self.call(call, self.saver.delete_for_runs(&ids)).await.or_fail().map(|_| ())
-    }
-
-    /// `copy_thread(source, target)`.
-    ///
-    /// # Errors
-    /// A failure naming the call when the saver returned an error.
-    pub async fn copy_thread(&self, source: &str, target: &str) -> Checked {
-        let call = Call::CopyThread { source: source.to_owned(), target: target.to_owned() };
-        self.call(call, self.saver.copy_thread(source, target)).await.or_fail().map(|_| ())
-    }
-
-    /// `prune(thread_ids, strategy)`.
-    ///
-    /// # Errors
-    /// A failure naming the call when the saver returned an error.
-    pub async fn prune(&self, thread_ids: &[&str], strategy: PruneStrategy) -> Checked {
-        let ids: Vec<String> = thread_ids.iter().map(|s| (*s).to_owned()).collect();
-        let call = Call::Prune { thread_ids: ids.clone(), strategy };
-        self.call(call, self.saver.prune(&ids, strategy)).await.or_fail().map(|_| ())
-    }
-
-    /// `delta_channel_history(config, channels)`.
-    ///
-    /// # Errors
-    /// A failure naming the call when the saver returned an error.
-    pub async fn delta_history(
-        &self,
-        config: &CheckpointConfig,
-        channels: &[&str],
-    ) -> Result<Reply<BTreeMap<String, DeltaChannelHistory>>, Failure> {
-        let chs: Vec<String> = channels.iter().map(|s| (*s).to_owned()).collect();
-        let call = Call::DeltaChannelHistory { config: config.clone(), channels: chs.clone() };
-        self.call(call, self.saver.delta_channel_history(config, &chs)).await.or_fail()
     }
 
     /// `get_next_version(current)` (it cannot fail).

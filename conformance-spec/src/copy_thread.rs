@@ -403,3 +403,16 @@ async fn scenario_s16_copy_keeps_lineage_writes_and_namespaces(cx: Cx) -> Checke
 async fn fuzz_copy_replaces_target_writes_with_none(cx: Cx) -> Checked {
     crate::fuzz::replay_in(&cx, include_str!("../../traces/regressions/copy-thread-replaces-target-writes.json")).await
 }
+
+/// The case's call of this capability's method ([`Cx`]'s calls of the base methods are in
+/// `crate::calls`).
+impl Cx {
+    /// `copy_thread(source, target)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn copy_thread(&self, source: &str, target: &str) -> Checked {
+        let call = conformance_core::Call::CopyThread { source: source.to_owned(), target: target.to_owned() };
+        self.call(call, self.saver().copy_thread(source, target)).await.or_fail().map(|_| ())
+    }
+}

@@ -358,3 +358,17 @@ async fn run_ids_of_every_class_stay_apart(cx: Cx) -> Checked {
     }
     Ok(())
 }
+
+/// The case's call of this capability's method ([`Cx`]'s calls of the base methods are in
+/// `crate::calls`).
+impl Cx {
+    /// `delete_for_runs(run_ids)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn delete_for_runs(&self, run_ids: &[&str]) -> Checked {
+        let ids: Vec<String> = run_ids.iter().map(|s| (*s).to_owned()).collect();
+        let call = conformance_core::Call::DeleteForRuns { run_ids: ids.clone() };
+        self.call(call, self.saver().delete_for_runs(&ids)).await.or_fail().map(|_| ())
+    }
+}

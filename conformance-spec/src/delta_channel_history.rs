@@ -566,3 +566,21 @@ async fn no_checkpoint_id_resolves_greatest_id_whatever_the_ts(cx: Cx) -> Checke
     let want = [pending("task", "", "ch", jv(json!("w0"))), pending("task", "", "ch", jv(json!("w1")))];
     expect_history(&got, "ch", &want, Some(jv(json!("s0"))))
 }
+
+/// The case's call of this capability's method ([`Cx`]'s calls of the base methods are in
+/// `crate::calls`).
+impl Cx {
+    /// `delta_channel_history(config, channels)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn delta_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[&str],
+    ) -> Result<Reply<BTreeMap<String, DeltaChannelHistory>>, Failure> {
+        let chs: Vec<String> = channels.iter().map(|s| (*s).to_owned()).collect();
+        let call = conformance_core::Call::DeltaChannelHistory { config: config.clone(), channels: chs.clone() };
+        self.call(call, self.saver().delta_channel_history(config, &chs)).await.or_fail()
+    }
+}

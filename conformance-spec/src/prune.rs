@@ -363,3 +363,17 @@ async fn keep_latest_keeps_greatest_id_whatever_the_ts(cx: Cx) -> Checked {
         cx.after(format!("after putting a chain of 3 with ts {ts:?} (against id order) and prune([{t}], keep_latest)"));
     after.expect_ids(&t, &ListOptions::all(), &[&ids[2]]).await
 }
+
+/// The case's call of this capability's method ([`Cx`]'s calls of the base methods are in
+/// `crate::calls`).
+impl Cx {
+    /// `prune(thread_ids, strategy)`.
+    ///
+    /// # Errors
+    /// A failure naming the call when the saver returned an error.
+    pub async fn prune(&self, thread_ids: &[&str], strategy: PruneStrategy) -> Checked {
+        let ids: Vec<String> = thread_ids.iter().map(|s| (*s).to_owned()).collect();
+        let call = conformance_core::Call::Prune { thread_ids: ids.clone(), strategy };
+        self.call(call, self.saver().prune(&ids, strategy)).await.or_fail().map(|_| ())
+    }
+}
