@@ -562,8 +562,27 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The interrupt marks the whole process as interrupted, which would stop every other
+    /// test of this binary under `cargo test` (one process for all): the test runs itself
+    /// again alone in a child process, where the interrupt is its own.
     #[test]
     fn scratch_dirs_go_on_close_drop_and_interrupt() {
+        const ALONE: &str = "CHECKPOINT_LEFTOVERS_TEST_ALONE";
+        if std::env::var_os(ALONE).is_none() {
+            let name = "leftovers::tests::scratch_dirs_go_on_close_drop_and_interrupt";
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([name, "--exact", "--test-threads", "1"])
+                .env(ALONE, "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && text.contains("1 passed"),
+                "{text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return;
+        }
         let parent = std::env::temp_dir();
         let a = ScratchDir::new_in(&parent, "leftovers-scratch-").unwrap();
         let b = ScratchDir::new_in(&parent, "leftovers-scratch-").unwrap();
