@@ -187,21 +187,9 @@ pub struct Registration {
     pub(crate) skips: BTreeMap<Capability, String>,
     pub(crate) timeout: Duration,
     pub(crate) multi_thread: bool,
-    /// Set by the session from detection ([`crate::Detection::no_latest_read`]): the
-    /// saver reads by id but has no latest `get_tuple`.
-    pub(crate) no_latest_read: bool,
-    /// Set by the session from detection ([`crate::Detection::lacks`]): the limits the
-    /// probe's instance declared, which every case's instance must declare alike.
-    pub(crate) declared_lacks: Option<BTreeSet<Feature>>,
 }
 
 impl Registration {
-    /// The limits detection found declared by the saver's instance (CONTRACT §5 "Declared
-    /// limits"), once a session has detected them; `None` before.
-    pub fn declared_lacks(&self) -> Option<&BTreeSet<Feature>> {
-        self.declared_lacks.as_ref()
-    }
-
     /// A registration named `name` (used in reports and trial names) whose `factory` gives
     /// a fresh [`Fixture`] for every case. The factory runs inside the case's runtime, so
     /// runtime-bound clients (connection tasks, pools) may be created in it.
@@ -219,8 +207,6 @@ impl Registration {
             skips: BTreeMap::new(),
             timeout: DEFAULT_TIMEOUT,
             multi_thread: false,
-            no_latest_read: false,
-            declared_lacks: None,
         }
     }
 

@@ -62,18 +62,23 @@ impl Session {
                 Ok(()) => (Knowledge::Unprobed, true),
             },
         };
-        let mut registration = registration.clone();
-        if let Knowledge::Detected(d) = &knowledge {
-            // The cases' contexts learn it through the registration (CaseEnv).
-            registration.no_latest_read = d.no_latest_read;
-            registration.declared_lacks = Some(d.lacks.clone());
-        }
+        let registration = registration.clone();
         Self { registration, started, knowledge, needs_teardown, teardown_error: None }
     }
 
     /// The registration.
     pub fn registration(&self) -> &Registration {
         &self.registration
+    }
+
+    /// What detection found, when it ran ([`Knowledge::Detected`]): the session's facts
+    /// about the saver, which the cases get through
+    /// [`crate::run::execute_case_repeated`], never through the registration.
+    pub fn detection(&self) -> Option<&Detection> {
+        match &self.knowledge {
+            Knowledge::Detected(d) => Some(d),
+            _ => None,
+        }
     }
 
     /// What the session knows about the capabilities.

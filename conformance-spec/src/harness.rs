@@ -377,7 +377,7 @@ impl Harness {
             }
             let name = self.fuzz_name(reg);
             let fuzz = Arc::default();
-            if let Some(trial) = fuzz_trial(reg, name, &fuzz, self.fuzz_by_default) {
+            if let Some(trial) = fuzz_trial(reg, session.detection(), name, &fuzz, self.fuzz_by_default) {
                 trials.push(trial);
             }
             parts.push(Part { session, plans, results, fuzz });
@@ -407,6 +407,7 @@ impl Harness {
             _ => unrun_failure.is_none(),
         };
         let reg = session.registration().clone();
+        let detection = session.detection().cloned();
         let case = *case;
         let results = results.clone();
         let repeat = repeat.clone();
@@ -424,7 +425,7 @@ impl Harness {
                 Ok(n) => *n,
                 Err(e) => return Err(Failed::from(format!("not run: {REPEAT_ENV}: {e}"))),
             };
-            let r = execute_case_repeated(&reg, &case, runs);
+            let r = execute_case_repeated(&reg, detection.as_ref(), &case, runs);
             let outcome = match (r.outcome, &r.message) {
                 (Outcome::Failed, m) => Err(Failed::from(m.as_deref().unwrap_or("failed"))),
                 // A SHOULD rule failed: passed, not strict, unless the run is strict.

@@ -69,6 +69,7 @@ pub fn fuzz_seed_env() -> Result<Option<u64>, String> {
 /// `section`, which becomes the report's `fuzz` section.
 pub(super) fn fuzz_trial(
     registration: &Registration,
+    detection: Option<&conformance_core::Detection>,
     name: String,
     section: &Arc<Mutex<Option<conformance_core::FuzzSection>>>,
     by_default: bool,
@@ -80,11 +81,12 @@ pub(super) fn fuzz_trial(
     // the trial is ignored, as its cases are.
     let skipped = registration.skips().contains_key(&conformance_core::Capability::Put);
     let reg = registration.clone();
+    let detection = detection.cloned();
     let section = section.clone();
     Some(
         Trial::test(name, move || {
             let rerun = format!("{FUZZ_SEED_ENV}={seed}");
-            let (fuzzed, result) = crate::fuzz::trial::trial(&reg, budget, cases, seed, &rerun);
+            let (fuzzed, result) = crate::fuzz::trial::trial(&reg, detection.as_ref(), budget, cases, seed, &rerun);
             let error = fuzzed.error.clone();
             *section.lock().unwrap_or_else(|e| e.into_inner()) = Some(fuzzed);
             if let (Some(e), None) = (&error, &result) {

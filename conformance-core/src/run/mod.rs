@@ -75,14 +75,24 @@ impl Default for RunOptions {
 /// registration's timeout, or the case's own [`crate::Budget`] when longer), panics caught,
 /// the cleanup always run (CONTRACT-independent harness rules).
 pub fn execute_case(registration: &Registration, case: &SpecCase) -> CaseResult {
-    execute_case_in(registration, case, false)
+    execute_case_in(registration, None, case, false)
 }
 
-/// [`execute_case`]; `alone` when it runs with no other case beside it, run again after a
-/// disturbed failure ([`crate::CallNote::alone`]).
-fn execute_case_in(registration: &Registration, case: &SpecCase, alone: bool) -> CaseResult {
+/// [`execute_case`] after `detection`, what the session found before any case (`None`
+/// when detection did not run); `alone` when it runs with no other case beside it, run
+/// again after a disturbed failure ([`crate::CallNote::alone`]).
+fn execute_case_in(
+    registration: &Registration,
+    detection: Option<&Detection>,
+    case: &SpecCase,
+    alone: bool,
+) -> CaseResult {
     let start = Instant::now();
     let reg = registration.clone();
+    // Detection's facts the case needs: a saver without the latest read, and the limits
+    // the probed instance declared, which every case's instance must declare alike.
+    let no_latest_read = detection.is_some_and(|d| d.no_latest_read);
+    let declared_lacks = detection.map(|d| d.lacks.clone());
     let run = case.run;
     let limit = case.time_limit(registration.timeout);
     let facts = crate::case::Facts::default();
@@ -119,7 +129,7 @@ fn execute_case_in(registration: &Registration, case: &SpecCase, alone: bool) ->
         // A declaration holds for the whole run (CONTRACT §5 "Declared limits"): an instance
         // that declares other limits than the one detection probed (and the report names)
         // fails the case, so no limit is declared where no report shows it.
-        if let Some(declared) = reg.declared_lacks.as_ref().filter(|d| **d != fixture.lacks) {
+        if let Some(declared) = declared_lacks.as_ref().filter(|d| **d != fixture.lacks) {
             let names = |s: &std::collections::BTreeSet<crate::Feature>| {
                 let v: Vec<_> = s.iter().map(|f| f.name()).collect();
                 if v.is_empty() {
@@ -148,7 +158,7 @@ fn execute_case_in(registration: &Registration, case: &SpecCase, alone: bool) ->
         let ctx = CaseEnv::new(traced, reopen)
             .for_registration(reg.name.clone(), fixture.location.clone())
             .with_lacks(fixture.lacks.clone())
-            .with_no_latest_read(reg.no_latest_read)
+            .with_no_latest_read(no_latest_read)
             .with_data(data)
             .with_facts(case_facts);
         let remaining = limit.saturating_sub(start.elapsed());
@@ -273,15 +283,27 @@ const CLEANUP_LIMIT: Duration = Duration::from_secs(10);
 /// outcomes give a failure "nondeterministic: failed in F of N runs" followed by a failing
 /// run's message, so a verdict that depends on chance is named as such. With `runs > 1`
 /// the result carries [`CaseResult::repeats`] (the runs made: a run that timed out ends the
-/// repeats early); the duration is the sum of the runs.
-pub fn execute_case_repeated(registration: &Registration, case: &SpecCase, runs: u32) -> CaseResult {
-    repeated(registration, case, runs, false)
+/// repeats early); the duration is the sum of the runs. `detection` is what the session
+/// found before any case ([`crate::Session::detection`]; `None` when it did not detect).
+pub fn execute_case_repeated(
+    registration: &Registration,
+    detection: Option<&Detection>,
+    case: &SpecCase,
+    runs: u32,
+) -> CaseResult {
+    repeated(registration, detection, case, runs, false)
 }
 
 /// [`execute_case_repeated`], each run `alone` or not ([`execute_case_in`]).
-pub(crate) fn repeated(registration: &Registration, case: &SpecCase, runs: u32, alone: bool) -> CaseResult {
+pub(crate) fn repeated(
+    registration: &Registration,
+    detection: Option<&Detection>,
+    case: &SpecCase,
+    runs: u32,
+    alone: bool,
+) -> CaseResult {
     let runs = runs.max(1);
-    let mut first = execute_case_in(registration, case, alone);
+    let mut first = execute_case_in(registration, detection, case, alone);
     if runs == 1 {
         return first;
     }
@@ -298,7 +320,7 @@ pub(crate) fn repeated(registration: &Registration, case: &SpecCase, runs: u32, 
     let timed_out = |r: &CaseResult| r.abort.as_ref().is_some_and(Abort::is_timeout);
     let mut stop = first.outcome == Outcome::Failed && timed_out(&first);
     while done < runs && !stop {
-        let next = execute_case_in(registration, case, alone);
+        let next = execute_case_in(registration, detection, case, alone);
         done += 1;
         stop = next.outcome == Outcome::Failed && timed_out(&next);
         first.duration_ms += next.duration_ms;

@@ -9,7 +9,7 @@ use super::{execute_case_repeated, not_run, Planned, RunOptions, FAIL_FAST_SKIP,
 use crate::isolation::Abort;
 use crate::report::{CaseResult, Outcome, Report};
 use crate::session::{Session, Start};
-use crate::{Capability, Registration, SpecCase};
+use crate::{Capability, Detection, Registration, SpecCase};
 
 /// Runs `cases` against `registration` through a [`Session`]: lifespan setup, detection,
 /// every planned case (capability by capability, `options.jobs` at once), lifespan
@@ -32,8 +32,7 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
             caps.iter().zip(&planned).filter(|(_, p)| **p == Planned::Run).map(|(c, _)| *c).collect();
         let head = planned.iter().find(|p| **p == Planned::Run).unwrap_or(&planned[0]);
         options.progress.capability_start(cap, head);
-        // The session's registration: it carries what detection found for the cases.
-        let ran = run_parallel(session.registration(), &to_run, options, &stop);
+        let ran = run_parallel(session.registration(), session.detection(), &to_run, options, &stop);
         let mut ran = ran.into_iter();
         for (case, p) in caps.iter().zip(&planned) {
             if *p == Planned::Run {
@@ -56,7 +55,7 @@ pub fn run(registration: &Registration, cases: &[SpecCase], options: &RunOptions
     let mut fuzz = None;
     if let Some(super::AfterCases(trial)) = &options.after_cases {
         if !stop.stopped() {
-            let (section, failed) = trial(session.registration());
+            let (section, failed) = trial(session.registration(), session.detection());
             fuzz = Some(section);
             after.extend(failed);
         }
@@ -127,6 +126,7 @@ pub fn timeout_hint(r: &CaseResult) -> Option<String> {
 /// being interrupted.
 fn run_parallel(
     registration: &Registration,
+    detection: Option<&Detection>,
     cases: &[&SpecCase],
     options: &RunOptions,
     stop: &Stop,
@@ -153,7 +153,7 @@ fn run_parallel(
                     i
                 };
                 let Some(case) = owned.get(i) else { break };
-                let r = execute_case_repeated(registration, case, repeat);
+                let r = execute_case_repeated(registration, detection, case, repeat);
                 // Reported once run again alone, below.
                 if r.disturbed.is_none() {
                     progress.case_done(&r);
@@ -164,7 +164,7 @@ fn run_parallel(
         }
     });
     let mut results = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
-    rerun_disturbed(registration, cases, &mut results, options, stop);
+    rerun_disturbed(registration, detection, cases, &mut results, options, stop);
     results
 }
 
@@ -178,6 +178,7 @@ fn run_parallel(
 /// the cases not started are, and not printed.
 fn rerun_disturbed(
     registration: &Registration,
+    detection: Option<&Detection>,
     cases: &[&SpecCase],
     results: &mut [Option<CaseResult>],
     options: &RunOptions,
@@ -195,7 +196,7 @@ fn rerun_disturbed(
             *first = not_run(case, &Planned::Skipped(reason));
             continue;
         }
-        let mut again = super::repeated(registration, case, options.repeat, true);
+        let mut again = super::repeated(registration, detection, case, options.repeat, true);
         again.disturbed = None;
         again.rerun_alone = Some(format!("because {why}; its first run failed: {first_failure}"));
         options.progress.case_done(&again);
@@ -262,7 +263,7 @@ mod tests {
             [SpecCase::new(Capability::GetTuple, "first", reads), SpecCase::new(Capability::GetTuple, "second", reads)];
         let refs: Vec<&SpecCase> = cases.iter().collect();
         let options = RunOptions { jobs: 2, ..RunOptions::default() };
-        let results = run_parallel(&reg, &refs, &options, &Stop::default());
+        let results = run_parallel(&reg, None, &refs, &options, &Stop::default());
         for r in results.iter().flatten() {
             assert_eq!(r.outcome, Outcome::Passed, "{}: {:?}", r.id, r.message);
             let why = r.rerun_alone.as_deref().unwrap_or_default();

@@ -108,14 +108,16 @@ fn a_must_rule_broken_inside_a_should_case_fails_it() {
 
 #[test]
 fn an_instance_declaring_other_limits_than_detection_fails_the_case() {
-    let mut reg =
-        Registration::new("dodge", || async { Ok(Fixture::new(Nothing).lacking(crate::Feature::WideNumbers)) });
-    reg.declared_lacks = Some(std::collections::BTreeSet::new());
-    let r = execute_case(&reg, &should_case(|_| Box::pin(async { Ok(()) })));
+    let reg = Registration::new("dodge", || async { Ok(Fixture::new(Nothing).lacking(crate::Feature::WideNumbers)) });
+    let case = should_case(|_| Box::pin(async { Ok(()) }));
+    let mut detection = Detection::default();
+    let r = execute_case_repeated(&reg, Some(&detection), &case, 1);
     assert_eq!(r.outcome, Outcome::Failed);
     assert!(r.message.as_deref().unwrap_or("").contains("[wide_numbers]"), "{:?}", r.message);
-    reg.declared_lacks = Some([crate::Feature::WideNumbers].into());
-    assert_eq!(execute_case(&reg, &should_case(|_| Box::pin(async { Ok(()) }))).outcome, Outcome::Passed);
+    detection.lacks = [crate::Feature::WideNumbers].into();
+    assert_eq!(execute_case_repeated(&reg, Some(&detection), &case, 1).outcome, Outcome::Passed);
+    // Without detection there is nothing to hold the instance to.
+    assert_eq!(execute_case(&reg, &case).outcome, Outcome::Passed);
 }
 
 #[test]

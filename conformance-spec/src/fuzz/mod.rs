@@ -17,7 +17,7 @@
 
 use std::time::{Duration, Instant};
 
-use conformance_core::run::{detect, Detection};
+use conformance_core::run::Detection;
 use conformance_core::{Capability, CheckpointTuple, Invocation, Registration, Strength};
 use conformance_core::{Knowledge, Session, Start};
 use proptest::prelude::*;
@@ -255,10 +255,6 @@ async fn run_on(
     Run { steps, failure, should }
 }
 
-fn abilities(reg: &Registration) -> Abilities {
-    abilities_of(reg, &detect(reg))
-}
-
 /// What `detection` found `reg` can do, its skips left out.
 fn abilities_of(reg: &Registration, detection: &Detection) -> Abilities {
     let extended =
@@ -303,12 +299,17 @@ pub fn fuzz(registration: &Registration, options: &FuzzOptions) -> Result<FuzzOu
     }
 }
 
-/// [`fuzz`] inside a lifespan a front end already set up (the `checkpointer_test!` trial).
+/// [`fuzz`] inside a lifespan a front end already set up, on what `detection` found (the
+/// session's, or the trial's own: [`trial::trial`]).
 ///
 /// # Errors
 /// A message when the runtime cannot start.
-pub fn fuzz_in_lifespan(registration: &Registration, options: &FuzzOptions) -> Result<FuzzOutcome, String> {
-    fuzz_inner(registration, options, &abilities(registration))
+pub fn fuzz_in_lifespan(
+    registration: &Registration,
+    detection: &Detection,
+    options: &FuzzOptions,
+) -> Result<FuzzOutcome, String> {
+    fuzz_inner(registration, options, &abilities_of(registration, detection))
 }
 
 /// How long proptest may spend shrinking one divergence (a slow saver's sequences cost a

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use conformance_core::run::AfterCases;
-use conformance_core::{Capability, CaseResult, Feature, FuzzSection, Outcome, Registration, Strength};
+use conformance_core::{Capability, CaseResult, Detection, Feature, FuzzSection, Outcome, Registration, Strength};
 
 use super::trace::Op;
 use super::{fuzz_in_lifespan, FuzzOptions};
@@ -65,7 +65,9 @@ pub fn capability_of(op: &Op) -> Capability {
 /// The trial for [`conformance_core::RunOptions::after_cases`]: `budget` of sequences from
 /// `seed`; `rerun` is the command line that reproduces it (printed with the seed).
 pub fn after_cases(budget: Duration, seed: u64, rerun: String) -> AfterCases {
-    AfterCases(Arc::new(move |reg: &Registration| trial(reg, Some(budget), u32::MAX, seed, &rerun)))
+    AfterCases(Arc::new(move |reg: &Registration, detection: Option<&Detection>| {
+        trial(reg, detection, Some(budget), u32::MAX, seed, &rerun)
+    }))
 }
 
 /// The fuzz trial on `reg`: at most `cases` sequences within `budget` (none: no time
@@ -76,6 +78,7 @@ pub fn after_cases(budget: Duration, seed: u64, rerun: String) -> AfterCases {
 /// says why and there is no result. `rerun` is printed with the seed.
 pub fn trial(
     reg: &Registration,
+    detection: Option<&Detection>,
     budget: Option<Duration>,
     cases: u32,
     seed: u64,
@@ -92,8 +95,11 @@ pub fn trial(
     if let Some(reason) = reg.skips().get(&Capability::Put) {
         return (empty(Some(format!("not run: put is skipped ({reason})"))), None);
     }
-    let lacks: Vec<&Feature> =
-        reg.declared_lacks().into_iter().flatten().filter(|f| OUT_OF_DOMAIN.contains(f)).collect();
+    // The session's detection, or the trial's own where the front end did not detect (a
+    // `checkpointer_test!` trial in nextest's process of its own): the declared limits
+    // decide whether it runs at all.
+    let detection = detection.cloned().unwrap_or_else(|| conformance_core::run::detect(reg));
+    let lacks: Vec<&Feature> = detection.lacks.iter().filter(|f| OUT_OF_DOMAIN.contains(f)).collect();
     if !lacks.is_empty() {
         let names: Vec<String> = lacks.iter().map(|f| f.to_string()).collect();
         let why = format!(
@@ -109,7 +115,7 @@ pub fn trial(
     }
     // Shrinking a bridged saver's divergence can take minutes: the default run spends 20 s.
     let options = FuzzOptions { seed, cases, time: budget, shrink_ms: 20_000, ..FuzzOptions::default() };
-    let outcome = match fuzz_in_lifespan(reg, &options) {
+    let outcome = match fuzz_in_lifespan(reg, &detection, &options) {
         Ok(o) => o,
         Err(e) => return (empty(Some(e)), None),
     };
@@ -185,6 +191,22 @@ mod tests {
         for bad in ["-1", "abc", "3601", "inf", "NaN", ""] {
             assert!(parse_budget(bad).unwrap_err().contains("from 0 (off) to 3600"), "{bad}");
         }
+    }
+
+    /// A saver that declares a limit the generator cannot leave out is not fuzzed, also
+    /// where the front end did not detect (a `checkpointer_test!` trial in a process of its
+    /// own): the trial detects for itself.
+    #[test]
+    fn a_declared_limit_out_of_the_domain_is_not_fuzzed_without_the_sessions_detection() {
+        struct Nothing;
+        impl conformance_core::CheckpointSaver for Nothing {}
+        let reg = Registration::new("flat", || async {
+            Ok(conformance_core::Fixture::new(Nothing).lacking(Feature::Namespaces))
+        });
+        let (section, failed) = trial(&reg, None, None, 10, 1, "--fuzz-seed 1");
+        let error = section.error.unwrap_or_default();
+        assert!(error.starts_with("not run: the saver declares it lacks namespaces"), "{error}");
+        assert!(failed.is_none() && section.sequences == 0);
     }
 
     #[test]
