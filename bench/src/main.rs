@@ -141,7 +141,7 @@ async fn close(cleanup: Option<CleanupFn>) {
 /// bench` sets, starting a throwaway server when it is not set).
 fn registration(backend: Backend) -> Registration {
     let url = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty());
-    match backend.registration(Needs { postgres_url: url.as_deref() }) {
+    match backend.registration(Needs { postgres_url: url.as_deref(), ..Needs::default() }) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{e} (set {})", checkpoint_postgres::URL_ENV);

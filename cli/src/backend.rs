@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_postgres::test_server::TestServer;
+use conformance_backends::postgres::{self, test_server::TestServer};
 
 /// How long the check that a given server can be reached waits for it.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -21,24 +21,23 @@ const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// The exit code to return when the given server cannot be reached or no server could be
 /// started (the reason is printed).
 pub fn postgres_url(given: Option<String>, server: &mut Option<TestServer>) -> Result<String, ExitCode> {
-    let from_env = std::env::var(checkpoint_postgres::URL_ENV).ok().filter(|u| !u.is_empty());
-    let source =
-        if given.is_some() { "--postgres-url".to_owned() } else { format!("${}", checkpoint_postgres::URL_ENV) };
+    let from_env = std::env::var(postgres::URL_ENV).ok().filter(|u| !u.is_empty());
+    let source = if given.is_some() { "--postgres-url".to_owned() } else { format!("${}", postgres::URL_ENV) };
     if let Some(url) = given.or(from_env) {
         // Before any case runs: an unreachable server is one line, not every capability
         // "not implemented" (issue 13).
-        if let Err(e) = checkpoint_postgres::check_reachable(&url, CONNECT_TIMEOUT) {
+        if let Err(e) = postgres::check_reachable(&url, CONNECT_TIMEOUT) {
             eprintln!("error: {source}: {e}");
             return Err(ExitCode::from(crate::USAGE));
         }
         return Ok(url);
     }
-    eprintln!("no --postgres-url and no {}: starting a throwaway PostgreSQL server", checkpoint_postgres::URL_ENV);
+    eprintln!("no --postgres-url and no {}: starting a throwaway PostgreSQL server", postgres::URL_ENV);
     match TestServer::start() {
         Ok(s) => {
             // A signal during the start: the handler stops this server; nothing more runs.
             crate::interrupt::stop_if_interrupted();
-            std::env::set_var(checkpoint_postgres::URL_ENV, s.url());
+            std::env::set_var(postgres::URL_ENV, s.url());
             eprintln!("throwaway PostgreSQL server in {} ({})", s.dir().display(), s.url());
             let url = s.url().to_owned();
             *server = Some(s);
@@ -59,6 +58,6 @@ pub fn postgres_url(given: Option<String>, server: &mut Option<TestServer>) -> R
 /// schema, and a schema of a given server outlives the run (issue 13). Holds for
 /// `python:postgres*` and `js:postgres`, whose storage names its schemas with the token.
 pub fn drop_bridge_schemas_on_interrupt(url: &str) -> conformance_core::leftovers::InterruptGuard {
-    let (url, prefix) = (url.to_owned(), checkpoint_bridge::protocol::schema_prefix());
-    conformance_core::leftovers::on_interrupt(move || checkpoint_postgres::drop_schemas_now(&url, &prefix))
+    let (url, prefix) = (url.to_owned(), conformance_backends::bridge::protocol::schema_prefix());
+    conformance_core::leftovers::on_interrupt(move || postgres::drop_schemas_now(&url, &prefix))
 }

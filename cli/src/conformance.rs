@@ -29,10 +29,10 @@ pub enum Choice {
     /// `CHECKPOINT_POSTGRES_URL` or a throwaway server started for the run).
     Kit(Backend),
     /// A Python saver through the bridge, as written: `python:sqlite`, `python:module:factory`
-    /// or `python` with `--saver module:factory` (`checkpoint_bridge::parse_python_saver`).
+    /// or `python` with `--saver module:factory` (`conformance_backends::bridge::parse_python_saver`).
     Python(String),
     /// A JavaScript saver through the bridge, as written: `js:memory`, `js:./init.mjs` or
-    /// `js` with `--saver ./init.mjs` (`checkpoint_bridge::parse_js_saver`).
+    /// `js` with `--saver ./init.mjs` (`conformance_backends::bridge::parse_js_saver`).
     Js(String),
 }
 
@@ -55,16 +55,14 @@ impl Choice {
     }
 
     /// Whether the saver stores in PostgreSQL (and so needs a server URL); `saver` is
-    /// `--saver`. The Python rule is the bridge's own (`checkpoint_bridge::needs_postgres`).
+    /// `--saver`. The Python rule is the bridge's own (`conformance_backends::bridge::needs_postgres`).
     pub fn needs_postgres(&self, saver: Option<&str>) -> bool {
         match self {
             Self::Kit(b) => b.needs_postgres(),
-            Self::Python(spec) => {
-                checkpoint_bridge::parse_python_saver(spec, saver).is_ok_and(|s| checkpoint_bridge::needs_postgres(&s))
-            }
-            Self::Js(spec) => {
-                checkpoint_bridge::parse_js_saver(spec, saver).is_ok_and(|s| checkpoint_bridge::js_needs_postgres(&s))
-            }
+            Self::Python(spec) => conformance_backends::bridge::parse_python_saver(spec, saver)
+                .is_ok_and(|s| conformance_backends::bridge::needs_postgres(&s)),
+            Self::Js(spec) => conformance_backends::bridge::parse_js_saver(spec, saver)
+                .is_ok_and(|s| conformance_backends::bridge::js_needs_postgres(&s)),
         }
     }
 }
@@ -224,58 +222,6 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
     }
 }
 
-/// Checks `--sqlite-path`: not a directory or another non-regular file (a FIFO would block
-/// in open(2): it is never opened), in an existing directory where files can be made. Whether
-/// an existing file is an SQLite database is the registration's check
-/// (`checkpoint_sqlite::registration_at`), its error a usage error too.
-fn check_sqlite_path(path: &Path) -> Result<(), String> {
-    if path.to_str().is_none() {
-        return Err(format!("--sqlite-path {path:?} is not valid UTF-8 (SQLite takes UTF-8 file names); rename it"));
-    }
-    if path.is_dir() {
-        return Err(format!("--sqlite-path {} is a directory; give a database file", path.display()));
-    }
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
-            return Err(format!(
-                "--sqlite-path {} is not a regular file (a FIFO, socket or device); give a database file",
-                path.display()
-            ))
-        }
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(format!("--sqlite-path {}: {e}", path.display()));
-        }
-        _ => {}
-    }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(format!("--sqlite-path {}: directory {} does not exist", path.display(), parent.display()));
-    }
-    // The case databases go beside the path: the directory must be writable. The probe is
-    // a new file (a name already there is not ours: neither truncated nor removed).
-    let made = (0..100).find_map(|n| {
-        let probe = parent.join(format!(".conformance-write-probe-{}-{n}", std::process::id()));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
-            other => Some(other.map(|_| probe)),
-        }
-    });
-    match made.unwrap_or_else(|| Err(std::io::ErrorKind::AlreadyExists.into())) {
-        Ok(probe) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        }
-        Err(e) => Err(format!(
-            "--sqlite-path {}: cannot create files in {} ({e}); the case databases are created beside the path",
-            path.display(),
-            parent.display()
-        )),
-    }
-}
-
 /// The PostgreSQL URL the run would use without starting a server (`--postgres-url`, else a
 /// non-empty `$CHECKPOINT_POSTGRES_URL`), checked for its form.
 fn check_postgres_url(args: &Args) -> Result<(), String> {
@@ -283,15 +229,15 @@ fn check_postgres_url(args: &Args) -> Result<(), String> {
         return Ok(());
     }
     if let Some(url) = &args.postgres_url {
-        return checkpoint_postgres::check_url(url).map_err(|e| format!("--postgres-url: {e}"));
+        return conformance_backends::postgres::check_url(url).map_err(|e| format!("--postgres-url: {e}"));
     }
-    match std::env::var(checkpoint_postgres::URL_ENV) {
-        Ok(url) if !url.is_empty() => {
-            checkpoint_postgres::check_url(&url).map_err(|e| format!("${}: {e}", checkpoint_postgres::URL_ENV))
-        }
-        Err(std::env::VarError::NotUnicode(raw)) => {
-            Err(format!("${}={raw:?} is not valid UTF-8; give a postgres:// URL", checkpoint_postgres::URL_ENV))
-        }
+    match std::env::var(conformance_backends::postgres::URL_ENV) {
+        Ok(url) if !url.is_empty() => conformance_backends::postgres::check_url(&url)
+            .map_err(|e| format!("${}: {e}", conformance_backends::postgres::URL_ENV)),
+        Err(std::env::VarError::NotUnicode(raw)) => Err(format!(
+            "${}={raw:?} is not valid UTF-8; give a postgres:// URL",
+            conformance_backends::postgres::URL_ENV
+        )),
         _ => Ok(()),
     }
 }
@@ -319,18 +265,15 @@ fn prepare(args: &Args) -> Result<(), String> {
     if args.sqlite_path.is_some() && args.backend != Choice::Kit(Backend::Sqlite) {
         return Err("--sqlite-path applies only to --backend sqlite".into());
     }
-    if let Some(p) = &args.sqlite_path {
-        check_sqlite_path(p)?;
-    }
     if args.postgres_url.is_some() && !args.backend.needs_postgres(args.saver.as_deref()) {
         return Err("--postgres-url applies only to --backend postgres (or python:postgres*, js:postgres)".into());
     }
     match &args.backend {
         Choice::Python(spec) => {
-            checkpoint_bridge::parse_python_saver(spec, args.saver.as_deref()).map_err(|e| e.to_string())?;
+            conformance_backends::bridge::parse_python_saver(spec, args.saver.as_deref()).map_err(|e| e.to_string())?;
         }
         Choice::Js(spec) => {
-            checkpoint_bridge::parse_js_saver(spec, args.saver.as_deref()).map_err(|e| e.to_string())?;
+            conformance_backends::bridge::parse_js_saver(spec, args.saver.as_deref()).map_err(|e| e.to_string())?;
         }
         _ if args.saver.is_some() => return Err("--saver applies only to --backend python or js".into()),
         _ => {}
@@ -424,7 +367,7 @@ fn run_checked(args: Args, cases: &[conformance_core::SpecCase], work_dir: &Path
     // From here on an interrupt removes what the run made (server, case files, temp dirs).
     crate::interrupt::install();
     // A throwaway PostgreSQL server a killed run left is stopped now, whatever the backend.
-    checkpoint_postgres::test_server::sweep_orphans();
+    conformance_backends::postgres::test_server::sweep_orphans();
     // Kept alive until the reports are written (crate::target: the drop order).
     let spec = crate::target::TargetSpec {
         backend: &args.backend,

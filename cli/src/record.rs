@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 
-use checkpoint_bridge::{is_js_graph, js_recorder_command, recorder_command, PythonOptions, SpecError};
+use conformance_backends::bridge::{is_js_graph, js_recorder_command, recorder_command, PythonOptions, SpecError};
 
 use crate::USAGE;
 

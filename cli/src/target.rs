@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use checkpoint_postgres::test_server::TestServer;
-use conformance_backends::Backend;
+use conformance_backends::bridge;
+use conformance_backends::postgres::test_server::TestServer;
 use conformance_core::leftovers::InterruptGuard;
 use conformance_core::Registration;
 
@@ -40,7 +40,7 @@ pub struct Target {
     /// While it lives, an interrupt drops the schemas a bridged postgres saver made.
     _schema_cleanup: Option<InterruptGuard>,
     /// A bridged saver: for the report's annotation (the side judged, its versions).
-    pub bridged: Option<checkpoint_bridge::BridgeRegistration>,
+    pub bridged: Option<bridge::BridgeRegistration>,
     /// The throwaway PostgreSQL server this run started, stopped and removed when dropped.
     server: Option<TestServer>,
 }
@@ -96,33 +96,24 @@ pub fn build(spec: TargetSpec<'_>) -> Result<Target, ExitCode> {
         ExitCode::from(USAGE)
     };
     let made = match spec.backend {
-        Choice::Kit(Backend::Sqlite) if spec.sqlite_path.is_some() => {
-            let path = spec.sqlite_path.unwrap_or(Path::new(""));
-            let reg = checkpoint_sqlite::registration_at(path).map_err(|e| {
-                eprintln!("error: --sqlite-path {}: {}", path.display(), e.display_chain());
-                ExitCode::from(USAGE)
-            })?;
-            return Ok(Target { server, ..Target::bare(reg) });
-        }
         Choice::Kit(backend) => {
-            let needs = conformance_backends::Needs { postgres_url: postgres_url.as_deref() };
+            let needs =
+                conformance_backends::Needs { postgres_url: postgres_url.as_deref(), sqlite_path: spec.sqlite_path };
             let reg = backend.registration(needs).map_err(|e| usage(&e))?;
             return Ok(Target { server, ..Target::bare(reg) });
         }
         Choice::Python(name) => {
-            let options = checkpoint_bridge::PythonOptions {
+            let options = bridge::PythonOptions {
                 base_dir: spec.work_dir.to_path_buf(),
                 python_env: spec.python.map(PathBuf::from),
                 postgres_url: postgres_url.clone(),
             };
-            checkpoint_bridge::python_registration(name, spec.saver, &options)
+            bridge::python_registration(name, spec.saver, &options)
         }
         Choice::Js(name) => {
-            let options = checkpoint_bridge::JsOptions {
-                base_dir: spec.work_dir.to_path_buf(),
-                postgres_url: postgres_url.clone(),
-            };
-            checkpoint_bridge::js_registration(name, spec.saver, &options)
+            let options =
+                bridge::JsOptions { base_dir: spec.work_dir.to_path_buf(), postgres_url: postgres_url.clone() };
+            bridge::js_registration(name, spec.saver, &options)
         }
     };
     match made {
@@ -132,7 +123,7 @@ pub fn build(spec: TargetSpec<'_>) -> Result<Target, ExitCode> {
             bridged: Some(b),
             server,
         }),
-        Err(e @ checkpoint_bridge::SpecError::Usage(_)) => Err(usage(&e)),
+        Err(e @ bridge::SpecError::Usage(_)) => Err(usage(&e)),
         Err(e) => {
             // An install (pip, npm) the interrupt stopped: the handler's exit (128 + the
             // signal) and message, not the install's failure (issue 40 row 9).

@@ -96,7 +96,7 @@ fn the_example_graph_records_a_trace_that_replays_on_sqlite() {
         .filter_map(|s| s["metadata"]["source"].as_str())
         .collect();
     assert!(sources.contains(&"update"), "{sources:?}");
-    replay(&checkpoint_sqlite::registration(), &trace).unwrap_or_else(|e| panic!("{e}"));
+    replay(&sqlite(), &trace).unwrap_or_else(|e| panic!("{e}"));
 
     std::fs::write(dir.path().join("bad.jsonl"), "{\"invoke\": {\"topic\": \"x\", \"notes\": []}}\n{\"resum\": 1}\n")
         .expect("write");
@@ -142,7 +142,7 @@ fn the_js_example_graph_records_a_trace_that_replays_on_sqlite() {
         s["config"]["checkpoint_id"].as_str().is_some_and(|parent| i > 0 && ids[..i - 1].contains(&parent))
     });
     assert!(forked, "no put under a checkpoint older than the one before it");
-    replay(&checkpoint_sqlite::registration(), &trace).unwrap_or_else(|e| panic!("{e}"));
+    replay(&sqlite(), &trace).unwrap_or_else(|e| panic!("{e}"));
 
     std::fs::write(dir.path().join("bad.jsonl"), "{\"invoke\": {\"topic\": \"x\", \"notes\": []}}\n{\"resum\": 1}\n")
         .expect("write");
@@ -224,4 +224,9 @@ fn a_stuck_js_graph_ends_with_one_line_or_at_sigterm_with_nothing_left() {
     assert!(err.contains("interrupted (signal 15)") && !err.contains("killed by"), "{err}");
     assert!(processes_with(&needle).is_empty(), "left running: {:?}", processes_with(&needle));
     assert!(!out_path.exists());
+}
+
+/// The kit's SQLite backend's registration, as the front ends build it.
+fn sqlite() -> conformance_core::Registration {
+    conformance_backends::Backend::Sqlite.registration(conformance_backends::Needs::default()).unwrap()
 }

@@ -53,11 +53,11 @@ pub struct Args {
 
 /// LangGraph's saver of `target` on the bench's workloads: runs `bench/python/bench.py`.
 fn measure_python(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Value, String> {
-    let python = checkpoint_bridge::managed_python(&crate::bridge_dir())?;
+    let python = conformance_backends::bridge::managed_python(&crate::bridge_dir())?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("bench").join("python").join("bench.py");
     let mut cmd = Command::new(python);
     if let Some(url) = postgres_url {
-        cmd.env(checkpoint_postgres::URL_ENV, url);
+        cmd.env(conformance_backends::postgres::URL_ENV, url);
     }
     let out = cmd
         .arg(script)
@@ -92,7 +92,7 @@ fn measure(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Valu
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut cmd = Command::new(cargo);
     if let Some(url) = postgres_url {
-        cmd.env(checkpoint_postgres::URL_ENV, url);
+        cmd.env(conformance_backends::postgres::URL_ENV, url);
     }
     let out = cmd
         .args(["run", "--quiet", "--release", "--package", "conformance-bench", "--", "--target", target])

@@ -102,7 +102,7 @@ fn figure(unit: &str, reps: &[f64]) -> Value {
 /// # Errors
 /// A build, an install or a run failed (its status and the last lines of its stderr).
 pub fn measure(reps: u64) -> Result<Value, String> {
-    let python = checkpoint_bridge::managed_python(&crate::bridge_dir())?;
+    let python = conformance_backends::bridge::managed_python(&crate::bridge_dir())?;
     let kit = official_kit(&python)?;
     let ours = release_binary()?;
     let scratch = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;

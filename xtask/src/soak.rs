@@ -323,7 +323,7 @@ fn spawn(
         }
         // The run starts its own server: no URL from the environment.
         (Target::Postgres, _) => {
-            cmd.env_remove(checkpoint_postgres::URL_ENV);
+            cmd.env_remove(conformance_backends::postgres::URL_ENV);
         }
         _ => {}
     }

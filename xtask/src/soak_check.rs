@@ -102,7 +102,7 @@ fn read_dir_bytes(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 /// A PostgreSQL server the soak starts and gives to its runs with `--postgres-url`, with
 /// look-alike schemas planted on it.
 pub(crate) struct GivenServer {
-    server: checkpoint_postgres::test_server::TestServer,
+    server: conformance_backends::postgres::test_server::TestServer,
     psql: PathBuf,
 }
 
@@ -111,7 +111,7 @@ const LOOK_ALIKES: [&str; 3] = ["checkpoint_test_lookalike", "checkpoint_test_0a
 
 impl GivenServer {
     pub(crate) fn start() -> Result<Self, String> {
-        let server = checkpoint_postgres::test_server::TestServer::start()
+        let server = conformance_backends::postgres::test_server::TestServer::start()
             .map_err(|e| format!("could not start a PostgreSQL server: {e}"))?;
         let psql = find_psql().ok_or("no psql (Debian's postgresql-client) on PATH or in /usr/lib/postgresql")?;
         let s = Self { server, psql };

@@ -134,6 +134,13 @@ impl Graph {
     }
 }
 
+/// The front-end crates (`cli`'s `checkpoint-conformance`, `xtask`), which choose a backend
+/// from the registry and never name a backend crate themselves.
+const FRONT_ENDS: [&str; 2] = ["checkpoint-conformance", "xtask"];
+
+/// The registry of backends (`conformance-backends`), the front ends' one way to them.
+const REGISTRY_DIR: &str = "backends/registry";
+
 /// Every forbidden arrow of the graph in `metadata` (the JSON of `cargo metadata`), one line each.
 fn arrow_violations(metadata: &Value) -> Vec<String> {
     let g = Graph::from_metadata(metadata);
@@ -145,6 +152,19 @@ fn arrow_violations(metadata: &Value) -> Vec<String> {
         for (dep, path) in g.reachable(kit, &["normal", "build", "dev"]) {
             if is_backend(&dep) {
                 out.push(format!("{kit} depends on the backend {dep}: {path}"));
+            }
+        }
+    }
+    // The front ends reach a backend through the registry only (issue 39: one list of
+    // backends, one target builder): never a backend crate of their own.
+    for front in FRONT_ENDS {
+        for (dep, _) in g.deps.get(front).into_iter().flatten() {
+            let dir = g.members.get(dep).map_or("", String::as_str);
+            if dir.starts_with("backends/") && dir != REGISTRY_DIR {
+                out.push(format!(
+                    "{front} depends on the backend crate {dep} directly; front ends reach backends through \
+                     {REGISTRY_DIR} (conformance_backends)"
+                ));
             }
         }
     }
@@ -396,8 +416,10 @@ fn doctored(packages: &[(&str, Option<&str>)], arrows: &[(&str, &str, &str)]) ->
     json!({"packages": pkgs, "workspace_members": members, "workspace_root": "/ws", "resolve": {"nodes": nodes}})
 }
 
-const WORKSPACE: [(&str, Option<&str>); 9] = [
+const WORKSPACE: [(&str, Option<&str>); 11] = [
     ("checkpoint-contract", Some("checkpoint-contract")),
+    ("xtask", Some("xtask")),
+    ("conformance-backends", Some("backends/registry")),
     ("conformance-core", Some("conformance-core")),
     ("conformance-spec", Some("conformance-spec")),
     ("checkpoint-sqlite", Some("backends/sqlite")),
@@ -409,8 +431,10 @@ const WORKSPACE: [(&str, Option<&str>); 9] = [
 ];
 
 /// The arrows of today's workspace, which break no rule.
-const GOOD: [(&str, &str, &str); 5] = [
+const GOOD: [(&str, &str, &str); 7] = [
     ("conformance-core", "checkpoint-contract", "normal"),
+    ("xtask", "conformance-backends", "normal"),
+    ("conformance-backends", "checkpoint-sqlite", "normal"),
     ("conformance-spec", "conformance-core", "normal"),
     ("checkpoint-contract", "serde", "normal"),
     ("checkpoint-sqlite", "checkpoint-contract", "normal"),
@@ -436,6 +460,12 @@ fn a_planted_bad_arrow_fails() {
             &"conformance-core depends on the backend checkpoint-sqlite: conformance-core -> helper -> checkpoint-sqlite"
                 .to_owned()
         ),
+        "{found:?}"
+    );
+    // A front end on a backend crate directly, even as a dev-dependency.
+    let found = with(&[("xtask", "checkpoint-sqlite", "dev")]);
+    assert!(
+        found.iter().any(|f| f.starts_with("xtask depends on the backend crate checkpoint-sqlite directly")),
         "{found:?}"
     );
     // The contract on the kit.

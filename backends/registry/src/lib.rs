@@ -5,8 +5,26 @@
 //! Adding a persistent backend costs its `Storage` impl (in its own crate, behind its `kit`
 //! feature, `conformance_core::Storage`), its dependency line in this crate's `Cargo.toml`
 //! and one line in the `backends!` list below (CONTRIBUTING.md, "What an addition costs").
+//!
+//! It is also the front ends' one way to a backend crate: the bridge ([`bridge`]) and what
+//! they need of PostgreSQL beyond a registration ([`postgres`]). `cli` and `xtask` depend
+//! on no backend crate but this one (`xtask/tests/tidy.rs`).
+
+use std::path::Path;
 
 use conformance_core::Registration;
+
+/// The bridge to savers in other languages, the `python:*` and `js:*` backends
+/// (docs/bridge-protocol.md): the `checkpoint-bridge` crate, as the front ends reach it.
+pub use checkpoint_bridge as bridge;
+
+/// What the front ends need of PostgreSQL beyond a backend's registration: the URL's
+/// variable (`$CHECKPOINT_POSTGRES_URL`), the checks of a URL the user gave, the
+/// throwaway server of a run without one, and the drop of a bridged saver's schemas on an
+/// interrupt.
+pub mod postgres {
+    pub use checkpoint_postgres::{check_reachable, check_url, drop_schemas_now, test_server, URL_ENV};
+}
 
 /// What a backend's registration may need from the front end that runs it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -15,10 +33,15 @@ pub struct Needs<'a> {
     /// the front end resolves it (`--postgres-url`, `$CHECKPOINT_POSTGRES_URL` or a
     /// throwaway server) before asking for the registration.
     pub postgres_url: Option<&'a str>,
+    /// `--sqlite-path`: the `sqlite` backend's cases run on database files beside this path
+    /// instead of in the temporary directory (`checkpoint_sqlite::registration_at`); the
+    /// other backends refuse it.
+    pub sqlite_path: Option<&'a Path>,
 }
 
 /// The error of [`Backend::registration`]: the backend needs something the front end did
-/// not give (the message names it).
+/// not give, or cannot use what it gave (the message names it, as the option it came
+/// from: `--sqlite-path /x: …`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MissingNeed(pub String);
 
@@ -34,6 +57,16 @@ impl Needs<'_> {
     /// The PostgreSQL URL, or the error naming the backend that needs it.
     fn postgres(&self, backend: &str) -> Result<&str, MissingNeed> {
         self.postgres_url.ok_or_else(|| MissingNeed(format!("--backend {backend} needs a PostgreSQL server URL")))
+    }
+
+    /// The `sqlite` backend's registration: beside [`Needs::sqlite_path`] when given, else
+    /// in the temporary directory.
+    fn sqlite(&self) -> Result<Registration, MissingNeed> {
+        match self.sqlite_path {
+            None => Ok(checkpoint_sqlite::registration()),
+            Some(path) => checkpoint_sqlite::registration_at(path)
+                .map_err(|e| MissingNeed(format!("--sqlite-path {}: {}", path.display(), e.display_chain()))),
+        }
     }
 }
 
@@ -75,8 +108,9 @@ macro_rules! backends {
 backends! {
     /// `checkpoint_memory`: in-process, nothing persisted.
     Memory = "memory", postgres: false, |n| checkpoint_memory::registration();
-    /// `checkpoint_sqlite`: a fresh temporary database file per case.
-    Sqlite = "sqlite", postgres: false, |n| checkpoint_sqlite::registration();
+    /// `checkpoint_sqlite`: a fresh database file per case, in the temporary directory or
+    /// beside [`Needs::sqlite_path`].
+    Sqlite = "sqlite", postgres: false, |n| n.sqlite()?;
     /// `checkpoint_postgres`: a schema per case on the server of [`Needs::postgres_url`].
     Postgres = "postgres", postgres: true, |n| checkpoint_postgres::registration(n.postgres("postgres")?);
 }
@@ -104,7 +138,8 @@ mod tests {
         assert_eq!(Backend::names(), "memory, sqlite, postgres");
         for b in Backend::ALL {
             assert_eq!(Backend::from_str(b.name(), false), Ok(*b));
-            let needs = Needs { postgres_url: b.needs_postgres().then_some("postgres://u@127.0.0.1:1/db") };
+            let needs =
+                Needs { postgres_url: b.needs_postgres().then_some("postgres://u@127.0.0.1:1/db"), ..Needs::default() };
             assert_eq!(b.registration(needs).map(|r| r.name().to_owned()).ok(), Some(b.name().to_owned()));
         }
         assert!(Backend::from_str("oracle", false).is_err());

@@ -144,6 +144,38 @@ pub(crate) fn taken(path: &Path) -> bool {
     })
 }
 
+/// Fails when `base`'s name is not UTF-8 (SQLite takes UTF-8 file names), or when its
+/// directory does not let this process create files there, where the case files go. The
+/// probe is a new file, removed at once; a name already there is not ours and is left.
+pub(crate) fn check_usable(base: &Path) -> Result<(), CheckpointError> {
+    let fail = |message: String| CheckpointError::Storage { message, source: None };
+    if base.to_str().is_none() {
+        return Err(fail(format!("{} is not valid UTF-8 (SQLite takes UTF-8 file names); rename it", base.display())));
+    }
+    let dir = match base.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let made = (0..100).find_map(|n| {
+        let probe = dir.join(format!(".conformance-write-probe-{}-{n}", std::process::id()));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+            other => Some(other.map(|_| probe)),
+        }
+    });
+    match made.unwrap_or_else(|| Err(std::io::ErrorKind::AlreadyExists.into())) {
+        Ok(probe) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(fail(format!(
+            "cannot create files in {} ({e}); the case databases are created beside {}",
+            dir.display(),
+            base.display()
+        ))),
+    }
+}
+
 /// Fails when a case file's name (`longest`, with `-journal`) is too long for the
 /// filesystem, or SQLite cannot make a database at `longest` (its path too long for SQLite,
 /// [`SQLITE_MAX_PATH`]), before any case runs.

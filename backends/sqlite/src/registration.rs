@@ -50,8 +50,9 @@ pub fn registration_with(options: SqliteOptions) -> Registration {
 /// # Errors
 /// `Storage` when the directory of `base` does not exist, `base` is a directory or another
 /// file that is not a regular one (a FIFO: refused without opening it), `base` exists and
-/// is not an SQLite database or is locked by another process, or the case files' names
-/// would be too long for the filesystem.
+/// is not an SQLite database or is locked by another process, its name is not UTF-8, its
+/// directory does not let this process create files, or the case files' names would be
+/// too long for the filesystem.
 pub fn registration_at(base: impl AsRef<Path>) -> Result<Registration, CheckpointError> {
     Ok(Registration::persistent("sqlite", SqliteStorage::beside(base, kit_options())?))
 }
@@ -111,6 +112,7 @@ impl SqliteStorage {
     pub fn beside(base: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, CheckpointError> {
         let base = base.as_ref().to_path_buf();
         crate::schema::check_path(&base)?;
+        crate::leftovers::check_usable(&base)?;
         if base.exists() {
             crate::leftovers::check_is_database(&base)?;
         }
