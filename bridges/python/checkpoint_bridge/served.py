@@ -27,13 +27,15 @@ class Operation:
     async method, the method's arguments (positional, keyword) from the request's
     ``args``, and the answer from the method's result and the saver's serde
     (docs/bridge-protocol.md, "Operations" and "Mapping to LangGraph's API"). ``large``
-    marks a read whose answer can be large, announced before it is encoded."""
+    marks a read whose answer can be large, announced before it is encoded; ``stream`` a
+    method that returns an iterator (sync) or an async iterator, collected into a list."""
 
     sync: str
     asynchronous: str
     arguments: Callable[[dict[str, Any]], tuple[list[Any], dict[str, Any]]]
     answer: Callable[[Any, Any], Any] = lambda result, serde: None
     large: bool = False
+    stream: bool = False
 
 
 def _put_arguments(a: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
@@ -62,7 +64,12 @@ OPERATIONS: dict[str, Operation] = {
         "get_tuple", "aget_tuple", lambda a: ([runnable_config(a["config"])], {}), wire_tuple, large=True
     ),
     "list": Operation(
-        "list", "alist", _list_arguments, lambda result, serde: [wire_tuple(t, serde) for t in result], large=True
+        "list",
+        "alist",
+        _list_arguments,
+        lambda result, serde: [wire_tuple(t, serde) for t in result],
+        large=True,
+        stream=True,
     ),
     "delete_thread": Operation("delete_thread", "adelete_thread", lambda a: ([a["thread_id"]], {})),
     "delete_for_runs": Operation("delete_for_runs", "adelete_for_runs", lambda a: ([list(a["run_ids"])], {})),
@@ -232,20 +239,22 @@ class ServedSaver:
         return await loop.run_in_executor(self.executor, lambda: fn(*args, **kwargs))
 
     async def call(self, op: str, *args: Any, **kwargs: Any) -> Any:
-        """Calls the method serving ``op``; a ``list`` is collected into a Python list."""
+        """Calls the method serving ``op``; a streamed answer (``Operation.stream``: ``list``)
+        is collected into a Python list."""
         chosen = self.plan[op]
         if chosen == "none":
             raise Unsupported(f"{type(self.saver).__name__} has no {METHODS[op][0]} method")
         sync_name, async_name = METHODS[op]
+        stream = OPERATIONS[op].stream
         if op == "put_writes" and not self.writes_task_path:
             args = args[:3]
         if chosen == "async":
             method = getattr(self.saver, async_name)
-            if op == "list":
+            if stream:
                 return [t async for t in method(*args, **kwargs)]
             return await method(*args, **kwargs)
         method = getattr(self.saver, sync_name)
-        if op == "list":
+        if stream:
             return await self.run_sync(lambda: list(method(*args, **kwargs)))
         return await self.run_sync(method, *args, **kwargs)
 
