@@ -80,7 +80,7 @@ pub use report::{
 pub use run::{AfterCases, Detection, Planned, RunOptions};
 pub use saver_call::{Forward, Invocation, Put, PutWrites, SaverCall, METHODS};
 pub use session::{Knowledge, Session, Start};
-pub use storage::Storage;
+pub use storage::{Reach, Storage};
 pub use strength::{lack_reason, Feature, Strength, LACKS_PREFIX};
 pub use traced::CallNote;
 pub use types::*;
