@@ -307,6 +307,60 @@ mod tests {
         crate::run::lifespan_teardown(&plain).unwrap();
     }
 
+    /// A storage that reaches `reach` at most, whose location `loc-1` reaches
+    /// `OtherProcesses`, declares `lacks` and counts its releases.
+    struct Reaching {
+        reach: Reach,
+        released: Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl Storage for Arc<Reaching> {
+        type Saver = Nothing;
+        async fn create(&self) -> Result<String, BoxError> {
+            Ok("loc-1".into())
+        }
+        async fn open(&self, _: &str) -> Result<Nothing, BoxError> {
+            Ok(Nothing)
+        }
+        async fn destroy(&self, _: &str) -> Result<(), BoxError> {
+            Ok(())
+        }
+        fn reach(&self) -> Reach {
+            self.reach
+        }
+        fn reach_of(&self, _: &str) -> Reach {
+            Reach::OtherProcesses
+        }
+        fn lacks(&self, _: &str) -> BTreeSet<Feature> {
+            [Feature::WideNumbers].into()
+        }
+        async fn release(&self, location: &str) -> Result<(), BoxError> {
+            self.released.lock().unwrap().push(location.to_owned());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_reach_decides_reopen_location_and_open_at_and_the_instance_declares_and_releases() {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        for (reach, reopens, located) in [
+            (Reach::FirstInstance, false, false),
+            (Reach::ThisProcess, true, false),
+            (Reach::OtherProcesses, true, true),
+        ] {
+            let storage = Arc::new(Reaching { reach, released: Mutex::default() });
+            let reg = Registration::persistent("reaching", storage.clone());
+            assert_eq!(reg.can_open_at(), located, "{reach:?}");
+            let mut fixture = rt.block_on(reg.fixture()).unwrap();
+            assert_eq!(fixture.lacks(), &BTreeSet::from([Feature::WideNumbers]));
+            rt.block_on(fixture.close_instance()).unwrap();
+            assert_eq!(*storage.released.lock().unwrap(), ["loc-1"], "{reach:?}");
+            let (_, _, reopen, location) = fixture.into_parts();
+            assert_eq!((reopen.is_some(), location.is_some()), (reopens, located), "{reach:?}");
+        }
+    }
+
     #[test]
     fn a_failed_open_destroys_the_fresh_location() {
         let storage = Arc::new(Recorded { fail_open: true, ..Recorded::default() });
