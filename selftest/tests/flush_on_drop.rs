@@ -99,7 +99,7 @@ impl CheckpointSaver for FlushOnDrop {
     }
 }
 
-/// The case's in-memory storage (one case at a time): every instance is a new
+/// The in-memory storage of the one fixture a replay makes: every instance is a new
 /// [`FlushOnDrop`] on it; another process cannot open it.
 #[derive(Default)]
 struct Memory(Mutex<Arc<MemorySaver>>);

@@ -197,19 +197,21 @@ fn only_concurrency_and_durability_open_a_second_instance() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     static REOPENED: AtomicUsize = AtomicUsize::new(0);
-    /// The case's in-memory saver (one case at a time) and its first instance.
+    /// Per location (cases may run at once): the case's in-memory saver and its first
+    /// instance.
     #[derive(Default)]
-    struct Counting(std::sync::Mutex<Option<(Arc<dyn CheckpointSaver>, Option<MutantSaver>)>>);
+    struct Counting(std::sync::Mutex<Vec<(Arc<dyn CheckpointSaver>, Option<MutantSaver>)>>);
     #[async_trait]
     impl Storage for Counting {
         type Saver = MutantSaver;
         async fn create(&self) -> Result<String, BoxError> {
-            *self.0.lock().unwrap() = Some((Arc::new(checkpoint_memory::MemorySaver::new()), None));
-            Ok("memory".into())
+            let mut cases = self.0.lock().unwrap();
+            cases.push((Arc::new(checkpoint_memory::MemorySaver::new()), None));
+            Ok((cases.len() - 1).to_string())
         }
-        async fn open(&self, _: &str) -> Result<MutantSaver, BoxError> {
-            let mut case = self.0.lock().unwrap();
-            let (inner, first) = case.as_mut().ok_or("no storage")?;
+        async fn open(&self, location: &str) -> Result<MutantSaver, BoxError> {
+            let mut cases = self.0.lock().unwrap();
+            let (inner, first) = cases.get_mut(location.parse::<usize>()?).ok_or("no storage")?;
             Ok(match first {
                 Some(first) => {
                     REOPENED.fetch_add(1, Ordering::SeqCst);
