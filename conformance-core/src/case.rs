@@ -84,7 +84,7 @@ pub enum CaseInstance {
     /// The factory's instance, open: [`CaseEnv::saver`].
     Open,
     /// None open: the runner closes the factory's instance before the case starts (drops
-    /// its handle and awaits the fixture's [`crate::Fixture::with_close`]), keeping its
+    /// its handle and awaits the storage's [`crate::Storage::release`]), keeping its
     /// storage, and the case opens the instances it needs with [`CaseEnv::reopen`], each
     /// closed when dropped. For a case whose other process opens the storage (the
     /// durability crash test's child), which a saver that allows one process per file
@@ -258,7 +258,7 @@ impl CaseEnv {
     }
 
     /// The same context with the storage location of the fixture
-    /// ([`crate::Fixture::with_location`]) and the registration's name, which the
+    /// ([`crate::Fixture::location`]) and the registration's name, which the
     /// durability crash test hands to its child process.
     pub fn for_registration(mut self, registration: impl Into<String>, location: Option<String>) -> Self {
         self.registration = registration.into();
@@ -266,7 +266,7 @@ impl CaseEnv {
         self
     }
 
-    /// The fixture's storage location ([`crate::Fixture::with_location`]), if it has one.
+    /// The fixture's storage location ([`crate::Fixture::location`]), if it has one.
     pub fn location(&self) -> Option<&str> {
         self.location.as_deref()
     }

@@ -19,19 +19,18 @@
 //! ## Enabling the durability checks (CONTRACT §4)
 //!
 //! `durability` is detected when the factory's fixture can open a second instance on the
-//! same storage ([`Fixture::with_reopen`]); the same function enables the two-instance
-//! case of `concurrency`. The crash test of `durability` also needs to open the storage
-//! from another process: it re-executes the test binary as a child that writes to the
-//! storage and is killed with SIGKILL. For that the fixture names its storage with an
-//! opaque locator ([`Fixture::with_location`]: a file path, a URL with a schema name) and
-//! the registration says how to open a locator ([`Registration::open_at`]); the front end
-//! (the `checkpointer_test!` main, `cargo xtask conformance`, or a `main` that calls
-//! `validate`) calls `conformance_spec::child_main_if_requested` first thing in `main`.
-//! A [`Storage`] impl registered with [`Registration::persistent`] gives all three from
-//! one declaration (create a location, open it, destroy it).
-//! A persistent saver that gives all three gets the full `durability` capability; one that
-//! gives only `with_reopen` gets a failing crash case whose message says what is missing.
-//! An in-memory saver gives none of them and `durability` is reported as not implemented.
+//! same storage; the same reopen enables the two-instance case of `concurrency`. The crash
+//! test of `durability` also needs to open the storage from another process: it
+//! re-executes the test binary as a child that writes to the storage and is killed with
+//! SIGKILL, handing it the case's location (a file path, a URL with a schema name). A
+//! [`Storage`] impl registered with [`Registration::persistent`] gives all of it from one
+//! declaration (create a location, open it, destroy it), and the front end (the
+//! `checkpointer_test!` main, `cargo xtask conformance`, or a `main` that calls `validate`)
+//! calls `conformance_spec::child_main_if_requested` first thing in `main`. A storage that
+//! reaches less far says so with [`Storage::reach`] ([`Reach::ThisProcess`]: reopened in
+//! this process only, whose crash case fails saying what is missing;
+//! [`Reach::FirstInstance`]: no reopen). An in-memory saver registered with
+//! [`Registration::new`] has no reopen and `durability` is reported as not implemented.
 //!
 //! Cases can report facts (the number of kills, the seed) with [`CaseEnv::fact`];
 //! they appear in [`CaseResult::facts`] and [`Report::facts`] as `capability.key`.
@@ -80,7 +79,7 @@ pub use report::{
 pub use run::{AfterCases, Detection, Planned, RunOptions};
 pub use saver_call::{Forward, Invocation, Put, PutWrites, SaverCall, METHODS};
 pub use session::{Knowledge, Session, Start};
-pub use storage::Storage;
+pub use storage::{Reach, Storage};
 pub use strength::{lack_reason, Feature, Strength, LACKS_PREFIX};
 pub use traced::CallNote;
 pub use types::*;

@@ -58,13 +58,12 @@ impl Fixture {
         self
     }
 
-    /// How to close the fixture's instance while keeping its storage, for a saver that
-    /// dropping does not close (one served by another process: the bridge's). The runner
-    /// drops its handle on the saver and awaits `close` before a case that starts without
-    /// an open instance ([`crate::CaseInstance::Closed`]: the durability crash test, whose
-    /// child process opens the storage). A saver that dropping closes (every Rust saver of
-    /// a [`crate::Storage`]) needs none. The cleanup still runs after the case.
-    pub fn with_close<F, Fut>(mut self, close: F) -> Self
+    /// How to close the fixture's instance while keeping its storage (a
+    /// [`Registration::persistent`]'s [`Storage::release`](crate::Storage::release)). The
+    /// runner drops its handle on the saver and awaits `close` before a case that starts
+    /// without an open instance ([`crate::CaseInstance::Closed`]: the durability crash
+    /// test, whose child process opens the storage). The cleanup still runs after the case.
+    pub(crate) fn with_close<F, Fut>(mut self, close: F) -> Self
     where
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
@@ -73,15 +72,17 @@ impl Fixture {
         self
     }
 
-    /// Takes the close given with [`Fixture::with_close`], for a front end that serves
-    /// the fixture elsewhere than in a case (the bridge's Rust server).
+    /// Takes the fixture's close (a [`Registration::persistent`]'s
+    /// [`Storage::release`](crate::Storage::release)), for a front end that serves the
+    /// fixture elsewhere than in a case (the bridge's Rust server, whose `release` runs
+    /// it). `None` once taken, and for a fixture of [`Registration::new`].
     pub fn take_close(&mut self) -> Option<CleanupFn> {
         self.close.take()
     }
 
     /// Closes the fixture's instance and keeps its storage, reopen, location and cleanup:
     /// drops the saver (a stand-in whose every base call fails saying the instance is
-    /// closed takes its place) and awaits the [`Fixture::with_close`] close, if any.
+    /// closed takes its place) and awaits the fixture's close, if any.
     ///
     /// # Errors
     /// The close's error.
@@ -94,8 +95,9 @@ impl Fixture {
     }
 
     /// Declares that another instance can be opened on the same storage, which enables
-    /// the `durability` capability and the two-instance cases (CONTRACT §4).
-    pub fn with_reopen<F, Fut, S>(mut self, reopen: F) -> Self
+    /// the `durability` capability and the two-instance cases (CONTRACT §4); given by
+    /// [`Registration::persistent`] when the location reaches [`crate::Reach::ThisProcess`].
+    pub(crate) fn with_reopen<F, Fut, S>(mut self, reopen: F) -> Self
     where
         F: Fn() -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<S, BoxError>> + Send + 'static,
@@ -110,10 +112,11 @@ impl Fixture {
     }
 
     /// Names the fixture's storage with an opaque `location` (a file path, a database URL
-    /// with a schema name, ...) that [`Registration::open_at`] can open again, in this or
-    /// another process. The durability crash test passes it to a child process that writes
-    /// to the storage and is killed (CONTRACT §4 Durability).
-    pub fn with_location(mut self, location: impl Into<String>) -> Self {
+    /// with a schema name, ...) that [`Registration::open_location`] can open again, in
+    /// another process; given by [`Registration::persistent`] when the location reaches
+    /// [`crate::Reach::OtherProcesses`]. The durability crash test passes it to a child
+    /// process that writes to the storage and is killed (CONTRACT §4 Durability).
+    pub(crate) fn with_location(mut self, location: impl Into<String>) -> Self {
         self.location = Some(location.into());
         self
     }
@@ -151,15 +154,19 @@ impl Fixture {
         &self.saver
     }
 
-    /// The storage location given with [`Fixture::with_location`], if any.
+    /// The location of the fixture's storage that another process can open
+    /// ([`Registration::open_location`]): a [`Registration::persistent`]'s
+    /// [`Storage::create`](crate::Storage::create) gave it, and it reaches
+    /// [`crate::Reach::OtherProcesses`]. `None` otherwise.
     pub fn location(&self) -> Option<&str> {
         self.location.as_deref()
     }
 
-    /// The fixture's parts: the saver, its cleanup, its reopen function and its location,
-    /// for a front end that serves a registration somewhere else than in a case (the
-    /// bridge's Rust server, `checkpoint_bridge::server`). Whoever takes them runs the
-    /// cleanup.
+    /// The fixture's parts: the saver, its cleanup, its reopen function and its location
+    /// ([`Fixture::location`]), for a front end that serves a registration somewhere else
+    /// than in a case (the bridge's Rust server, `checkpoint_bridge::server`). Whoever
+    /// takes them runs the cleanup. The reopen is `None` for a fixture of
+    /// [`Registration::new`] and of a storage that reaches [`crate::Reach::FirstInstance`].
     pub fn into_parts(self) -> (Arc<dyn CheckpointSaver>, Option<CleanupFn>, Option<ReopenFn>, Option<String>) {
         (self.saver, self.cleanup, self.reopen, self.location)
     }
@@ -225,34 +232,13 @@ impl Registration {
         self
     }
 
-    /// How to open the storage named by a fixture's [`Fixture::with_location`] again: `open`
-    /// gets the location and gives a fixture on that storage (its cleanup, reopen and
-    /// location are not used). The durability crash test calls it in a child process (the
-    /// same binary, re-executed) that has not run the lifespan setup, so it must work from
-    /// the location alone.
-    ///
-    /// A registration enables the whole `durability` capability with three pieces: the
-    /// factory's fixture has [`Fixture::with_reopen`] (which is what detection looks at)
-    /// and [`Fixture::with_location`], and the registration has `open_at`:
-    ///
-    /// ```
-    /// # use conformance_core::{Registration, Fixture, CheckpointSaver};
-    /// # struct FileSaver; impl CheckpointSaver for FileSaver {}
-    /// # fn open(_path: &str) -> Result<FileSaver, conformance_core::BoxError> { Ok(FileSaver) }
-    /// let reg = Registration::new("file", || async {
-    ///     let path = format!("/tmp/saver-{}.db", std::process::id());
-    ///     let reopen_path = path.clone();
-    ///     Ok(Fixture::new(open(&path)?)
-    ///         .with_reopen(move || {
-    ///             let p = reopen_path.clone();
-    ///             async move { open(&p) }
-    ///         })
-    ///         .with_location(path))
-    /// })
-    /// .open_at(|location| async move { Ok(Fixture::new(open(&location)?)) });
-    /// assert!(reg.can_open_at());
-    /// ```
-    pub fn open_at<F, Fut>(mut self, open: F) -> Self
+    /// How to open the storage at a fixture's location again ([`Registration::persistent`]
+    /// gives it, from [`Storage::open`](crate::Storage::open), when the storage reaches
+    /// [`crate::Reach::OtherProcesses`]): `open` gets the location and gives a fixture on
+    /// that storage (its cleanup, reopen and location are not used). The durability crash
+    /// test calls it in a child process (the same binary, re-executed) that has not run the
+    /// lifespan setup, so it must work from the location alone.
+    pub(crate) fn open_at<F, Fut>(mut self, open: F) -> Self
     where
         F: Fn(String) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Fixture, BoxError>> + Send + 'static,
@@ -261,22 +247,27 @@ impl Registration {
         self
     }
 
-    /// True when [`Registration::open_at`] was given.
+    /// True when the registration can open a location in another process: a
+    /// [`Registration::persistent`] whose [`Storage::reach`](crate::Storage::reach) is
+    /// [`crate::Reach::OtherProcesses`] (the default). The bridge's Rust server answers
+    /// `hello` with it.
     pub fn can_open_at(&self) -> bool {
         self.open_at.is_some()
     }
 
-    /// Opens the storage at `location` with the [`Registration::open_at`] function. Must
-    /// run inside a tokio runtime if the saver needs one.
+    /// Opens the storage at `location` (a [`Fixture::location`]) with the storage's
+    /// [`Storage::open`](crate::Storage::open), as the durability crash test's child process
+    /// does. Must run inside a tokio runtime if the saver needs one.
     ///
     /// # Errors
-    /// The function's error, or an error saying the registration has no `open_at`.
+    /// The storage's open error, or an error saying the registration opens no location
+    /// ([`Registration::can_open_at`] is false).
     pub async fn open_location(&self, location: &str) -> Result<Fixture, BoxError> {
         match &self.open_at {
             Some(open) => open(location.to_owned()).await,
             None => Err(format!(
-                "registration {:?} has no open_at function, so location {location:?} cannot be opened \
-                 (see Registration::open_at)",
+                "registration {:?} opens no location in another process (a Registration::persistent whose \
+                 Storage reaches Reach::OtherProcesses does), so location {location:?} cannot be opened",
                 self.name
             )
             .into()),

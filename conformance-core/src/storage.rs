@@ -4,14 +4,35 @@
 //! registration needs from it (the per-case factory, the reopen of a second instance, the
 //! location the durability crash test hands to its child process, the child's opening and
 //! the cleanup; CONTRACT §4 Durability). A registration built this way cannot be half
-//! configured (a reopen without a location, a location nobody can open).
+//! configured (a reopen without a location, a location nobody can open). A storage that
+//! reaches less far (one in memory, reopened in this process only) says so with
+//! [`Storage::reach`], and one served by another process (the bridge's) adds how its
+//! instance is closed ([`Storage::release`]) and what it lacks ([`Storage::lacks`]).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use crate::registration::Registration;
-use crate::{BoxError, CheckpointSaver, Fixture};
+use crate::{BoxError, CheckpointSaver, Feature, Fixture};
+
+/// Who can open a saver on a location of a [`Storage`] besides the case's first instance
+/// ([`Storage::reach`]); the variants are ordered, each reaching farther than the one
+/// before (CONTRACT §4 Durability).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reach {
+    /// Nobody: the case's saver is the only instance on its storage. The `durability`
+    /// capability is "not implemented" and the two-instance cases are not run.
+    FirstInstance,
+    /// Another instance in this process ([`Storage::open`] again on the location): the
+    /// `durability` capability and the two-instance cases run; the crash test fails
+    /// saying the storage names no location another process can open.
+    ThisProcess,
+    /// Also another process, from the location alone (the durability crash test's
+    /// child): the whole `durability` capability runs. The default.
+    OtherProcesses,
+}
 
 /// A kind of persistent storage a saver lives on: a file per case, a schema per case on
 /// one server, ...
@@ -81,11 +102,52 @@ pub trait Storage: Send + Sync + 'static {
     async fn teardown(&self) -> Result<(), BoxError> {
         Ok(())
     }
+
+    /// How far the storage's locations reach ([`Reach`]): the most any location does. Below
+    /// [`Reach::OtherProcesses`] the registration opens no location in another process
+    /// ([`Registration::can_open_at`](crate::Registration::can_open_at) is false). By
+    /// default [`Reach::OtherProcesses`]: every location can be opened again anywhere.
+    fn reach(&self) -> Reach {
+        Reach::OtherProcesses
+    }
+
+    /// How far `location` (one [`Storage::create`] gave) reaches, for a storage whose
+    /// locations differ (the bridge's: its child answers for each); at most
+    /// [`Storage::reach`], which a farther answer is cut down to. By default
+    /// [`Storage::reach`].
+    fn reach_of(&self, location: &str) -> Reach {
+        let _ = location;
+        self.reach()
+    }
+
+    /// The features the case's instance on `location` declares it lacks (CONTRACT §5
+    /// "Declared limits"): the cases that use one are not run, with the declaration as the
+    /// reason, and the report names it. Asked once per case, after the first
+    /// [`Storage::open`] on the location. By default none.
+    fn lacks(&self, location: &str) -> BTreeSet<Feature> {
+        let _ = location;
+        BTreeSet::new()
+    }
+
+    /// Closes the case's first instance on `location` and keeps the storage, for a saver
+    /// that dropping does not close (one served by another process: the bridge's). The
+    /// runner drops its handle on the saver, then awaits this before a case that starts
+    /// without an open instance ([`crate::CaseInstance::Closed`]: the durability crash
+    /// test, whose child process opens the storage); [`Storage::destroy`] still runs after
+    /// the case. By default nothing: dropping the saver closed it.
+    ///
+    /// # Errors
+    /// The storage's error: the case fails with it, unrun.
+    async fn release(&self, location: &str) -> Result<(), BoxError> {
+        let _ = location;
+        Ok(())
+    }
 }
 
-/// A fresh fixture on a fresh location of `storage`: the saver, a reopen on the same
-/// location, the location, and a cleanup that destroys it. A failed open destroys the
-/// location before the error is returned.
+/// A fresh fixture on a fresh location of `storage`: the saver, its declared limits, its
+/// release, a reopen on the same location and the location (as far as the location
+/// reaches, [`Storage::reach_of`]), and a cleanup that destroys it. A failed open destroys
+/// the location before the error is returned.
 pub(crate) async fn fixture<S: Storage>(storage: Arc<S>) -> Result<Fixture, BoxError> {
     let location = storage.create().await?;
     let saver = match storage.open(&location).await {
@@ -96,15 +158,22 @@ pub(crate) async fn fixture<S: Storage>(storage: Arc<S>) -> Result<Fixture, BoxE
             return Err(e);
         }
     };
-    let (reopen, at) = (storage.clone(), location.clone());
-    let cleanup_at = location.clone();
-    Ok(Fixture::new(saver)
-        .with_location(location)
-        .with_reopen(move || {
+    let reach = storage.reach_of(&location).min(storage.reach());
+    let mut fixture = Fixture::new(saver);
+    fixture.lacks = storage.lacks(&location);
+    let (release, at) = (storage.clone(), location.clone());
+    fixture = fixture.with_close(move || async move { release.release(&at).await });
+    if reach >= Reach::ThisProcess {
+        let (reopen, at) = (storage.clone(), location.clone());
+        fixture = fixture.with_reopen(move || {
             let (storage, at) = (reopen.clone(), at.clone());
             async move { storage.open(&at).await }
-        })
-        .with_cleanup(move || async move { storage.destroy(&cleanup_at).await }))
+        });
+    }
+    if reach >= Reach::OtherProcesses {
+        fixture = fixture.with_location(location.clone());
+    }
+    Ok(fixture.with_cleanup(move || async move { storage.destroy(&location).await }))
 }
 
 /// A fixture on the existing `location` of `storage` (the crash child's opening): the
@@ -120,22 +189,26 @@ impl Registration {
     /// capability and the two-instance cases, CONTRACT §4), the location for the crash
     /// test's child (opened there with [`Storage::open`]), and a cleanup that destroys the
     /// location ([`Storage::destroy`]); its lifespan is [`Storage::setup`] and
-    /// [`Storage::teardown`]. Skips, timeout and runtime are added as on any registration.
+    /// [`Storage::teardown`]. A storage that reaches less far ([`Storage::reach`]) gets no
+    /// location or no reopen; its instance declares [`Storage::lacks`] and is closed with
+    /// [`Storage::release`]. Skips, timeout and runtime are added as on any registration.
     pub fn persistent(name: impl Into<String>, storage: impl Storage) -> Self {
         let storage = Arc::new(storage);
         let (opener, setup, teardown) = (storage.clone(), storage.clone(), storage.clone());
-        Registration::new(name, move || fixture(storage.clone()))
-            .open_at(move |location| open_fixture(opener.clone(), location))
-            .lifespan(
-                move || {
-                    let storage = setup.clone();
-                    async move { storage.setup().await }
-                },
-                move || {
-                    let storage = teardown.clone();
-                    async move { storage.teardown().await }
-                },
-            )
+        let mut registration = Registration::new(name, move || fixture(storage.clone()));
+        if opener.reach() >= Reach::OtherProcesses {
+            registration = registration.open_at(move |location| open_fixture(opener.clone(), location));
+        }
+        registration.lifespan(
+            move || {
+                let storage = setup.clone();
+                async move { storage.setup().await }
+            },
+            move || {
+                let storage = teardown.clone();
+                async move { storage.teardown().await }
+            },
+        )
     }
 }
 
@@ -232,6 +305,60 @@ mod tests {
         let plain = Registration::persistent("rec", Arc::new(Recorded::default()));
         crate::run::lifespan_setup(&plain).unwrap();
         crate::run::lifespan_teardown(&plain).unwrap();
+    }
+
+    /// A storage that reaches `reach` at most, whose location `loc-1` reaches
+    /// `OtherProcesses`, declares `lacks` and counts its releases.
+    struct Reaching {
+        reach: Reach,
+        released: Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl Storage for Arc<Reaching> {
+        type Saver = Nothing;
+        async fn create(&self) -> Result<String, BoxError> {
+            Ok("loc-1".into())
+        }
+        async fn open(&self, _: &str) -> Result<Nothing, BoxError> {
+            Ok(Nothing)
+        }
+        async fn destroy(&self, _: &str) -> Result<(), BoxError> {
+            Ok(())
+        }
+        fn reach(&self) -> Reach {
+            self.reach
+        }
+        fn reach_of(&self, _: &str) -> Reach {
+            Reach::OtherProcesses
+        }
+        fn lacks(&self, _: &str) -> BTreeSet<Feature> {
+            [Feature::WideNumbers].into()
+        }
+        async fn release(&self, location: &str) -> Result<(), BoxError> {
+            self.released.lock().unwrap().push(location.to_owned());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_reach_decides_reopen_location_and_open_at_and_the_instance_declares_and_releases() {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        for (reach, reopens, located) in [
+            (Reach::FirstInstance, false, false),
+            (Reach::ThisProcess, true, false),
+            (Reach::OtherProcesses, true, true),
+        ] {
+            let storage = Arc::new(Reaching { reach, released: Mutex::default() });
+            let reg = Registration::persistent("reaching", storage.clone());
+            assert_eq!(reg.can_open_at(), located, "{reach:?}");
+            let mut fixture = rt.block_on(reg.fixture()).unwrap();
+            assert_eq!(fixture.lacks(), &BTreeSet::from([Feature::WideNumbers]));
+            rt.block_on(fixture.close_instance()).unwrap();
+            assert_eq!(*storage.released.lock().unwrap(), ["loc-1"], "{reach:?}");
+            let (_, _, reopen, location) = fixture.into_parts();
+            assert_eq!((reopen.is_some(), location.is_some()), (reopens, located), "{reach:?}");
+        }
     }
 
     #[test]

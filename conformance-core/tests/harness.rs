@@ -372,23 +372,34 @@ fn finds_the_instance_closed(ctx: CaseEnv) -> conformance_core::CaseFuture {
     })
 }
 
+/// A storage whose instances are [`Counted`], counting its releases and destroys.
+struct CountedStorage;
+
+#[async_trait]
+impl conformance_core::Storage for CountedStorage {
+    type Saver = Counted;
+    async fn create(&self) -> Result<String, BoxError> {
+        Ok("counted".into())
+    }
+    async fn open(&self, _: &str) -> Result<Counted, BoxError> {
+        Ok(Counted)
+    }
+    async fn destroy(&self, _: &str) -> Result<(), BoxError> {
+        CLEANED.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+    async fn release(&self, _: &str) -> Result<(), BoxError> {
+        CLOSED.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
 /// A case marked [`conformance_core::CaseInstance::Closed`] starts after the factory's
-/// instance was dropped and the fixture's close awaited; reopen still works, and the
+/// instance was dropped and the storage's release awaited; reopen still works, and the
 /// cleanup runs after the case.
 #[test]
 fn a_case_without_an_open_instance_gets_it_closed_first() {
-    let reg = Registration::new("counted", || async {
-        Ok(Fixture::new(Counted)
-            .with_close(|| async {
-                CLOSED.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            })
-            .with_reopen(|| async { Ok(Misbehaving(Mode::Fine)) })
-            .with_cleanup(|| async {
-                CLEANED.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            }))
-    });
+    let reg = Registration::persistent("counted", CountedStorage);
     let closed = SpecCase {
         instance: conformance_core::CaseInstance::Closed,
         ..case(Capability::Durability, "closed", finds_the_instance_closed)

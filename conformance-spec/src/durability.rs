@@ -2,10 +2,12 @@
 //! returned `Ok`, the data is visible to a new instance opened on the same storage, and it
 //! survives the process being killed (bug scenario S20).
 //!
-//! The capability is detected when the registration's fixture can reopen its storage
-//! ([`conformance_core::Fixture::with_reopen`]); the crash case also needs
-//! [`conformance_core::Fixture::with_location`], [`conformance_core::Registration::open_at`]
-//! and a front end that calls [`crate::child_main_if_requested`] (see [`crate::crash`]).
+//! The capability is detected when the registration's fixture can reopen its storage (a
+//! [`conformance_core::Registration::persistent`] whose [`conformance_core::Storage::reach`]
+//! is at least [`conformance_core::Reach::ThisProcess`]); the crash case also needs a
+//! location another process can open ([`conformance_core::Reach::OtherProcesses`], the
+//! default) and a front end that calls [`crate::child_main_if_requested`] (see
+//! [`crate::crash`]).
 
 use conformance_core::{Capability, CheckpointConfig, ListOptions, TypedValue, ERROR, INTERRUPT};
 use serde_json::json;
@@ -208,17 +210,16 @@ mod tests {
     struct NoReopen;
     impl conformance_core::CheckpointSaver for NoReopen {}
 
-    /// Forced to run on a fixture without `with_reopen`, the crash case says so, and does
-    /// not claim the fixture can reopen.
+    /// Forced to run on a fixture without a reopen, the crash case says so, and does not
+    /// claim the fixture can reopen.
     #[test]
-    fn forced_crash_case_names_the_missing_with_reopen() {
-        let reg = conformance_core::Registration::new("no-reopen", || async {
-            Ok(conformance_core::Fixture::new(NoReopen).with_location("nowhere"))
-        });
+    fn forced_crash_case_names_the_missing_reopen() {
+        let reg =
+            conformance_core::Registration::new("no-reopen", || async { Ok(conformance_core::Fixture::new(NoReopen)) });
         let cases = super::cases();
         let case = cases.iter().find(|c| c.name == "acknowledged_writes_survive_kill").expect("the crash case");
         let r = conformance_core::run::execute_case(&reg, case);
         let m = r.message.unwrap_or_default();
-        assert!(m.contains("has no Fixture::with_reopen") && !m.contains("can reopen"), "{m}");
+        assert!(m.contains("cannot open a second instance") && !m.contains("can reopen"), "{m}");
     }
 }

@@ -1,16 +1,17 @@
 //! The registrations of the mutants: each case gets a fresh base saver ([`Base`]) wrapped
-//! in a [`MutantSaver`] with a fresh bug, a way to open more instances on that storage
-//! (for the two-instance and durability cases) and, for a base with a location, the
-//! location and `open_at` the durability crash test needs.
+//! in a [`MutantSaver`] with a fresh bug, on a [`Storage`] that opens more instances on
+//! that storage (for the two-instance and durability cases) and, for a base with a
+//! location, opens the location in the durability crash test's child process.
 
 use std::collections::HashMap;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use checkpoint_memory::MemorySaver;
 use conformance_core::leftovers::{self, ScratchDir};
-use conformance_core::{async_trait, BoxError, CheckpointSaver, Fixture, Registration, Storage};
+use conformance_core::{async_trait, BoxError, CheckpointSaver, Reach, Registration, Storage};
 
 use crate::bug::{Bug, NoBug};
 use crate::catalog::{make, Base, Mutant, MUTANTS};
@@ -32,59 +33,89 @@ pub fn reference(base: Base) -> Registration {
 
 /// The registration `name` of a [`MutantSaver`] on `base` with the bug `make` gives.
 pub fn registration_of(name: &str, base: Base, make: fn() -> Arc<dyn Bug>) -> Registration {
-    match base {
-        Base::Memory => Registration::new(name, move || async move {
-            let inner: Arc<dyn CheckpointSaver> = Arc::new(MemorySaver::new());
-            let saver = Arc::new(MutantSaver::new(inner.clone(), make()));
-            let first = saver.clone();
-            Ok(Fixture::from_arc(saver).with_reopen(move || {
-                let other = first.reopen(inner.clone());
-                async move { Ok(other) }
-            }))
-        }),
-        Base::Sqlite => Registration::persistent(name, MutantSqlite { make, cases: Mutex::default() }),
-    }
-    .timeout(TIMEOUT)
+    Registration::persistent(name, MutantStorage { base, make, cases: Mutex::default(), made: AtomicU64::new(0) })
+        .timeout(TIMEOUT)
 }
 
-/// The SQLite base's storage ([`Storage`]): a per-case directory holding one database file,
-/// whose path is the location. The first saver opened on a location is the case's
-/// [`MutantSaver`] with a fresh bug; every later one in this process (a reopen) is another
-/// instance of it, sharing the bug ([`MutantSaver::reopen`]). The crash test's child
-/// process, which opens the location without creating it, gets a fresh bug.
-struct MutantSqlite {
+/// One case's storage: what the base keeps it in, and the case's first saver.
+struct Case {
+    /// The in-memory base's one saver, shared by every instance; a SQLite case's
+    /// directory, holding its database file.
+    kept: Kept,
+    first: Option<MutantSaver>,
+}
+
+enum Kept {
+    Memory(Arc<dyn CheckpointSaver>),
+    Sqlite(ScratchDir),
+}
+
+/// The mutants' storage ([`Storage`]) on `base`. The first saver opened on a location is
+/// the case's [`MutantSaver`] with a fresh bug; every later one in this process (a reopen)
+/// is another instance of it, sharing the bug ([`MutantSaver::reopen`]).
+///
+/// The in-memory base's location is a name made here: a reopen shares its one in-memory
+/// saver, and no other process can open it ([`Reach::ThisProcess`]). The SQLite base's is
+/// the path of the database file in a per-case directory; the crash test's child process,
+/// which opens the location without creating it, gets a fresh bug.
+struct MutantStorage {
+    base: Base,
     make: fn() -> Arc<dyn Bug>,
-    /// Per location: the case's directory and its first saver.
-    cases: Mutex<HashMap<String, (ScratchDir, Option<MutantSaver>)>>,
+    /// Per location, the case.
+    cases: Mutex<HashMap<String, Case>>,
+    /// The number of in-memory locations made.
+    made: AtomicU64,
 }
 
 #[async_trait]
-impl Storage for MutantSqlite {
+impl Storage for MutantStorage {
     type Saver = MutantSaver;
 
     async fn create(&self) -> Result<String, BoxError> {
-        let dir = case_dir()?;
-        let path = dir.path().join("checkpoints.sqlite");
-        let location = path.to_str().ok_or_else(|| format!("{} is not valid UTF-8", path.display()))?.to_owned();
-        lock(&self.cases).insert(location.clone(), (dir, None));
+        let (location, kept) = match self.base {
+            Base::Memory => {
+                let n = self.made.fetch_add(1, Ordering::Relaxed);
+                (format!("memory-{n}"), Kept::Memory(Arc::new(MemorySaver::new())))
+            }
+            Base::Sqlite => {
+                let dir = case_dir()?;
+                let path = dir.path().join("checkpoints.sqlite");
+                let location = path.to_str().ok_or_else(|| format!("{} is not valid UTF-8", path.display()))?;
+                (location.to_owned(), Kept::Sqlite(dir))
+            }
+        };
+        lock(&self.cases).insert(location.clone(), Case { kept, first: None });
         Ok(location)
     }
 
     async fn open(&self, location: &str) -> Result<MutantSaver, BoxError> {
-        let inner = open_sqlite(location).await?;
+        let inner = match self.base {
+            Base::Sqlite => open_sqlite(location).await?,
+            Base::Memory => match lock(&self.cases).get(location).map(|c| &c.kept) {
+                Some(Kept::Memory(saver)) => saver.clone(),
+                _ => return Err(format!("no in-memory storage {location:?} in this process").into()),
+            },
+        };
         let mut cases = lock(&self.cases);
         Ok(match cases.get_mut(location) {
-            Some((_, Some(first))) => first.reopen(inner),
-            Some((_, first)) => first.insert(MutantSaver::new(inner, (self.make)())).clone(),
+            Some(Case { first: Some(first), .. }) => first.reopen(inner),
+            Some(Case { first, .. }) => first.insert(MutantSaver::new(inner, (self.make)())).clone(),
             None => MutantSaver::new(inner, (self.make)()),
         })
     }
 
     async fn destroy(&self, location: &str) -> Result<(), BoxError> {
         let case = lock(&self.cases).remove(location);
-        match case {
-            Some((dir, _)) => dir.close().map_err(BoxError::from),
-            None => Ok(()),
+        match case.map(|c| c.kept) {
+            Some(Kept::Sqlite(dir)) => dir.close().map_err(BoxError::from),
+            Some(Kept::Memory(_)) | None => Ok(()),
+        }
+    }
+
+    fn reach(&self) -> Reach {
+        match self.base {
+            Base::Memory => Reach::ThisProcess,
+            Base::Sqlite => Reach::OtherProcesses,
         }
     }
 }

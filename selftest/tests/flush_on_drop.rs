@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use checkpoint_memory::MemorySaver;
 use conformance_core::{
-    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSaver, CheckpointTuple, Fixture, ListOptions, Registration, TypedValue,
+    BoxError, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointSaver, CheckpointTuple, ListOptions, Reach, Registration, Storage, TypedValue,
 };
 use conformance_spec::fuzz::replay;
 use conformance_spec::fuzz::trace::Trace;
@@ -99,16 +99,33 @@ impl CheckpointSaver for FlushOnDrop {
     }
 }
 
+/// The in-memory storage of the one fixture a replay makes: every instance is a new
+/// [`FlushOnDrop`] on it; another process cannot open it.
+#[derive(Default)]
+struct Memory(Mutex<Arc<MemorySaver>>);
+
+#[async_trait]
+impl Storage for Memory {
+    type Saver = FlushOnDrop;
+    async fn create(&self) -> Result<String, BoxError> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(MemorySaver::new());
+        Ok("memory".into())
+    }
+    async fn open(&self, _: &str) -> Result<FlushOnDrop, BoxError> {
+        let storage = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        Ok(FlushOnDrop { storage, queue: Mutex::default() })
+    }
+    async fn destroy(&self, _: &str) -> Result<(), BoxError> {
+        Ok(())
+    }
+    fn reach(&self) -> Reach {
+        Reach::ThisProcess
+    }
+}
+
 /// Every fixture gets its own storage; a reopen is a new instance on it.
 fn registration() -> Registration {
-    Registration::new("flush-on-drop", || async {
-        let storage = Arc::new(MemorySaver::new());
-        let first = FlushOnDrop { storage: storage.clone(), queue: Mutex::default() };
-        Ok(Fixture::new(first).with_reopen(move || {
-            let storage = storage.clone();
-            async move { Ok(FlushOnDrop { storage, queue: Mutex::default() }) }
-        }))
-    })
+    Registration::persistent("flush-on-drop", Memory::default())
 }
 
 fn trace(name: &str) -> Trace {

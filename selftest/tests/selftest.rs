@@ -192,20 +192,42 @@ fn concurrency_and_crash_mutants_are_caught_by_their_cases() {
 /// those capabilities, never a base one (issue 13). The memory saver's
 /// fixture here counts the second instances opened and must pass every case.
 fn only_concurrency_and_durability_open_a_second_instance() {
+    use conformance_core::{async_trait, BoxError, CheckpointSaver, Reach, Storage};
+    use conformance_selftest::{MutantSaver, NoBug};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     static REOPENED: AtomicUsize = AtomicUsize::new(0);
-    let registration = Registration::new("memory-counting-reopens", || async {
-        let inner: Arc<dyn conformance_core::CheckpointSaver> = Arc::new(checkpoint_memory::MemorySaver::new());
-        let saver =
-            Arc::new(conformance_selftest::MutantSaver::new(inner.clone(), Arc::new(conformance_selftest::NoBug)));
-        let first = saver.clone();
-        Ok(conformance_core::Fixture::from_arc(saver).with_reopen(move || {
-            REOPENED.fetch_add(1, Ordering::SeqCst);
-            let other = first.reopen(inner.clone());
-            async move { Ok(other) }
-        }))
-    });
+    /// Per location (cases may run at once): the case's in-memory saver and its first
+    /// instance.
+    #[derive(Default)]
+    struct Counting(std::sync::Mutex<Vec<(Arc<dyn CheckpointSaver>, Option<MutantSaver>)>>);
+    #[async_trait]
+    impl Storage for Counting {
+        type Saver = MutantSaver;
+        async fn create(&self) -> Result<String, BoxError> {
+            let mut cases = self.0.lock().unwrap();
+            cases.push((Arc::new(checkpoint_memory::MemorySaver::new()), None));
+            Ok((cases.len() - 1).to_string())
+        }
+        async fn open(&self, location: &str) -> Result<MutantSaver, BoxError> {
+            let mut cases = self.0.lock().unwrap();
+            let (inner, first) = cases.get_mut(location.parse::<usize>()?).ok_or("no storage")?;
+            Ok(match first {
+                Some(first) => {
+                    REOPENED.fetch_add(1, Ordering::SeqCst);
+                    first.reopen(inner.clone())
+                }
+                None => first.insert(MutantSaver::new(inner.clone(), Arc::new(NoBug))).clone(),
+            })
+        }
+        async fn destroy(&self, _: &str) -> Result<(), BoxError> {
+            Ok(())
+        }
+        fn reach(&self) -> Reach {
+            Reach::ThisProcess
+        }
+    }
+    let registration = Registration::persistent("memory-counting-reopens", Counting::default());
     let single: BTreeSet<conformance_core::Capability> = conformance_core::Capability::ALL
         .into_iter()
         .filter(|c| {

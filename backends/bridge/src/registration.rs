@@ -3,12 +3,12 @@
 //! case, reopen and open-by-location for durability (docs/bridge-protocol.md,
 //! "Lifetime").
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use conformance_core::{BoxError, Feature, Fixture, Registration, Report};
+use conformance_core::{async_trait, BoxError, Feature, Reach, Registration, Report, Storage};
 
 use crate::process::{ChildCommand, Connection, StuckOps};
 use crate::protocol::{parse_lacks, Hello, HelloArgs, NoArgs, Opened, Reopened, ServedSaver, PROTOCOL_VERSION};
@@ -61,6 +61,10 @@ struct Supervisor {
     /// From the lifespan's setup to its teardown: an interrupt removes the run directories
     /// of the processes that are gone, as the teardown does (see [`Supervisor::setup`]).
     sweep_on_interrupt: Mutex<Option<conformance_core::leftovers::InterruptGuard>>,
+    /// The cases' storages by location ([`BridgeStorage`]).
+    cases: Mutex<HashMap<String, Case>>,
+    /// The number of locations made here for storages the child gave none for.
+    made: std::sync::atomic::AtomicU64,
 }
 
 /// Tells the running call's or hook's note (`conformance_core::CallNote`) `text`, which a
@@ -209,14 +213,49 @@ impl Supervisor {
         }
         Ok(lacks)
     }
+}
 
-    /// A fresh storage and an instance on it, as a fixture whose cleanup closes it.
-    async fn open(self: Arc<Self>) -> Result<Fixture, BoxError> {
-        let conn = self.connection().await?;
+/// One case's storage in the child, by the location [`BridgeStorage::create`] gave: the
+/// `open` answer's handle and what the child said of it.
+struct Case {
+    conn: Arc<Connection>,
+    handle: u64,
+    /// The case's first instance (the `open` handle) was given out by [`Storage::open`].
+    opened: bool,
+    reach: Reach,
+    lacks: BTreeSet<Feature>,
+}
+
+/// The bridge's [`Storage`]: the child creates a storage and its first instance in one
+/// `open`, so [`Storage::create`] sends it and keeps the handle, and the first
+/// [`Storage::open`] of the location gives that instance; a later one in this process sends
+/// `reopen` on it, and one of a location this process did not create (the crash test's
+/// child process) sends `open_at`. The case's cleanup sends `close` and its release
+/// `release` (docs/bridge-protocol.md, "Operations").
+///
+/// The location is the child's when it gave one and can reopen; otherwise (or when a case
+/// left before, timed out and not cleaned up, holds the same location) one made here that
+/// no other process is given.
+struct BridgeStorage(Arc<Supervisor>);
+
+impl BridgeStorage {
+    /// The case of `location`.
+    fn case<T>(&self, location: &str, f: impl FnOnce(&mut Case) -> T) -> Option<T> {
+        self.0.cases.lock().unwrap_or_else(|e| e.into_inner()).get_mut(location).map(f)
+    }
+}
+
+#[async_trait]
+impl Storage for BridgeStorage {
+    type Saver = BridgeSaver;
+
+    async fn create(&self) -> Result<String, BoxError> {
+        let sup = &self.0;
+        let conn = sup.connection().await?;
         let opened: Opened = conn.call("open", None, &NoArgs {}).await.map_err(|e| to_error("open", e, false))?;
-        self.note_served(&opened.saver);
+        sup.note_served(&opened.saver);
         let handle = opened.handle;
-        let lacks = match self.lacks(&opened) {
+        let lacks = match sup.lacks(&opened) {
             Ok(l) => l,
             Err(e) => {
                 // The declaration's error is the one to report; a child that does not
@@ -229,45 +268,79 @@ impl Supervisor {
                 return Err(e.into());
             }
         };
-        let saver = BridgeSaver::new(conn.clone(), handle, false);
-        let (close_conn, release_conn) = (conn.clone(), conn.clone());
-        let mut fixture = Fixture::new(saver)
-            .with_cleanup(move || handle_op(close_conn, "close", handle, "closing"))
-            // The instance lives in the child: dropping the host's handle does not close it.
-            .with_close(move || handle_op(release_conn, "release", handle, "releasing"));
-        for feature in lacks {
-            fixture = fixture.lacking(feature);
-        }
-        if opened.reopen {
-            let sup = self.clone();
-            fixture = fixture.with_reopen(move || {
-                let (conn, sup) = (conn.clone(), sup.clone());
-                async move {
-                    let r: Reopened = conn
-                        .call("reopen", Some(handle), &NoArgs {})
-                        .await
-                        .map_err(|e| BoxError::from(to_error("reopen", e, false)))?;
-                    sup.note_served(&r.saver);
-                    Ok(BridgeSaver::new(conn, r.handle, true))
-                }
-            });
-            if let Some(location) = opened.location {
-                fixture = fixture.with_location(location);
+        let mut cases = sup.cases.lock().unwrap_or_else(|e| e.into_inner());
+        let given = opened.location.filter(|l| opened.reopen && !cases.contains_key(l));
+        let reach = match (opened.reopen, &given) {
+            (false, _) => Reach::FirstInstance,
+            (true, None) => Reach::ThisProcess,
+            (true, Some(_)) => Reach::OtherProcesses,
+        };
+        let location = given.unwrap_or_else(|| loop {
+            let made = format!("bridge-case-{}", sup.made.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+            if !cases.contains_key(&made) {
+                break made;
             }
-        }
-        Ok(fixture)
+        });
+        cases.insert(location.clone(), Case { conn, handle, opened: false, reach, lacks });
+        Ok(location)
     }
 
-    /// An instance on the storage at `location` (the crash test's child process).
-    async fn open_at(self: Arc<Self>, location: String) -> Result<Fixture, BoxError> {
-        let conn = self.connection().await?;
-        #[derive(serde::Serialize)]
-        struct At<'a> {
-            location: &'a str,
+    async fn open(&self, location: &str) -> Result<BridgeSaver, BoxError> {
+        let case = self.case(location, |c| (c.conn.clone(), c.handle, std::mem::replace(&mut c.opened, true)));
+        match case {
+            Some((conn, handle, false)) => Ok(BridgeSaver::new(conn, handle, false)),
+            Some((conn, handle, true)) => {
+                let r: Reopened = conn
+                    .call("reopen", Some(handle), &NoArgs {})
+                    .await
+                    .map_err(|e| BoxError::from(to_error("reopen", e, false)))?;
+                self.0.note_served(&r.saver);
+                Ok(BridgeSaver::new(conn, r.handle, true))
+            }
+            None => {
+                // A storage of another process (the crash test's child).
+                let conn = self.0.connection().await?;
+                #[derive(serde::Serialize)]
+                struct At<'a> {
+                    location: &'a str,
+                }
+                let r: Reopened =
+                    conn.call("open_at", None, &At { location }).await.map_err(|e| to_error("open_at", e, false))?;
+                Ok(BridgeSaver::new(conn, r.handle, true))
+            }
         }
-        let r: Reopened =
-            conn.call("open_at", None, &At { location: &location }).await.map_err(|e| to_error("open_at", e, false))?;
-        Ok(Fixture::new(BridgeSaver::new(conn, r.handle, true)).with_location(location))
+    }
+
+    async fn destroy(&self, location: &str) -> Result<(), BoxError> {
+        let case = self.0.cases.lock().unwrap_or_else(|e| e.into_inner()).remove(location);
+        match case {
+            Some(c) => handle_op(c.conn, "close", c.handle, "closing").await,
+            None => Ok(()),
+        }
+    }
+
+    async fn setup(&self) -> Result<(), BoxError> {
+        self.0.setup().await
+    }
+
+    async fn teardown(&self) -> Result<(), BoxError> {
+        self.0.teardown().await
+    }
+
+    fn reach_of(&self, location: &str) -> Reach {
+        self.case(location, |c| c.reach).unwrap_or(Reach::FirstInstance)
+    }
+
+    fn lacks(&self, location: &str) -> BTreeSet<Feature> {
+        self.case(location, |c| c.lacks.clone()).unwrap_or_default()
+    }
+
+    /// The instance lives in the child: dropping the host's handle does not close it.
+    async fn release(&self, location: &str) -> Result<(), BoxError> {
+        match self.case(location, |c| (c.conn.clone(), c.handle)) {
+            Some((conn, handle)) => handle_op(conn, "release", handle, "releasing").await,
+            None => Ok(()),
+        }
     }
 }
 
@@ -348,20 +421,10 @@ impl BridgeRegistration {
             set_up: std::sync::atomic::AtomicBool::new(false),
             stuck_ops: StuckOps::default(),
             sweep_on_interrupt: Mutex::new(None),
+            cases: Mutex::default(),
+            made: std::sync::atomic::AtomicU64::new(0),
         });
-        let (s1, s2, s3, s4) = (supervisor.clone(), supervisor.clone(), supervisor.clone(), supervisor.clone());
-        let registration = Registration::new(name, move || s1.clone().open())
-            .open_at(move |location| s2.clone().open_at(location))
-            .lifespan(
-                move || {
-                    let s = s3.clone();
-                    async move { s.setup().await }
-                },
-                move || {
-                    let s = s4.clone();
-                    async move { s.teardown().await }
-                },
-            );
+        let registration = Registration::persistent(name, BridgeStorage(supervisor.clone()));
         Self { registration, supervisor }
     }
 

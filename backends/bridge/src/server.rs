@@ -56,7 +56,8 @@ pub fn rust_registration(name: &str, work_dir: PathBuf) -> Result<BridgeRegistra
 struct Instance {
     /// `None` once `release` closed it (the handle and the case's storage are kept).
     saver: Option<Arc<dyn CheckpointSaver>>,
-    /// The fixture's close ([`conformance_core::Fixture::with_close`]), run by `release`.
+    /// The fixture's close ([`conformance_core::Fixture::take_close`]: its storage's
+    /// `Storage::release`), run by `release`.
     close: Option<CleanupFn>,
     cleanup: Option<CleanupFn>,
     reopen: Option<ReopenFn>,

@@ -18,7 +18,7 @@ pub mod convert;
 use async_trait::async_trait;
 use conformance_core::{
     BoxError, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, Feature, Fixture, ListOptions, Registration, TypedValue,
+    CheckpointTuple, Feature, Fixture, ListOptions, Registration, Storage, TypedValue,
 };
 use juncture_checkpoint::SqliteSaver;
 use juncture_core::checkpoint::{CheckpointFilter, CheckpointSaver as JunctureSaver, PendingWrite};
@@ -133,21 +133,38 @@ pub async fn open(path: &str) -> Result<JunctureAdapter<SqliteSaver>, BoxError> 
     Ok(JunctureAdapter::new(SqliteSaver::new(path).await?))
 }
 
-/// The registration `juncture-sqlite`: a temporary file per case, reopenable and openable
-/// from another process by its path.
-pub fn registration() -> Registration {
-    Registration::new("juncture-sqlite", || async {
+/// The storage of `juncture-sqlite`: a temporary directory per case holding one database
+/// file, whose path is the location (reopenable, and openable from another process by its
+/// path), with the limits of [`fixture`].
+#[derive(Default)]
+pub struct Files(std::sync::Mutex<std::collections::HashMap<String, tempfile::TempDir>>);
+
+#[async_trait]
+impl Storage for Files {
+    type Saver = JunctureAdapter<SqliteSaver>;
+
+    async fn create(&self) -> Result<String, BoxError> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("checkpoints.db").to_string_lossy().into_owned();
-        let saver = open(&path).await?;
-        let reopen_path = path.clone();
-        Ok(fixture(saver)
-            .with_reopen(move || {
-                let path = reopen_path.clone();
-                async move { open(&path).await }
-            })
-            .with_location(path)
-            .with_cleanup(move || async move { Ok(dir.close()?) }))
-    })
-    .open_at(|location| async move { Ok(fixture(open(&location).await?)) })
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(path.clone(), dir);
+        Ok(path)
+    }
+
+    async fn open(&self, location: &str) -> Result<JunctureAdapter<SqliteSaver>, BoxError> {
+        open(location).await
+    }
+
+    async fn destroy(&self, location: &str) -> Result<(), BoxError> {
+        let dir = self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(location);
+        Ok(dir.map(tempfile::TempDir::close).transpose().map(drop)?)
+    }
+
+    fn lacks(&self, _: &str) -> std::collections::BTreeSet<Feature> {
+        [Feature::TaskPathOnReads, Feature::TaskPathOnWrites, Feature::UpdatedChannels].into()
+    }
+}
+
+/// The registration `juncture-sqlite`: [`Files`].
+pub fn registration() -> Registration {
+    Registration::persistent("juncture-sqlite", Files::default())
 }

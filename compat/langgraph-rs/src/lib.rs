@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use conformance_core::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSaver, CheckpointTuple, Fixture, ListOptions, TypedValue,
+    CheckpointSaver, CheckpointTuple, Feature, Fixture, ListOptions, TypedValue,
 };
 use langgraph_checkpoint_rs::checkpoint::base::BaseCheckpointSaver;
 use langgraph_checkpoint_rs::checkpoint::types as lg;
@@ -99,6 +99,11 @@ pub enum Calls {
 /// `task_path` (`put_writes` takes one, and the SQL savers order writes by it).
 pub fn fixture<S: ListApi + 'static>(adapter: LgAdapter<S>) -> Fixture {
     Fixture::new(adapter).without_task_path_on_reads()
+}
+
+/// The same limit as [`fixture`]'s, for a `Storage`'s `lacks` (the SQL savers' storages).
+pub fn lacks() -> std::collections::BTreeSet<Feature> {
+    [Feature::TaskPathOnReads].into()
 }
 
 /// The kit's `CheckpointSaver` over a saver of the family (see the crate docs).

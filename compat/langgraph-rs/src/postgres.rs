@@ -3,9 +3,10 @@
 //! `PostgresSaver::new(pool)` and `setup()`. The pool is the only thing built here: a sqlx
 //! pool whose connections start with `search_path` set to the case's schema.
 
+use std::collections::BTreeSet;
 use std::str::FromStr;
 
-use conformance_core::{BoxError, Registration};
+use conformance_core::{async_trait, BoxError, Feature, Registration, Storage};
 use langgraph_checkpoint_postgres_rs::PostgresSaver;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
@@ -59,21 +60,32 @@ pub async fn open(schema: &str) -> Result<LgAdapter<PostgresSaver>, BoxError> {
     Ok(LgAdapter::new(saver))
 }
 
-/// The registration: a fresh schema per case, dropped by the cleanup; reopenable, and
-/// openable by schema name from the crash test's child process.
+/// The storage: a fresh schema per case, dropped after it; reopenable, and openable by
+/// schema name from the crash test's child process.
+pub struct Schemas;
+
+#[async_trait]
+impl Storage for Schemas {
+    type Saver = LgAdapter<PostgresSaver>;
+
+    async fn create(&self) -> Result<String, BoxError> {
+        create_schema().await
+    }
+
+    async fn open(&self, location: &str) -> Result<LgAdapter<PostgresSaver>, BoxError> {
+        open(location).await
+    }
+
+    async fn destroy(&self, location: &str) -> Result<(), BoxError> {
+        drop_schema(location).await
+    }
+
+    fn lacks(&self, _: &str) -> BTreeSet<Feature> {
+        crate::lacks()
+    }
+}
+
+/// The registration: [`Schemas`].
 pub fn registration() -> Registration {
-    Registration::new("langgraph-rs-postgres", || async {
-        let schema = create_schema().await?;
-        let saver = open(&schema).await?;
-        let reopen_schema = schema.clone();
-        let dropped = schema.clone();
-        Ok(crate::fixture(saver)
-            .with_reopen(move || {
-                let schema = reopen_schema.clone();
-                async move { open(&schema).await }
-            })
-            .with_location(schema)
-            .with_cleanup(move || async move { drop_schema(&dropped).await }))
-    })
-    .open_at(|location| async move { Ok(crate::fixture(open(&location).await?)) })
+    Registration::persistent("langgraph-rs-postgres", Schemas)
 }

@@ -1,7 +1,10 @@
 //! `langgraph-rs-sqlite`: `langgraph_checkpoint_sqlite_rs::SqliteSaver`, one database file
 //! per case, opened with the saver's own `from_conn_string` and `setup`.
 
-use conformance_core::{BoxError, Registration};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+
+use conformance_core::{async_trait, BoxError, Feature, Registration, Storage};
 use langgraph_checkpoint_sqlite_rs::SqliteSaver;
 
 use crate::LgAdapter;
@@ -19,21 +22,38 @@ pub async fn open(path: &str) -> Result<LgAdapter<SqliteSaver>, BoxError> {
     Ok(LgAdapter::new(saver))
 }
 
-/// The registration: a temporary file per case, reopenable (so `durability` runs) and
-/// openable from another process by its path (the crash test).
-pub fn registration() -> Registration {
-    Registration::new("langgraph-rs-sqlite", || async {
+/// The storage: a temporary directory per case holding one database file, whose path is
+/// the location (reopenable, so `durability` runs, and openable from another process by
+/// its path: the crash test).
+#[derive(Default)]
+pub struct Files(Mutex<HashMap<String, tempfile::TempDir>>);
+
+#[async_trait]
+impl Storage for Files {
+    type Saver = LgAdapter<SqliteSaver>;
+
+    async fn create(&self) -> Result<String, BoxError> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("checkpoints.db").to_string_lossy().into_owned();
-        let saver = open(&path).await?;
-        let reopen_path = path.clone();
-        Ok(crate::fixture(saver)
-            .with_reopen(move || {
-                let path = reopen_path.clone();
-                async move { open(&path).await }
-            })
-            .with_location(path)
-            .with_cleanup(move || async move { Ok(dir.close()?) }))
-    })
-    .open_at(|location| async move { Ok(crate::fixture(open(&location).await?)) })
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(path.clone(), dir);
+        Ok(path)
+    }
+
+    async fn open(&self, location: &str) -> Result<LgAdapter<SqliteSaver>, BoxError> {
+        open(location).await
+    }
+
+    async fn destroy(&self, location: &str) -> Result<(), BoxError> {
+        let dir = self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(location);
+        Ok(dir.map(tempfile::TempDir::close).transpose().map(drop)?)
+    }
+
+    fn lacks(&self, _: &str) -> BTreeSet<Feature> {
+        crate::lacks()
+    }
+}
+
+/// The registration: [`Files`].
+pub fn registration() -> Registration {
+    Registration::persistent("langgraph-rs-sqlite", Files::default())
 }

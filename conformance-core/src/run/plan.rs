@@ -83,15 +83,15 @@ pub(crate) fn plan_needs(
     }
 }
 
-/// Why `capability` counts as not implemented: `durability` when the fixture has no
-/// `Fixture::with_reopen` (it has no probe), `concurrency` and `traces` when `put` is not
-/// implemented,
+/// Why `capability` counts as not implemented: `durability` when the fixture cannot open a
+/// second instance on its storage (it has no probe), `concurrency` and `traces` when `put`
+/// is not implemented,
 /// any other capability when its probe answered `Unsupported` (CONTRACT §5).
 pub fn not_implemented_reason(capability: Capability) -> String {
     match capability {
         Capability::Durability => {
-            "durability is not implemented: the factory's fixture has no Fixture::with_reopen, so no second \
-             instance can be opened on its storage"
+            "durability is not implemented: no second instance can be opened on the case's storage (a \
+             Registration::persistent on a Storage whose reach is at least Reach::ThisProcess opens one)"
                 .to_owned()
         }
         Capability::Concurrency | Capability::Traces => {

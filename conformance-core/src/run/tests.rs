@@ -65,10 +65,10 @@ fn only_a_should_cases_own_verdict_is_not_strict() {
 }
 
 #[test]
-fn durability_not_implemented_names_with_reopen_not_a_probe() {
+fn durability_not_implemented_names_the_storage_not_a_probe() {
     let case = durability_case();
     let m = not_run(&case, &Planned::NotImplemented).message.unwrap_or_default();
-    assert!(m.contains("Fixture::with_reopen") && !m.contains("probe"), "{m}");
+    assert!(m.contains("Registration::persistent") && !m.contains("probe"), "{m}");
     let put = SpecCase { capability: Capability::Put, ..case };
     let m = not_run(&put, &Planned::NotImplemented).message.unwrap_or_default();
     assert!(m.contains("probe answered Unsupported"), "{m}");
@@ -79,7 +79,7 @@ fn open_location_uses_open_at_or_says_it_is_missing() {
     let reg = Registration::new("nothing", || async { Ok(Fixture::new(Nothing)) });
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let err = rt.block_on(reg.open_location("here")).err().unwrap();
-    assert!(err.to_string().contains("no open_at"), "{err}");
+    assert!(err.to_string().contains("opens no location in another process"), "{err}");
     let reg = reg.open_at(|loc| async move {
         if loc == "here" {
             Ok(Fixture::new(Nothing).with_location(loc))

@@ -10,7 +10,7 @@
 //! `checkpointer_test!` main and `cargo xtask conformance` do). Without the
 //! `CHECKPOINT_CONFORMANCE_CRASH_CHILD` environment variable it returns `None` and the front
 //! end goes on as usual; with it, the process is a crash child: it opens the storage named
-//! in the variable with the registration's [`Registration::open_at`], runs the workload
+//! in the variable with [`Registration::open_location`] (its `Storage::open`), runs the workload
 //! until it is killed, and `main` must return the exit code it gives. The child gets the
 //! parent's own arguments, so a front end that picks its registration from its arguments
 //! picks the same one; it must call this function before it runs anything else.
@@ -230,8 +230,9 @@ pub fn check_env_settings() -> Result<(), String> {
 pub(crate) async fn crash_test(cx: Cx) -> Checked {
     if !cx.can_reopen() {
         return Err(Failure::new(
-            "the fixture has no Fixture::with_reopen, so the storage cannot be opened again after a kill: add \
-             Fixture::with_reopen, Fixture::with_location and Registration::open_at to run the crash test",
+            "the registration cannot open a second instance on the case's storage, so the storage cannot be \
+             opened again after a kill: register the saver's Storage with Registration::persistent (its reach \
+             Reach::OtherProcesses, the default) to run the crash test",
         ));
     }
     if std::env::var_os(CRASH_CHILD_ENV).is_some() {
@@ -249,9 +250,9 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
     }
     let Some(location) = cx.location().map(str::to_owned) else {
         return Err(Failure::new(
-            "the fixture can reopen its storage (with_reopen) but names no location for another process: add \
-             Fixture::with_location(locator) to the factory's fixture and Registration::open_at(|locator| ...) to \
-             the registration so the crash test can open the storage in a child process",
+            "the registration can reopen the case's storage in this process but names no location another \
+             process can open (its Storage's reach is Reach::ThisProcess): a Storage whose locations reach \
+             Reach::OtherProcesses (the default) lets the crash test open the storage in a child process",
         ));
     };
     let (seed, kills) = settings()?;
