@@ -262,8 +262,8 @@ struct Part {
     session: Session,
     plans: Vec<Planned>,
     results: Arc<Mutex<BTreeMap<usize, CaseResult>>>,
-    /// The fuzz trial's section of the report, once it ran.
-    fuzz: Arc<Mutex<Option<conformance_core::FuzzSection>>>,
+    /// What the fuzz trial gave the report, once it ran.
+    fuzz: Arc<Mutex<Option<Fuzzed>>>,
 }
 
 /// What [`Harness::prepare`] gives.
@@ -499,8 +499,13 @@ impl Harness {
             let tests = (0..self.cases.len())
                 .map(|i| results.get(&i).cloned().or_else(|| Some(not_run(&self.cases[i], &part.plans[i]))))
                 .collect();
-            let mut report = part.session.report(&self.cases, None, tests).with_strict(strict);
-            report.fuzz = part.fuzz.lock().unwrap_or_else(|e| e.into_inner()).take();
+            // The fuzz trial's divergence counts in its capability, as in a whole run of the
+            // front ends (`conformance_core::run::AfterCases`): one verdict for one saver.
+            let fuzzed = part.fuzz.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let (section, failed) = fuzzed.map_or((None, None), |f| (Some(f.section), f.failed));
+            let mut report =
+                part.session.report_with(&self.cases, None, tests, failed.into_iter().collect()).with_strict(strict);
+            report.fuzz = section;
             let terminal = render_terminal(&report);
             if self.args.format == Some(FormatSetting::Json) {
                 eprint!("{terminal}");
@@ -585,5 +590,5 @@ mod tests;
 
 #[path = "harness_fuzz.rs"]
 mod fuzz_trial;
-use fuzz_trial::{fuzz_env, fuzz_trial};
+use fuzz_trial::{fuzz_env, fuzz_trial, Fuzzed};
 pub use fuzz_trial::{fuzz_seed_env, FUZZ_ENV, FUZZ_SEED_ENV};

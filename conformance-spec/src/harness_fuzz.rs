@@ -61,17 +61,27 @@ pub fn fuzz_seed_env() -> Result<Option<u64>, String> {
     }
 }
 
+/// What the fuzz trial gives the report: its section, and the failed (or not strict)
+/// result of a divergence, counted in the capability of the call that diverged.
+pub(super) struct Fuzzed {
+    /// The report's `fuzz` section.
+    pub(super) section: conformance_core::FuzzSection,
+    /// The divergence's result, when the trial found one.
+    pub(super) failed: Option<conformance_core::CaseResult>,
+}
+
 /// The trial `fuzz::model_sequences` (issue 36: in every run, as in a whole run's): the
 /// same trial as the front ends' ([`crate::fuzz::trial::trial`]) with the settings of
 /// [`fuzz_env`], the seed printed so a divergence can be reproduced with [`FUZZ_SEED_ENV`]
 /// or `cargo xtask fuzz --seed`. A MUST divergence fails the trial; a SHOULD one passes,
 /// not strict (it fails under `CHECKPOINT_CONFORMANCE_STRICT`). What it did goes to
-/// `section`, which becomes the report's `fuzz` section.
+/// `section`: the report's `fuzz` section, and its divergence counted in the report as in
+/// a whole run's.
 pub(super) fn fuzz_trial(
     registration: &Registration,
     detection: Option<&conformance_core::Detection>,
     name: String,
-    section: &Arc<Mutex<Option<conformance_core::FuzzSection>>>,
+    section: &Arc<Mutex<Option<Fuzzed>>>,
     by_default: bool,
 ) -> Option<Trial> {
     // Checked by the run before any trial (`fuzz_env`'s errors are exit 2).
@@ -86,9 +96,12 @@ pub(super) fn fuzz_trial(
     Some(
         Trial::test(name, move || {
             let rerun = format!("{FUZZ_SEED_ENV}={seed}");
-            let (fuzzed, result) = crate::fuzz::trial::trial(&reg, detection.as_ref(), budget, cases, seed, &rerun);
+            let replay = crate::fuzz::trial::REPLAY_AS_USER_TRACE;
+            let (fuzzed, result) =
+                crate::fuzz::trial::trial(&reg, detection.as_ref(), budget, cases, seed, &rerun, replay);
             let error = fuzzed.error.clone();
-            *section.lock().unwrap_or_else(|e| e.into_inner()) = Some(fuzzed);
+            *section.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(Fuzzed { section: fuzzed, failed: result.clone() });
             if let (Some(e), None) = (&error, &result) {
                 // A saver outside the generator's domain is not fuzzed; a runtime that did not
                 // start is a failure.

@@ -88,6 +88,17 @@ fn check() -> ExitCode {
             }
         }
     }
+    // The divergence counts in the report as in a whole run of the front ends: a failed
+    // result `{capability}::fuzz_model_sequences`, in the capability of the call that diverged.
+    let counted: Vec<_> = with.tests.iter().filter(|t| t.name == "fuzz_model_sequences").collect();
+    // Its message says how to replay it on this saver, which no front end can name.
+    let replayable = |t: &conformance_core::CaseResult| {
+        t.message.as_deref().is_some_and(|m| m.contains("CHECKPOINT_CONFORMANCE_TRACES=") && !m.contains("cargo xtask"))
+    };
+    if !matches!(counted.as_slice(), [t] if t.outcome == conformance_core::Outcome::Failed && t.id.ends_with("::fuzz_model_sequences") && replayable(t))
+    {
+        failed.push(format!("CHECKPOINT_CONFORMANCE_FUZZ=3: expected one failed result {{capability}}::fuzz_model_sequences in tests, got {counted:?}"));
+    }
     // A typo in either variable is a usage error (exit 2, one line), before any trial.
     for (k, v) in [("CHECKPOINT_CONFORMANCE_FUZZ", "lots"), ("CHECKPOINT_CONFORMANCE_FUZZ", "0")]
         .into_iter()

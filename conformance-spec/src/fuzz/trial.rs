@@ -29,6 +29,16 @@ pub const TRIAL_NAME: &str = "fuzz_model_sequences";
 /// it leaves out for a saver that lacks them: `World::without`.)
 const OUT_OF_DOMAIN: [Feature; 2] = [Feature::Namespaces, Feature::TaskPathOnWrites];
 
+/// How a front end's user replays a divergence of the trial (the message's hint): the
+/// front ends replay a report's fuzz section themselves.
+pub const REPLAY_BY_REPORT: &str =
+    "`checkpoint-conformance replay REPORT.json`, or `cargo xtask replay REPORT.json` in the kit's checkout, replays it";
+
+/// How a `checkpointer_test!` user replays a divergence on their own saver, which no front
+/// end can name: as a user trace of the run ([`crate::harness`], `traces` cases).
+pub const REPLAY_AS_USER_TRACE: &str = "its `trace`, saved as a .json file in a directory, replays on this saver \
+     as a `traces` case with CHECKPOINT_CONFORMANCE_TRACES=that directory";
+
 /// Parses a budget in seconds: `0` is off, else at most one hour (fractions allowed).
 ///
 /// # Errors
@@ -66,7 +76,7 @@ pub fn capability_of(op: &Op) -> Capability {
 /// `seed`; `rerun` is the command line that reproduces it (printed with the seed).
 pub fn after_cases(budget: Duration, seed: u64, rerun: String) -> AfterCases {
     AfterCases(Arc::new(move |reg: &Registration, detection: Option<&Detection>| {
-        trial(reg, detection, Some(budget), u32::MAX, seed, &rerun)
+        trial(reg, detection, Some(budget), u32::MAX, seed, &rerun, REPLAY_BY_REPORT)
     }))
 }
 
@@ -83,6 +93,7 @@ pub fn trial(
     cases: u32,
     seed: u64,
     rerun: &str,
+    replay: &str,
 ) -> (FuzzSection, Option<CaseResult>) {
     let empty = |error: Option<String>| FuzzSection {
         seed: seed.to_string(),
@@ -141,7 +152,7 @@ pub fn trial(
             },
             strength: d.strength,
             rules: Vec::new(),
-            message: Some(message(seed, outcome.sequences, d, rerun)),
+            message: Some(message(seed, outcome.sequences, d, rerun, replay)),
             duration_ms: outcome.elapsed.as_secs_f64() * 1e3,
             facts: Default::default(),
             repeats: None,
@@ -156,7 +167,7 @@ pub fn trial(
 /// The most characters of one line of a divergence's trace in its message.
 const LINE_LIMIT: usize = 400;
 
-fn message(seed: u64, sequences: u64, d: &crate::fuzz::Divergence, rerun: &str) -> String {
+fn message(seed: u64, sequences: u64, d: &crate::fuzz::Divergence, rerun: &str, replay: &str) -> String {
     let what = match d.strength {
         Strength::Must => {
             "broke a MUST rule of the contract's model (a difference remains with the SHOULD rules set aside)"
@@ -172,8 +183,7 @@ fn message(seed: u64, sequences: u64, d: &crate::fuzz::Divergence, rerun: &str) 
     let differences = cut(&d.message).join("\n");
     format!(
         "seed {seed}: a generated sequence {what} after {sequences} sequences; shrunk to {} steps (the last \
-         diverged):\n{readable}{}\n(the trace is in the JSON report's fuzz section: `checkpoint-conformance replay \
-         REPORT.json`, or `cargo xtask replay REPORT.json` in the kit's checkout, replays it; {rerun} runs it again)",
+         diverged):\n{readable}{}\n(the trace is in the JSON report's fuzz section: {replay}; {rerun} runs it again)",
         d.trace.steps.len(),
         differences,
     )
@@ -203,7 +213,7 @@ mod tests {
         let reg = Registration::new("flat", || async {
             Ok(conformance_core::Fixture::new(Nothing).lacking(Feature::Namespaces))
         });
-        let (section, failed) = trial(&reg, None, None, 10, 1, "--fuzz-seed 1");
+        let (section, failed) = trial(&reg, None, None, 10, 1, "--fuzz-seed 1", REPLAY_BY_REPORT);
         let error = section.error.unwrap_or_default();
         assert!(error.starts_with("not run: the saver declares it lacks namespaces"), "{error}");
         assert!(failed.is_none() && section.sequences == 0);
