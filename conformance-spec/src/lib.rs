@@ -51,7 +51,8 @@ pub mod traces;
 pub use calls::{Cx, Reply};
 pub use compare::Checked;
 pub use conformance_core::{
-    Budget, Capability, CaseInstance, Failure, Feature, Fixture, Registration, Report, RunOptions, SpecCase, Strength,
+    async_trait, BoxError, Budget, Capability, CaseInstance, Failure, Feature, Fixture, Reach, Registration, Report,
+    RunOptions, SpecCase, Storage, Strength,
 };
 pub use crash::{child_main_if_requested, child_main_if_requested_among};
 
