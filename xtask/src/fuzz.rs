@@ -86,8 +86,17 @@ fn registration(target: &Target) -> Result<checkpoint_conformance::target::Targe
     checkpoint_conformance::target::build(target.saver.spec(&work_dir))
 }
 
-/// Runs the fuzzer.
+/// Runs the fuzzer. Once the run is over, on every path out of it, its lock file goes
+/// (`conformance_core::leftovers`): writing the repro claims one too, after the fixtures
+/// are gone, and a lock file left behind makes the next run name this one as killed.
 pub fn run(args: Args) -> ExitCode {
+    let code = fuzz_checked(args);
+    conformance_core::leftovers::release();
+    code
+}
+
+/// [`run`] without the release of the lock file.
+fn fuzz_checked(args: Args) -> ExitCode {
     // Found before the run, so that a divergence found is never lost to an unwritable path.
     if let Err(e) = conformance_spec::outputs::check_writable(&args.out) {
         eprintln!("error: --out: {e}");
@@ -151,8 +160,6 @@ pub fn run(args: Args) -> ExitCode {
             started.elapsed().as_secs_f64()
         );
     }
-    // The run's fixtures are gone: its lock file goes too.
-    conformance_core::leftovers::release();
     let Some((seed, mut d)) = found.and_then(|o| Some((o.seed, o.divergence?))) else {
         println!("no divergence from the model");
         return ExitCode::SUCCESS;

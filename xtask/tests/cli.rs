@@ -361,3 +361,24 @@ fn a_closed_stdout_keeps_the_reports_and_the_exit_code() {
     assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
     assert!(std::fs::read_to_string(&json).unwrap().contains("\"checkpointer_name\""));
 }
+
+/// A fuzz run that finds a divergence and writes its repro leaves no lock file behind (the
+/// repro's write claimed one after the run had given its own up, and the next run named it
+/// as a run that did not finish).
+#[test]
+fn a_fuzz_run_with_a_divergence_leaves_no_lock_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("repro.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["fuzz", "--mutant", "list_oldest_first", "--seed", "3", "--cases", "50", "--out"])
+        .arg(&out)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(out.is_file(), "no repro written");
+    let locks = tmp.path().join("checkpoint-conformance");
+    let left: Vec<_> =
+        std::fs::read_dir(&locks).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    assert!(left.is_empty(), "left in {}: {left:?}", locks.display());
+}

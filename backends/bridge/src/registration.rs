@@ -233,10 +233,31 @@ struct Case {
 /// child process) sends `open_at`. The case's cleanup sends `close` and its release
 /// `release` (docs/bridge-protocol.md, "Operations").
 ///
-/// The location is the child's when it gave one and can reopen; otherwise (or when a case
-/// left before, timed out and not cleaned up, holds the same location) one made here that
-/// no other process is given.
+/// The location is the child's when it gave one and can reopen, otherwise one made here
+/// that no other process is given. Cases may share one storage (the child gives the same
+/// location again while a case holds it: every case uses threads of its own): the later
+/// case's location is then the child's behind a prefix of its own ([`shared_location`]),
+/// which the crash test's child process takes off before `open_at`.
 struct BridgeStorage(Arc<Supervisor>);
+
+/// The prefix of a location the child gave while a case held it already:
+/// `bridge-shared-<n>:<the child's location>`.
+const SHARED: &str = "bridge-shared-";
+
+/// `location` as the `n`-th case sharing it gets it.
+fn shared_location(n: u64, location: &str) -> String {
+    format!("{SHARED}{n}:{location}")
+}
+
+/// The child's location of a location of this storage: without the prefix of
+/// [`shared_location`].
+fn childs_location(location: &str) -> &str {
+    location
+        .strip_prefix(SHARED)
+        .and_then(|rest| rest.split_once(':'))
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(location, |(_, l)| l)
+}
 
 impl BridgeStorage {
     /// The case of `location`.
@@ -269,18 +290,23 @@ impl Storage for BridgeStorage {
             }
         };
         let mut cases = sup.cases.lock().unwrap_or_else(|e| e.into_inner());
-        let given = opened.location.filter(|l| opened.reopen && !cases.contains_key(l));
+        let given = opened.location.filter(|l| opened.reopen && !l.is_empty());
         let reach = match (opened.reopen, &given) {
             (false, _) => Reach::FirstInstance,
             (true, None) => Reach::ThisProcess,
             (true, Some(_)) => Reach::OtherProcesses,
         };
-        let location = given.unwrap_or_else(|| loop {
-            let made = format!("bridge-case-{}", sup.made.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+        let fresh = |name: &dyn Fn(u64) -> String| loop {
+            let made = name(sup.made.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
             if !cases.contains_key(&made) {
                 break made;
             }
-        });
+        };
+        let location = match given {
+            Some(l) if cases.contains_key(&l) => fresh(&|n| shared_location(n, &l)),
+            Some(l) => l,
+            None => fresh(&|n| format!("bridge-case-{n}")),
+        };
         cases.insert(location.clone(), Case { conn, handle, opened: false, reach, lacks });
         Ok(location)
     }
@@ -304,6 +330,7 @@ impl Storage for BridgeStorage {
                 struct At<'a> {
                     location: &'a str,
                 }
+                let location = childs_location(location);
                 let r: Reopened =
                     conn.call("open_at", None, &At { location }).await.map_err(|e| to_error("open_at", e, false))?;
                 Ok(BridgeSaver::new(conn, r.handle, true))
@@ -496,6 +523,23 @@ impl BridgeRegistration {
                 "bridge: the child process died during the run and was started {} times",
                 facts.children
             ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A location two cases share reaches the crash test's child as the child's own, and
+    /// any other location (one that merely looks like a shared one) is left as it is.
+    #[test]
+    fn a_shared_location_gives_the_childs_back() {
+        for child in ["/tmp/dup.sqlite", "", "a:b", "bridge-shared-x:y"] {
+            assert_eq!(childs_location(&shared_location(7, child)), child);
+        }
+        for own in ["/tmp/dup.sqlite", "bridge-shared-:x", "bridge-shared-1x:y", "bridge-case-3", "bridge-shared-12"] {
+            assert_eq!(childs_location(own), own);
         }
     }
 }

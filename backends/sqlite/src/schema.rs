@@ -83,12 +83,9 @@ pub(crate) fn backoff(attempt: u32) {
 pub(crate) fn check_path(path: &Path) -> Result<(), CheckpointError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {
+            let what = if dir.exists() { "is not a directory" } else { "does not exist" };
             return Err(CheckpointError::Storage {
-                message: format!(
-                    "cannot open the SQLite database {}: the directory {} does not exist",
-                    path.display(),
-                    dir.display()
-                ),
+                message: format!("cannot open the SQLite database {}: {} {what}", path.display(), dir.display()),
                 source: None,
             });
         }

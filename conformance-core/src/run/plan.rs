@@ -90,8 +90,9 @@ pub(crate) fn plan_needs(
 pub fn not_implemented_reason(capability: Capability) -> String {
     match capability {
         Capability::Durability => {
-            "durability is not implemented: no second instance can be opened on the case's storage (a \
-             Registration::persistent on a Storage whose reach is at least Reach::ThisProcess opens one)"
+            "durability is not implemented: no second instance can be opened on the case's storage (in Rust, a \
+             Registration::persistent on a Storage whose reach is at least Reach::ThisProcess opens one; through \
+             the bridge, a child whose open answers reopen: true, docs/bridge-protocol.md)"
                 .to_owned()
         }
         Capability::Concurrency | Capability::Traces => {

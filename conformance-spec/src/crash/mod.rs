@@ -252,7 +252,8 @@ pub(crate) async fn crash_test(cx: Cx) -> Checked {
         return Err(Failure::new(
             "the registration can reopen the case's storage in this process but names no location another \
              process can open (its Storage's reach is Reach::ThisProcess): a Storage whose locations reach \
-             Reach::OtherProcesses (the default) lets the crash test open the storage in a child process",
+             Reach::OtherProcesses (the default) lets the crash test open the storage in a child process; \
+             through the bridge, a child whose open answers a location (docs/bridge-protocol.md)",
         ));
     };
     let (seed, kills) = settings()?;
