@@ -103,11 +103,10 @@ class CaseResult:
 # The levels of CONTRACT §5, lowest first.
 LEVELS = ("NONE", "BASE", "BASE+PARTIAL", "FULL")
 
-# The kit's Rust wording for a registration that cannot reopen its storage, and what it
-# means for a `checkpointer_test` registration (its `location=`).
-_REOPEN_RUST = re.compile(r"the (?:factory's )?fixture has no Fixture::with_reopen")
-_REOPEN_PY = "the checkpointer_test registration has no location="
-_REOPEN_ADD_RUST = "add Fixture::with_reopen, Fixture::with_location and Registration::open_at"
+# The kit's wording for a registration that cannot reopen its storage names what a Rust
+# registration and a bridged saver do; for a `checkpointer_test` registration it means its
+# `location=`.
+_REOPEN_RUST = re.compile(r"\(in Rust, a Registration::persistent on a Storage whose reach is at least [^)]*\)")
 _REOPEN_HINT = (
     'give checkpointer_test(..., location="file"), or location=a callable returning a fresh location per case '
     '(docs/python-package.md, "Reopen and durability")'
@@ -115,14 +114,11 @@ _REOPEN_HINT = (
 
 
 def _python_message(message: str | None) -> str | None:
-    """A case's message as a Python user acts on it: the Rust API the kit's text names for
-    reopening (``Fixture::with_reopen``) becomes ``checkpointer_test(location=...)``."""
+    """A case's message as a Python user acts on it: the Rust and bridge APIs the kit's text
+    names for reopening become ``checkpointer_test(location=...)``."""
     if not message or not _REOPEN_RUST.search(message):
         return message
-    said = _REOPEN_RUST.sub(_REOPEN_PY, message)
-    if _REOPEN_ADD_RUST in said:
-        return said.replace(_REOPEN_ADD_RUST, _REOPEN_HINT)
-    return f"{said}; {_REOPEN_HINT}"
+    return _REOPEN_RUST.sub(lambda _: f"({_REOPEN_HINT})", message)
 
 
 def _level(passed: dict[str, bool | None], detected: dict[str, bool]) -> str:
