@@ -130,6 +130,37 @@ fn write_items(writes: &[PendingWrite]) -> Vec<String> {
         .collect()
 }
 
+/// The length from which a list of writes that differs also names what it lacks and what
+/// it holds beyond the expected ([`missing_and_extra`]).
+const LONG_LIST: usize = 3;
+
+/// What a list `got` lacks of `expected` and holds beyond it, each as often as it differs
+/// (`missing [(t, a, json:1)]; unexpected [(t, a, json:2)]`), so that a long list need not
+/// be diffed by eye; `None` when both hold the same elements.
+fn missing_and_extra(expected: &[String], got: &[String]) -> Option<String> {
+    let mut extra: Vec<&String> = got.iter().collect();
+    let mut missing = Vec::new();
+    for e in expected {
+        match extra.iter().position(|g| *g == e) {
+            Some(i) => {
+                extra.remove(i);
+            }
+            None => missing.push(e.as_str()),
+        }
+    }
+    let list = |items: Vec<&str>| format!("[{}]", items.join(", "));
+    match (missing.is_empty(), extra.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some(format!("missing {}", list(missing))),
+        (true, false) => Some(format!("unexpected {}", list(extra.into_iter().map(String::as_str).collect()))),
+        (false, false) => Some(format!(
+            "missing {}; unexpected {}",
+            list(missing),
+            list(extra.into_iter().map(String::as_str).collect())
+        )),
+    }
+}
+
 /// The field of a difference between two ordered lists: `field`, or, when `got` holds
 /// exactly the elements of `expected` (each as often) in another order,
 /// `"{field}: same {n} elements, wrong order"`, so a wrong order is never read as a loss
@@ -351,8 +382,15 @@ impl Diffs {
     pub fn writes(&mut self, field: impl Display, expected: &[PendingWrite], got: &[PendingWrite]) -> &mut Self {
         let (expected, got) = (as_compared(expected), as_compared(got));
         if got != expected {
-            let field = order_field(field, &write_items(&expected), &write_items(&got));
-            self.push(field, describe_writes(&expected), describe_writes(&got));
+            let (want, have) = (write_items(&expected), write_items(&got));
+            let field = order_field(field, &want, &have);
+            // Short lists read at a glance; a longer one says what differs.
+            let long = !want.is_empty() && !have.is_empty() && want.len().max(have.len()) >= LONG_LIST;
+            let got = match missing_and_extra(&want, &have).filter(|_| long) {
+                Some(which) => format!("{} ({which})", describe_writes(&got)),
+                None => describe_writes(&got),
+            };
+            self.push(field, describe_writes(&expected), got);
         }
         self
     }

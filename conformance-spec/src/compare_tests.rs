@@ -112,6 +112,16 @@ fn a_wrong_order_with_every_element_there_says_so() {
     d.writes("pending_writes", &[a.clone(), b.clone()], std::slice::from_ref(&b));
     let m = d.finish().unwrap_err().message;
     assert!(!m.contains("wrong order"), "{m}");
+    // A write lost and one that should not be there are named, so a long list need not be
+    // diffed by eye.
+    assert!(!m.contains("missing"), "two writes read at a glance: {m}");
+    let c = pending("t3", "", "c", jv(json!(3)));
+    d.writes("pending_writes", &[a.clone(), b.clone(), c.clone()], &[b.clone(), c.clone()]);
+    let m = d.finish().unwrap_err().message;
+    assert!(m.contains("pending_writes: expected [") && m.ends_with("(missing [(t1, a, json:1)])"), "{m}");
+    d.writes("pending_writes", &[a.clone(), b.clone()], &[b.clone(), c.clone(), c]);
+    let m = d.finish().unwrap_err().message;
+    assert!(m.ends_with("(missing [(t1, a, json:1)]; unexpected [(t3, c, json:3), (t3, c, json:3)])"), "{m}");
     let (s1, s2) = (Step::new("c1"), Step::new("c2"));
     let (t1, t2) = (tuple(&s1, None, vec![]), tuple(&s2, Some("c1"), vec![]));
     d.of("list(thread=t, ns=<all>)").tuples(&[t2.clone(), t1.clone()], &[t1, t2]);
