@@ -145,10 +145,14 @@ fn write_rules_broken(s: &mut String, failed: &[&CaseResult]) {
     let mut ranked: Vec<_> = counts.into_iter().collect();
     ranked.sort_by(|a, b| (b.1 .0, b.1 .1).cmp(&(a.1 .0, a.1 .1)).then(a.0.cmp(b.0)));
     let _ = writeln!(s, "    RULES BROKEN (docs/rules.md; most failed cases of the rule's own method first)");
+    let cases = |n: usize| if n == 1 { "1 failed case".to_owned() } else { format!("{n} failed cases") };
     for (rule, (own, other)) in ranked.iter().take(RULES_SHOWN) {
-        let also =
-            if *other > 0 { format!(" and {other} of traces, concurrency or durability") } else { String::new() };
-        let _ = writeln!(s, "      {rule}: {own} failed case{}{also}", if *own == 1 { "" } else { "s" });
+        let said = match (*own, *other) {
+            (own, 0) => format!("{} of its method", cases(own)),
+            (0, other) => format!("{} of traces, concurrency or durability", cases(other)),
+            (own, other) => format!("{} of its method, {other} of traces, concurrency or durability", cases(own)),
+        };
+        let _ = writeln!(s, "      {rule}: {said}");
     }
     if ranked.len() > RULES_SHOWN {
         let _ =
@@ -474,8 +478,11 @@ mod tests {
         let mut s = String::new();
         super::write_rules_broken(&mut s, &cases.iter().collect::<Vec<_>>());
         let lines: Vec<&str> = s.lines().map(str::trim).collect();
-        assert_eq!(lines[1], "get_tuple.latest: 2 failed cases and 5 of traces, concurrency or durability", "{s}");
-        assert_eq!(lines[2], "put.stored: 0 failed cases and 5 of traces, concurrency or durability", "{s}");
+        assert_eq!(
+            lines[1], "get_tuple.latest: 2 failed cases of its method, 5 of traces, concurrency or durability",
+            "{s}"
+        );
+        assert_eq!(lines[2], "put.stored: 5 failed cases of traces, concurrency or durability", "{s}");
         let mut none = String::new();
         super::write_rules_broken(&mut none, &[&sample_report().tests[2]]);
         assert_eq!(none, "", "a failed case that names no rule adds no section");
