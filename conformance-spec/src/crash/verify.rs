@@ -112,9 +112,10 @@ pub(super) async fn verify_thread(cx: &Cx, thread: &str, acks: &[Ack]) -> Result
         };
         if let Ack::Writes { task, .. } = ack {
             if !t.pending_writes.iter().any(|w| &w.task_id == task) {
+                let want = expected_group(i, task).map_or_else(|| "its writes".to_owned(), |w| describe_writes(&w));
                 return Err(Failure::new(format!(
                     "step {i} ({}): put_writes of task {task} returned Ok before the kill, but its writes are gone \
-                     after reopening: pending_writes {}",
+                     after reopening: pending_writes: expected {want} among them, got {}",
                     t.config,
                     describe_writes(&t.pending_writes)
                 )));
