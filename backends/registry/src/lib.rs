@@ -43,29 +43,29 @@ pub struct Needs<'a> {
 /// not give, or cannot use what it gave (the message names it, as the option it came
 /// from: `--sqlite-path /x: …`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MissingNeed(pub String);
+pub struct NeedError(pub String);
 
-impl std::fmt::Display for MissingNeed {
+impl std::fmt::Display for NeedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-impl std::error::Error for MissingNeed {}
+impl std::error::Error for NeedError {}
 
 impl Needs<'_> {
     /// The PostgreSQL URL, or the error naming the backend that needs it.
-    fn postgres(&self, backend: &str) -> Result<&str, MissingNeed> {
-        self.postgres_url.ok_or_else(|| MissingNeed(format!("--backend {backend} needs a PostgreSQL server URL")))
+    fn postgres(&self, backend: &str) -> Result<&str, NeedError> {
+        self.postgres_url.ok_or_else(|| NeedError(format!("--backend {backend} needs a PostgreSQL server URL")))
     }
 
     /// The `sqlite` backend's registration: beside [`Needs::sqlite_path`] when given, else
     /// in the temporary directory.
-    fn sqlite(&self) -> Result<Registration, MissingNeed> {
+    fn sqlite(&self) -> Result<Registration, NeedError> {
         match self.sqlite_path {
             None => Ok(checkpoint_sqlite::registration()),
             Some(path) => checkpoint_sqlite::registration_at(path)
-                .map_err(|e| MissingNeed(format!("--sqlite-path {}: {}", path.display(), e.display_chain()))),
+                .map_err(|e| NeedError(format!("--sqlite-path {}: {}", path.display(), e.display_chain()))),
         }
     }
 }
@@ -97,8 +97,8 @@ macro_rules! backends {
             /// or the memory saver's own).
             ///
             /// # Errors
-            /// [`MissingNeed`] when it needs a PostgreSQL URL and `needs` has none.
-            pub fn registration(self, needs: Needs<'_>) -> Result<Registration, MissingNeed> {
+            /// [`NeedError`] when it needs a PostgreSQL URL and `needs` has none.
+            pub fn registration(self, needs: Needs<'_>) -> Result<Registration, NeedError> {
                 match self { $(Backend::$variant => { let $needs = needs; let _ = &$needs; Ok($make) }),* }
             }
         }

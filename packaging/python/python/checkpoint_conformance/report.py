@@ -103,10 +103,11 @@ class CaseResult:
 # The levels of CONTRACT §5, lowest first.
 LEVELS = ("NONE", "BASE", "BASE+PARTIAL", "FULL")
 
-# The kit's wording for a registration that cannot reopen its storage names what a Rust
-# registration and a bridged saver do; for a `checkpointer_test` registration it means its
-# `location=`.
-_REOPEN_RUST = re.compile(r"\(in Rust, a Registration::persistent on a Storage whose reach is at least [^)]*\)")
+# The kit's reason for a registration that cannot reopen its storage: its head says what is
+# missing, its parenthesis what a Rust registration and a bridged saver do, which for a
+# `checkpointer_test` registration is its `location=`. Only the head is matched, so a
+# rewording of the Rust advice does not lose the Python one.
+_NO_REOPEN = "durability is not implemented:"
 _REOPEN_HINT = (
     'give checkpointer_test(..., location="file"), or location=a callable returning a fresh location per case '
     '(docs/python-package.md, "Reopen and durability")'
@@ -114,11 +115,12 @@ _REOPEN_HINT = (
 
 
 def _python_message(message: str | None) -> str | None:
-    """A case's message as a Python user acts on it: the Rust and bridge APIs the kit's text
-    names for reopening become ``checkpointer_test(location=...)``."""
-    if not message or not _REOPEN_RUST.search(message):
+    """A case's message as a Python user acts on it: the Rust and bridge APIs the kit's
+    reason for a missing reopen names become ``checkpointer_test(location=...)``."""
+    if not message or not message.startswith(_NO_REOPEN):
         return message
-    return _REOPEN_RUST.sub(lambda _: f"({_REOPEN_HINT})", message)
+    head = message.split(" (", 1)[0]
+    return f"{head} ({_REOPEN_HINT})"
 
 
 def _level(passed: dict[str, bool | None], detected: dict[str, bool]) -> str:
