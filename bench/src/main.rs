@@ -6,6 +6,7 @@
 //! `--min-ms` milliseconds (or a fixed count where stated).
 
 mod alloc;
+mod bridge;
 mod commits;
 mod workload;
 
@@ -30,21 +31,26 @@ enum Target {
     Backend(Backend),
     /// The disk itself: small appends, each followed by fdatasync.
     Disk,
+    /// The bridge's own costs on `python:memory` (`bridge.rs`).
+    Bridge,
 }
 
 fn parse_target(s: &str) -> Result<Target, String> {
-    if s == "disk" {
-        return Ok(Target::Disk);
+    match s {
+        "disk" => return Ok(Target::Disk),
+        "bridge" => return Ok(Target::Bridge),
+        _ => {}
     }
     Backend::from_str(s, false)
         .map(Target::Backend)
-        .map_err(|_| format!("unknown target `{s}`; valid targets are: disk, {}", Backend::names()))
+        .map_err(|_| format!("unknown target `{s}`; valid targets are: disk, bridge, {}", Backend::names()))
 }
 
 #[derive(Parser, Debug, Clone)]
 #[command(about = "Benchmark one reference saver (or the disk) and print JSON")]
 struct Args {
-    /// What to measure: disk, or a backend (memory, sqlite, postgres).
+    /// What to measure: disk, bridge (needs --bridge-dir), or a backend (memory, sqlite,
+    /// postgres).
     #[arg(long, value_parser = parse_target)]
     target: Target,
     /// Repetitions per figure (the median is reported).
@@ -61,6 +67,10 @@ struct Args {
     /// backends store where their registration's fixtures do.
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// `--target bridge`: the bridge's directory, holding its managed Python environment
+    /// (`target/checkpoint-bridge`).
+    #[arg(long)]
+    bridge_dir: Option<PathBuf>,
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -116,10 +126,17 @@ fn fsync_rate(dir: &Path, min: Duration) -> f64 {
 /// A fresh fixture of the backend's registration, as a spec case gets it: the saver and the
 /// cleanup that removes its storage (a temporary SQLite file, a PostgreSQL schema).
 async fn open(reg: &Registration) -> (Saver, Option<CleanupFn>) {
+    let (saver, (_, cleanup)) = open_with_close(reg).await;
+    (saver, cleanup)
+}
+
+/// [`open`], with the instance's close too: (saver, (close, cleanup)), run in that order.
+async fn open_with_close(reg: &Registration) -> (Saver, (Option<CleanupFn>, Option<CleanupFn>)) {
     match reg.fixture().await {
-        Ok(f) => {
+        Ok(mut f) => {
+            let close = f.take_close();
             let (saver, cleanup, _, _) = f.into_parts();
-            (saver, cleanup)
+            (saver, (close, cleanup))
         }
         Err(e) => {
             eprintln!("cannot open the {} saver: {e}", reg.name());
@@ -318,6 +335,17 @@ fn main() -> std::process::ExitCode {
         Target::Disk => {
             let reps = (0..args.reps).map(|_| fsync_rate(&dir, Duration::from_millis(args.min_ms))).collect();
             json!({"fdatasync_small_append_per_s": figure("ops/s", reps)})
+        }
+        Target::Bridge => {
+            let Some(dir) = args.bridge_dir.clone() else {
+                eprintln!("error: --target bridge needs --bridge-dir");
+                return std::process::ExitCode::from(2);
+            };
+            let rt =
+                tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+            let (reps, min) = (args.reps, Duration::from_millis(args.min_ms));
+            rt.block_on(async move { tokio::spawn(async move { bridge::measure(&dir, reps, min).await }).await })
+                .expect("bench task")
         }
         Target::Backend(backend) => {
             // PostgreSQL's figures run on a current-thread runtime, where the pool's connection

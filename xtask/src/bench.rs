@@ -16,7 +16,7 @@ use std::process::{Command, ExitCode, Stdio};
 use conformance_backends::Backend;
 use serde_json::{json, Value};
 
-use crate::bench_targets::{fmt, median, targets, COLUMNS, ROWS};
+use crate::bench_targets::{fmt, median, targets, BRIDGE_ROWS, COLUMNS, ROWS};
 use crate::USAGE;
 
 /// `cargo xtask bench` options.
@@ -88,7 +88,7 @@ fn print_table(path: &Path) -> ExitCode {
     }
 }
 
-fn measure(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Value, String> {
+fn measure(target: &str, args: &Args, postgres_url: Option<&str>, extra: &[&str]) -> Result<Value, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut cmd = Command::new(cargo);
     if let Some(url) = postgres_url {
@@ -98,6 +98,7 @@ fn measure(target: &str, args: &Args, postgres_url: Option<&str>) -> Result<Valu
         .args(["run", "--quiet", "--release", "--package", "conformance-bench", "--", "--target", target])
         .args(["--reps", &args.reps.to_string(), "--min-ms", &args.min_ms.to_string()])
         .args(["--fuzz-cases", &args.fuzz_cases.to_string()])
+        .args(extra)
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("could not run cargo: {e}"))?;
@@ -132,7 +133,7 @@ pub fn run(args: Args) -> ExitCode {
     let mut all = serde_json::Map::new();
     for target in std::iter::once("disk").chain(args.backends.iter().map(|b| b.name())) {
         eprintln!("measuring {target} ...");
-        match measure(target, &args, postgres_url.as_deref()) {
+        match measure(target, &args, postgres_url.as_deref(), &[]) {
             Ok(v) => {
                 all.insert(target.to_owned(), v);
             }
@@ -161,6 +162,18 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
         all.insert("python".to_owned(), Value::Object(py));
+        // The bridge's own costs (issue 38), on python:memory in the managed environment.
+        eprintln!("measuring the bridge ...");
+        let dir = crate::bridge_dir().to_string_lossy().into_owned();
+        match measure("bridge", &args, None, &["--bridge-dir", &dir]) {
+            Ok(v) => {
+                all.insert("bridge".to_owned(), v);
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
         eprintln!("measuring whole conformance runs against the official kit ...");
         match crate::bench_whole::measure(args.reps) {
             Ok(v) => {
@@ -189,6 +202,11 @@ pub fn run(args: Args) -> ExitCode {
     }
     if let Some(f) = median(&all, "disk", "fdatasync_small_append_per_s") {
         println!("  {:<44} {:>29} {:>25}", "disk: small append + fdatasync", fmt(f), "/s");
+    }
+    for (key, label, unit) in BRIDGE_ROWS {
+        if let Some(v) = median(&all, "bridge", key) {
+            println!("  bridge: {label:<64} {:>12} {unit}", fmt(v));
+        }
     }
     let ts = targets(&all);
     println!("\n  targets");

@@ -217,12 +217,23 @@ fn whole_runs(t: &mut Targets) {
             large(t, &format!("{r}_large_cases"))
         )
     };
+    let b = |k: &str| t.m("bridge", k);
+    let share = match (w(t, "python_import_ms"), w(t, "official_memory_ms")) {
+        (Some(i), Some(o)) if o > 0.0 => format!("{:.0}%", 100.0 * i / o),
+        _ => "?".to_owned(),
+    };
     let cause = format!(
-        "the official kit's whole run is {} (58 cases in a few ms; the rest is Python's imports); a bridged run of \
-         one case alone takes {} (our process, the child's start and the same imports), then over the pipe {}",
+        "the interpreter importing langgraph.checkpoint.memory and exiting takes {} alone, {share} of the official \
+         kit's whole run of {} (58 cases), and our child makes the same import; a bridged run of one case takes {} \
+         (our process, the child's start and that import), then over the pipe {}; in the bridge section, a call's \
+         round trip is {} µs, a case's open and close {} ms, and a 16 MiB value's put and get {}",
+        ms(w(t, "python_import_ms")),
         ms(w(t, "official_memory_ms")),
         ms(w(t, "bridge_one_case_ms")),
         cases(t, "bridge"),
+        b("round_trip_us").map_or_else(|| "?".to_owned(), |v| format!("{v:.0}")),
+        b("case_setup_ms").map_or_else(|| "?".to_owned(), |v| format!("{v:.2}")),
+        ms(b("large_value_ms")),
     );
     let bridged = ratio(t, "bridge_python_memory_ms", "official_memory_ms");
     t.at_most_because("whole run python:memory (bridged) / official kit on InMemorySaver", bridged, 1.0, "x", cause);
@@ -276,6 +287,16 @@ pub const ROWS: &[(&str, &str, &str)] = &[
     ("fuzz_sequences", "fuzzer sequences without a divergence", "sequences"),
     ("fuzz_divergences", "fuzzer runs that diverged", "runs"),
     ("peak_rss_mib", "peak memory of the bench process (resident)", "MiB"),
+];
+
+/// The rows of the bridge's table (`conformance-bench --target bridge`): (key, label, unit).
+pub const BRIDGE_ROWS: &[(&str, &str, &str)] = &[
+    ("child_start_ms", "a child's start: spawn, imports, hello, the first open", "ms"),
+    ("case_setup_ms", "a case's fixture: open, close, the storage removed", "ms"),
+    ("round_trip_us", "a call's round trip (get_tuple of a thread never stored)", "µs"),
+    ("in_flight_per_s", "the same calls, 8 in flight", "calls/s"),
+    ("put_10_channels_per_s", "put, 10 channels, chained", "/s"),
+    ("large_value_ms", "put and get_tuple of a 16 MiB bytes value", "ms"),
 ];
 
 /// The columns of the tables: (figure path, heading).
@@ -347,6 +368,17 @@ pub fn markdown(doc: &Value) -> String {
         }
         if let Some(v) = all.get("whole").and_then(|w| w.get("official_kit")) {
             s += &format!("\n\nThe official kit's versions (same run): {v}.");
+        }
+    }
+    if all.get("bridge").is_some() {
+        s += "\n\nThe bridge, on `python:memory` (LangGraph's InMemorySaver in a child of the managed environment; \
+              `conformance-bench --target bridge`, same run):\n\n| figure | unit | median (min–max) |\n|---|---|---:|";
+        for (key, label, unit) in BRIDGE_ROWS {
+            s += &format!("\n| {label} | {unit} | {} |", cell(all, "bridge", key));
+        }
+        if all.get("whole").and_then(|w| w.get("python_import_ms")).is_some() {
+            let row = "the interpreter importing langgraph.checkpoint.memory alone (whole runs above)";
+            s += &format!("\n| {row} | ms | {} |", cell(all, "whole", "python_import_ms"));
         }
     }
     s += "\n\n| target | measured | bound | |\n|---|---:|---|---|";

@@ -9,8 +9,10 @@
 //! - `sqlite_ms`: `checkpoint-conformance --backend sqlite` (every case, `--fuzz-budget 0`)
 //!   against `official_sqlite_ms` (the official kit on `AsyncSqliteSaver`, a file per factory
 //!   call).
-//! - Where a bridged run's time goes: `bridge_one_case_ms` (a run of one small case: the
-//!   process, the child's start and imports), `bridge_case_ms` (the median case of the
+//! - Where a bridged run's time goes: `python_import_ms` (the interpreter importing
+//!   `langgraph.checkpoint.memory` and exiting: what the official kit and our child both
+//!   pay before any case), `bridge_one_case_ms` (a run of one small case: the process, the
+//!   child's start and imports), `bridge_case_ms` (the median case of the
 //!   whole run, from its JSON report) and `bridge_large_cases_ms` (the cases over 100 ms,
 //!   summed; their ids under `bridge_large_cases`); for SQLite, `sqlite_case_ms` and
 //!   `sqlite_large_cases`.
@@ -132,11 +134,15 @@ pub fn measure(reps: u64) -> Result<Value, String> {
     timed(&mut official("memory"), "the official kit on InMemorySaver", true)?;
     let one_case = one_small_case(&report)?;
     let (mut bridge, mut off_mem, mut sqlite, mut off_sqlite, mut one) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut import = vec![];
     let (mut sqlite_crash, mut bridge_crash) = ((vec![], vec![]), (vec![], vec![]));
     for rep in 0..reps {
         eprintln!("  whole runs, repetition {} of {reps} ...", rep + 1);
         bridge.push(timed(&mut bridged(), "checkpoint-conformance --backend python:memory", false)?);
         off_mem.push(timed(&mut official("memory"), "the official kit on InMemorySaver", true)?);
+        let mut alone = Command::new(&python);
+        alone.args(["-c", "import langgraph.checkpoint.memory"]);
+        import.push(timed(&mut alone, "importing langgraph.checkpoint.memory", true)?);
         sqlite.push(timed(
             &mut ours_run("sqlite", &["--json", &sqlite_json]),
             "checkpoint-conformance --backend sqlite",
@@ -172,6 +178,7 @@ pub fn measure(reps: u64) -> Result<Value, String> {
         "sqlite_ms": figure("ms", &sqlite),
         "official_sqlite_ms": figure("ms", &off_sqlite),
         "bridge_one_case_ms": figure("ms", &one),
+        "python_import_ms": figure("ms", &import),
         "bridge_case_ms": figure("ms", &[case_ms]),
         "bridge_large_cases_ms": figure("ms", &[large_ms]),
         "bridge_large_cases": listed(&large),
