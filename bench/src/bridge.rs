@@ -37,16 +37,6 @@ fn registration(dir: &Path) -> Registration {
     }
 }
 
-/// A case's fixture: `open`, then `close` and the storage's removal, in ms.
-async fn case_setup(reg: &Registration) -> f64 {
-    let start = Instant::now();
-    let (saver, close) = crate::open_with_close(reg).await;
-    drop(saver);
-    crate::close(close.0).await;
-    crate::close(close.1).await;
-    start.elapsed().as_secs_f64() * 1e3
-}
-
 /// `get_tuple` of a never-stored thread from `tasks` tasks at once for at least `min`:
 /// calls per second of wall time.
 async fn get_missing_rate(saver: &Saver, tasks: usize, min: Duration) -> f64 {
@@ -97,12 +87,7 @@ pub async fn measure(dir: &Path, reps: usize, min: Duration) -> Value {
         let (saver, close) = crate::open_with_close(&reg).await;
         start.push(began.elapsed().as_secs_f64() * 1e3);
 
-        let mut cases = vec![];
-        let began = Instant::now();
-        while cases.len() < 16 || began.elapsed() < min {
-            cases.push(case_setup(&reg).await);
-        }
-        setup.push(crate::median(cases));
+        setup.push(workload::case_setup_ms(&reg, min).await);
         trip.push(1e6 / get_missing_rate(&saver, 1, min).await);
         flight.push(get_missing_rate(&saver, 8, min).await);
         put.push(workload::put_rate(&saver, &format!("put-{rep}"), min).await);

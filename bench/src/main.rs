@@ -180,6 +180,7 @@ async fn measure_saver(backend: Backend, args: &Args) -> Value {
 
     let (mut put, mut get1, mut get10k, mut list1k, mut writes, mut conc, mut ratio) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut setup = vec![];
     // Commits per put under 8 tasks: counted on the server (PostgreSQL), by SQLite's WAL
     // hook on a saver of its own (SQLite).
     let counter = match std::env::var(checkpoint_postgres::URL_ENV) {
@@ -188,6 +189,7 @@ async fn measure_saver(backend: Backend, args: &Args) -> Value {
     };
     let mut commits_per_put = vec![];
     for rep in 0..args.reps {
+        setup.push(workload::case_setup_ms(&reg, min).await);
         let wcfg = workload::chain(&saver, &format!("writes-{rep}"), 1).await;
         let single = workload::put_rate(&saver, &format!("put-{rep}"), min).await;
         put.push(single);
@@ -222,6 +224,7 @@ async fn measure_saver(backend: Backend, args: &Args) -> Value {
             }
         }
     }
+    out.insert("case_setup_ms".into(), figure("ms", setup));
     out.insert("put_10_channels_per_s".into(), figure("ops/s", put));
     out.insert("get_tuple_latest_1_per_s".into(), figure("ops/s", get1.clone()));
     out.insert("get_tuple_latest_10k_per_s".into(), figure("ops/s", get10k.clone()));

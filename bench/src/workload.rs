@@ -129,6 +129,23 @@ pub async fn concurrent_put_rate(saver: &Saver, tag: &str, per_task: usize) -> f
     (8 * per_task) as f64 / start.elapsed().as_secs_f64()
 }
 
+/// A case's fixture, as the harness makes and ends it around every case: `open`, then the
+/// instance's close and the storage's removal. Repeated for at least `min` (16 times at
+/// least): the median, in ms.
+pub async fn case_setup_ms(reg: &conformance_core::Registration, min: Duration) -> f64 {
+    let mut each = vec![];
+    let began = Instant::now();
+    while each.len() < 16 || began.elapsed() < min {
+        let start = Instant::now();
+        let (saver, (close, cleanup)) = crate::open_with_close(reg).await;
+        drop(saver);
+        crate::close(close).await;
+        crate::close(cleanup).await;
+        each.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    crate::median(each)
+}
+
 /// Bytes the data of a stored checkpoint takes as the kit's own types hold it (the
 /// `Checkpoint` and its metadata of each of `n` steps, built and kept under the counting
 /// allocator; `new_versions` is not kept): the floor of any saver that keeps the values it

@@ -217,6 +217,21 @@ fn whole_runs(t: &mut Targets) {
             large(t, &format!("{r}_large_cases"))
         )
     };
+    // Per case beyond a run's fixed cost: (whole - fixed) / cases, in ms.
+    let per_case = |t: &Targets, whole: &str, fixed: &str, cases: f64| {
+        let v = (w(t, whole)? - w(t, fixed)?) / cases.max(1.0);
+        Some(format!("{v:.2} ms"))
+    };
+    let ours_n = |t: &Targets, r: &str| count(t, &format!("{r}_cases")) as f64;
+    let margins = |t: &Targets, r: &str, whole: &str, one: &str, official: &str, fixed: &str| {
+        let n = ours_n(t, r);
+        format!(
+            "per case beyond the fixed cost, ours {} over {n} cases (the run less a one-case run), the official kit's {} \
+             over 58 (its run less the interpreter importing the kit and the saver)",
+            per_case(t, whole, one, n - 1.0).unwrap_or_else(|| "?".to_owned()),
+            per_case(t, official, fixed, 58.0).unwrap_or_else(|| "?".to_owned()),
+        )
+    };
     let b = |k: &str| t.m("bridge", k);
     let share = match (w(t, "python_import_ms"), w(t, "official_memory_ms")) {
         (Some(i), Some(o)) if o > 0.0 => format!("{:.0}%", 100.0 * i / o),
@@ -226,7 +241,7 @@ fn whole_runs(t: &mut Targets) {
         "the interpreter importing langgraph.checkpoint.memory and exiting takes {} alone, {share} of the official \
          kit's whole run of {} (58 cases), and our child makes the same import; a bridged run of one case takes {} \
          (our process, the child's start and that import), then over the pipe {}; in the bridge section, a call's \
-         round trip is {} µs, a case's open and close {} ms, and a 16 MiB value's put and get {}",
+         round trip is {} µs, a case's open and close {} ms, and a 16 MiB value's put and get {}; {}",
         ms(w(t, "python_import_ms")),
         ms(w(t, "official_memory_ms")),
         ms(w(t, "bridge_one_case_ms")),
@@ -234,13 +249,25 @@ fn whole_runs(t: &mut Targets) {
         b("round_trip_us").map_or_else(|| "?".to_owned(), |v| format!("{v:.0}")),
         b("case_setup_ms").map_or_else(|| "?".to_owned(), |v| format!("{v:.2}")),
         ms(b("large_value_ms")),
+        margins(
+            t,
+            "bridge",
+            "bridge_python_memory_ms",
+            "bridge_one_case_ms",
+            "official_memory_ms",
+            "official_memory_fixed_ms"
+        ),
     );
     let bridged = ratio(t, "bridge_python_memory_ms", "official_memory_ms");
     t.at_most_because("whole run python:memory (bridged) / official kit on InMemorySaver", bridged, 1.0, "x", cause);
     let cause = format!(
-        "the official kit's whole run is {} for 58 cases; ours runs {}",
+        "the official kit's whole run is {} for 58 cases, {} of it the interpreter importing the kit and \
+         AsyncSqliteSaver; a run of ours of one case takes {}, and ours runs {}; {}",
         ms(w(t, "official_sqlite_ms")),
-        cases(t, "sqlite")
+        ms(w(t, "official_sqlite_fixed_ms")),
+        ms(w(t, "sqlite_one_case_ms")),
+        cases(t, "sqlite"),
+        margins(t, "sqlite", "sqlite_ms", "sqlite_one_case_ms", "official_sqlite_ms", "official_sqlite_fixed_ms"),
     );
     let sqlite = ratio(t, "sqlite_ms", "official_sqlite_ms");
     t.at_most_because("whole run sqlite / official kit on AsyncSqliteSaver", sqlite, 1.0, "x", cause);
@@ -280,6 +307,7 @@ pub const ROWS: &[(&str, &str, &str)] = &[
     ("put_8_tasks_over_single", "  ... over a single task", "x"),
     ("put_8_tasks_commits_per_put", "  ... commits per put (counted)", "commits"),
     ("conformance_run_ms", "whole conformance run (in process)", "ms"),
+    ("case_setup_ms", "  ... a case's fixture: open, close, storage removed", "ms"),
     ("peak_bytes_per_checkpoint", "peak heap bytes per stored checkpoint", "bytes"),
     ("payload_bytes_per_checkpoint", "  ... its payload (compact JSON)", "bytes"),
     ("data_bytes_per_checkpoint", "  ... its data as the kit's types hold it", "bytes"),
@@ -359,7 +387,16 @@ pub fn markdown(doc: &Value) -> String {
         for (label, ours, theirs) in [
             ("`--backend python:memory` / InMemorySaver", "bridge_python_memory_ms", "official_memory_ms"),
             ("`--backend sqlite` / AsyncSqliteSaver", "sqlite_ms", "official_sqlite_ms"),
-            ("`--backend python:memory`, one case", "bridge_one_case_ms", ""),
+            (
+                "`--backend python:memory`, one case / the kit's imports alone",
+                "bridge_one_case_ms",
+                "official_memory_fixed_ms",
+            ),
+            (
+                "`--backend sqlite`, one case / the kit's imports alone",
+                "sqlite_one_case_ms",
+                "official_sqlite_fixed_ms",
+            ),
             ("its crash test, `--backend sqlite`", "sqlite_crash_ms", ""),
             ("the crash test alone, `--backend python:sqlite`", "bridge_crash_ms", ""),
         ] {

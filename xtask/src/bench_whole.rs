@@ -16,6 +16,10 @@
 //!   whole run, from its JSON report) and `bridge_large_cases_ms` (the cases over 100 ms,
 //!   summed; their ids under `bridge_large_cases`); for SQLite, `sqlite_case_ms` and
 //!   `sqlite_large_cases`.
+//! - Per case beyond a run's fixed cost: `official_memory_fixed_ms` and
+//!   `official_sqlite_fixed_ms` (the interpreter importing the official kit and the saver's
+//!   module, and exiting: the kit's whole run less its cases), and `sqlite_one_case_ms` (a
+//!   `--backend sqlite` run of one small case: our process, detection and one case).
 //! - The crash test's cost (issue 38: at most 1 s of a SQLite run, 5 s of a bridged one,
 //!   checking no fewer acknowledged calls): `sqlite_crash_ms` and `sqlite_crash_acknowledged`,
 //!   the `durability::acknowledged_writes_survive_kill` case of each SQLite whole run (its
@@ -129,20 +133,38 @@ pub fn measure(reps: u64) -> Result<Value, String> {
     let sqlite_json = sqlite_report.to_string_lossy().into_owned();
     let crash_json = scratch.path().join("crash.json").to_string_lossy().into_owned();
     let bridged = || ours_run("python:memory", &["--json", &json_arg]);
+    // The interpreter importing `modules` (on the official kit's path) and exiting.
+    let imports = |modules: &str| {
+        let mut c = Command::new(&python);
+        c.env("PYTHONPATH", &kit).arg("-c").arg(format!("import {modules}"));
+        c
+    };
+    let (memory_fixed, sqlite_fixed) = (
+        "langgraph.checkpoint.conformance, langgraph.checkpoint.memory",
+        "langgraph.checkpoint.conformance, langgraph.checkpoint.sqlite.aio",
+    );
     // Warm-up, untimed.
     timed(&mut bridged(), "checkpoint-conformance --backend python:memory", false)?;
     timed(&mut official("memory"), "the official kit on InMemorySaver", true)?;
+    timed(&mut ours_run("sqlite", &["--json", &sqlite_json]), "checkpoint-conformance --backend sqlite", false)?;
     let one_case = one_small_case(&report)?;
+    let sqlite_one_case = one_small_case(&sqlite_report)?;
     let (mut bridge, mut off_mem, mut sqlite, mut off_sqlite, mut one) = (vec![], vec![], vec![], vec![], vec![]);
-    let mut import = vec![];
+    let (mut import, mut off_mem_fixed, mut off_sqlite_fixed, mut sqlite_one) = (vec![], vec![], vec![], vec![]);
     let (mut sqlite_crash, mut bridge_crash) = ((vec![], vec![]), (vec![], vec![]));
     for rep in 0..reps {
         eprintln!("  whole runs, repetition {} of {reps} ...", rep + 1);
         bridge.push(timed(&mut bridged(), "checkpoint-conformance --backend python:memory", false)?);
         off_mem.push(timed(&mut official("memory"), "the official kit on InMemorySaver", true)?);
-        let mut alone = Command::new(&python);
-        alone.args(["-c", "import langgraph.checkpoint.memory"]);
-        import.push(timed(&mut alone, "importing langgraph.checkpoint.memory", true)?);
+        import.push(timed(&mut imports("langgraph.checkpoint.memory"), "importing langgraph.checkpoint.memory", true)?);
+        off_mem_fixed.push(timed(&mut imports(memory_fixed), "importing the official kit and InMemorySaver", true)?);
+        off_sqlite_fixed.push(timed(
+            &mut imports(sqlite_fixed),
+            "importing the official kit and AsyncSqliteSaver",
+            true,
+        )?);
+        let mut alone = ours_run("sqlite", &["--cases", &sqlite_one_case]);
+        sqlite_one.push(timed(&mut alone, "a one-case sqlite run", false)?);
         sqlite.push(timed(
             &mut ours_run("sqlite", &["--json", &sqlite_json]),
             "checkpoint-conformance --backend sqlite",
@@ -179,6 +201,9 @@ pub fn measure(reps: u64) -> Result<Value, String> {
         "official_sqlite_ms": figure("ms", &off_sqlite),
         "bridge_one_case_ms": figure("ms", &one),
         "python_import_ms": figure("ms", &import),
+        "official_memory_fixed_ms": figure("ms", &off_mem_fixed),
+        "official_sqlite_fixed_ms": figure("ms", &off_sqlite_fixed),
+        "sqlite_one_case_ms": figure("ms", &sqlite_one),
         "bridge_case_ms": figure("ms", &[case_ms]),
         "bridge_large_cases_ms": figure("ms", &[large_ms]),
         "bridge_large_cases": listed(&large),
@@ -240,15 +265,15 @@ fn crash_case(report: &Path) -> Result<(f64, f64), String> {
     Ok((ms, acknowledged))
 }
 
-/// A small passed `get_tuple` case of the bridged run: the run of it alone is the fixed
-/// cost of a bridged run.
+/// A small passed `get_tuple` case of a run's report: the run of it alone is the run's fixed
+/// cost (the process, the child's start for a bridged run, detection and one case).
 fn one_small_case(report: &Path) -> Result<String, String> {
     tests(report)?
         .into_iter()
         .filter(|(_, cap, outcome, _)| cap == "get_tuple" && outcome == "passed")
         .min_by(|a, b| a.3.total_cmp(&b.3))
         .map(|t| t.0)
-        .ok_or_else(|| "the bridged run passed no get_tuple case".to_owned())
+        .ok_or_else(|| format!("the run of {} passed no get_tuple case", report.display()))
 }
 
 /// The median case time of the run that were run, the cases over 100 ms (id, ms) and how
