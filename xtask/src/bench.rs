@@ -3,7 +3,7 @@
 //! per backend), with `--python` runs LangGraph's own savers on the same workloads
 //! (`bench/python/bench.py`, in the bridge's managed environment, against the same server)
 //! and times whole conformance runs against the official kit ([`crate::bench_whole`]),
-//! prints the figures against the targets of issues 8 and 18 (every one met or missed, and
+//! prints the figures against the targets of issues 8, 18 and 38 (every one met or missed, and
 //! why), and writes them as JSON. `--table PATH` prints the README's speed table from such a
 //! JSON instead of measuring.
 //!

@@ -1,4 +1,4 @@
-//! The targets of `cargo xtask bench` (issues 8 and 18), judged on the figures of one run,
+//! The targets of `cargo xtask bench` (issues 8, 18 and 38), judged on the figures of one run,
 //! and the README's speed table printed from a bench JSON (`--table PATH`).
 //!
 //! Figures are `{backend: {key: {median, min, max, unit, reps}}}`; Python's are under
