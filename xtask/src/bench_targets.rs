@@ -432,3 +432,37 @@ pub fn markdown(doc: &Value) -> String {
     }
     s + "\n"
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    fn fig(median: f64) -> serde_json::Value {
+        json!({"median": median, "min": median, "max": median, "unit": "ms"})
+    }
+
+    /// The whole-run targets' why: each run's time per case beyond its fixed cost, ours over
+    /// the cases less the one of the one-case run, the official kit's over its 58.
+    #[test]
+    fn a_missed_whole_run_names_both_margins_per_case() {
+        let all = json!({"whole": {
+            "bridge_python_memory_ms": fig(1250.0), "bridge_one_case_ms": fig(250.0), "bridge_cases": 101,
+            "official_memory_ms": fig(258.0), "official_memory_fixed_ms": fig(240.0), "python_import_ms": fig(129.0),
+            "sqlite_ms": fig(700.0), "sqlite_one_case_ms": fig(100.0), "sqlite_cases": 201,
+            "official_sqlite_ms": fig(356.0), "official_sqlite_fixed_ms": fig(240.0),
+        }});
+        let targets = super::targets(&all);
+        let why = |what: &str| {
+            let t = targets.iter().find(|t| t.what.starts_with(what)).unwrap_or_else(|| panic!("no target {what}"));
+            assert!(!t.met, "{what} met");
+            t.why.clone().unwrap_or_default()
+        };
+        let bridged = why("whole run python:memory");
+        assert!(bridged.contains("ours 10.00 ms over 101 cases"), "{bridged}");
+        assert!(bridged.contains("the official kit's 0.31 ms over 58"), "{bridged}");
+        assert!(bridged.contains("takes 129 ms alone, 50% of the official kit's whole run of 258 ms"), "{bridged}");
+        let sqlite = why("whole run sqlite /");
+        assert!(sqlite.contains("ours 3.00 ms over 201 cases"), "{sqlite}");
+        assert!(sqlite.contains("the official kit's 2.00 ms over 58"), "{sqlite}");
+    }
+}
