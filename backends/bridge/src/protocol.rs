@@ -38,7 +38,8 @@ pub fn schema_prefix() -> String {
     format!("cp_bridge_{}_", run_token())
 }
 
-/// One request line: `{"id", "op", "handle"?, "args"}`.
+/// One request line: `{"id", "op", "handle"?, "args"}`, in that order: the Python child
+/// looks for a ping in a line's first 64 bytes (an id of 20 digits ends by byte 27).
 #[derive(Serialize)]
 pub(crate) struct Request<'a, A: Serialize> {
     pub id: u64,

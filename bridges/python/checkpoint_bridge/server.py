@@ -163,8 +163,9 @@ class Server:
     def reader(self, stdin: BinaryIO) -> None:
         for line in stdin:
             if line.strip():
-                # The host writes "op" right after "id" (docs/bridge-protocol.md): a ping is
-                # found in the line's head, not by scanning a 16 MiB value for it.
+                # The host writes "op" right after "id" (its `Request`, backends/bridge/src/
+                # protocol.rs): a ping is found in the line's head, without scanning a 16 MiB
+                # value for it.
                 if b'"op":"ping"' in line[:64]:
                     timer = threading.Timer(STALL_REPORT_SECONDS, self.report_stall, (time.monotonic(),))
                     timer.daemon = True
