@@ -9,7 +9,9 @@
 //! - `list.order_across`: a listing of every namespace compared namespace by namespace
 //!   (the generator never cuts such a listing with `limit` or `before`);
 //! - `list.filter_strict`: a listing that a filter matched the way one of LangGraph's
-//!   savers does (booleans equal to numbers, null needing the key, containment);
+//!   savers does (booleans equal to numbers, null needing the key, containment), and a
+//!   listing filtered on metadata that lost its NULs when stored (`put.refuse_whole`, as
+//!   above: a filter value with a NUL then matches nothing it was put as);
 //! - a `list` filter refused with `InvalidInput` (a loud refusal loses nothing), or with
 //!   any error when it holds a value a database cannot hold: an integer beyond 64-bit
 //!   signed range (LangGraph's `SqliteSaver`: "Python int too large to convert to SQLite
@@ -24,7 +26,7 @@ use serde_json::Value;
 
 use super::exec::compare;
 use super::trace::{Op, Outcome};
-use crate::model::filter::Looser;
+use crate::model::filter::{without_nul, Looser};
 use crate::model::Model;
 
 /// [`Strength::Should`] when every difference between `expected` and `got` at `op` is one
@@ -132,11 +134,39 @@ fn unstorable(v: &Value) -> bool {
     }
 }
 
-fn without_nul(v: &Value) -> Value {
-    match v {
-        Value::String(s) => Value::String(s.replace('\0', "")),
-        Value::Array(a) => Value::Array(a.iter().map(without_nul).collect()),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.replace('\0', ""), without_nul(v))).collect()),
-        other => other.clone(),
+#[cfg(test)]
+mod tests {
+    use conformance_core::{ChannelVersions, Checkpoint, CheckpointConfig, Invocation, ListOptions, Strength};
+    use serde_json::json;
+
+    use super::strength;
+    use crate::fuzz::trace::{Op, Outcome};
+    use crate::model::Model;
+
+    fn metadata(v: serde_json::Value) -> conformance_core::CheckpointMetadata {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    /// A saver that strips NULs from metadata when storing it, as every LangGraph saver
+    /// does (`get_checkpoint_metadata`), then lists nothing for a filter on the value as
+    /// put: the SHOULD rule `put.refuse_whole` (docs/langgraph-savers.md S6), not a lost
+    /// checkpoint. A listing that loses a checkpoint whose metadata has no NUL stays MUST.
+    #[test]
+    fn a_filter_on_a_nul_the_saver_dropped_is_should_and_a_lost_checkpoint_must() {
+        let mut model = Model::default();
+        let cfg = CheckpointConfig::new("t");
+        let put = |model: &mut Model, id: &str, meta| {
+            let cp = Checkpoint { v: 1, id: id.to_owned(), ..Checkpoint::default() };
+            model.put(&cfg, &cp, &metadata(meta), &ChannelVersions::default()).unwrap();
+        };
+        put(&mut model, "00000000-0000-7000-8000-000000000001", json!({"k": "a\u{0}b"}));
+        put(&mut model, "00000000-0000-7000-8000-000000000002", json!({"j": "x"}));
+        for (filter, want) in [(json!({"k": "a\u{0}b"}), Strength::Should), (json!({"j": "x"}), Strength::Must)] {
+            let options = ListOptions { filter: metadata(filter.clone()), ..ListOptions::all() };
+            let expected = Outcome::Tuples(model.list("t", &options).unwrap());
+            assert!(matches!(&expected, Outcome::Tuples(ts) if ts.len() == 1), "{filter}");
+            let op = Op::Call(Invocation::List { thread_id: "t".into(), options });
+            assert_eq!(strength(&op, &expected, &Outcome::Tuples(vec![]), &model), want, "{filter}");
+        }
     }
 }

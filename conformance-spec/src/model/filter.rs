@@ -21,17 +21,41 @@ pub struct Looser {
     pub null_needs_key: bool,
     /// An object or array filter value matches one that contains it (Postgres `@>`).
     pub containment: bool,
+    /// The stored metadata lost its NUL characters, in strings and keys (LangGraph's
+    /// `get_checkpoint_metadata` strips them before any of its savers stores a put: the
+    /// SHOULD rule `put.refuse_whole`, CONTRACT §1 Metadata); the filter is matched as
+    /// given, so a filter value holding a NUL no longer matches what it was put as.
+    pub nul_dropped: bool,
 }
 
 impl Looser {
     /// Every combination with at least one way set.
     pub fn all() -> impl Iterator<Item = Looser> {
-        (1u8..8).map(|b| Looser { bools_are_numbers: b & 1 != 0, null_needs_key: b & 2 != 0, containment: b & 4 != 0 })
+        (1u8..16).map(|b| Looser {
+            bools_are_numbers: b & 1 != 0,
+            null_needs_key: b & 2 != 0,
+            containment: b & 4 != 0,
+            nul_dropped: b & 8 != 0,
+        })
+    }
+}
+
+/// `v` without NUL characters in its strings and object keys, at any depth.
+pub fn without_nul(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replace('\0', "")),
+        Value::Array(a) => Value::Array(a.iter().map(without_nul).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.replace('\0', ""), without_nul(v))).collect()),
+        other => other.clone(),
     }
 }
 
 /// [`matches()`] the way `looser` says.
 pub fn matches_with(metadata: &CheckpointMetadata, filter: &CheckpointMetadata, looser: Looser) -> bool {
+    if looser.nul_dropped {
+        let stored: CheckpointMetadata = metadata.iter().map(|(k, v)| (k.replace('\0', ""), without_nul(v))).collect();
+        return matches_with(&stored, filter, Looser { nul_dropped: false, ..looser });
+    }
     filter.iter().all(|(k, want)| match metadata.get(k) {
         None => want.is_null() && !looser.null_needs_key,
         Some(have) => equal_with(have, want, looser),
