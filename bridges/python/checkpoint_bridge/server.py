@@ -14,6 +14,7 @@ import linecache
 import os
 import platform
 import queue
+import select
 import sys
 import threading
 import time
@@ -39,9 +40,10 @@ STALL_PREFIX = "checkpoint-bridge: event loop blocked"
 # A read whose result holds this many bytes or more is announced to the host before it is
 # encoded (a "progress" line), so a timeout meanwhile names its size (issue 40 row 13).
 LARGE_ANSWER = 1 << 20
-# An answer shorter than this is written by the event loop itself; a longer one by the
-# writer thread.
-DIRECT_ANSWER = 1 << 16
+# An answer shorter than this may be written by the event loop itself (see
+# `Server.write_now`); a longer one is written by the writer thread. With its newline it is
+# at most PIPE_BUF bytes, which a pipe with room takes whole, without blocking.
+DIRECT_ANSWER = 4095
 
 
 def approx_size(obj: Any, depth: int = 0) -> int:
@@ -153,6 +155,28 @@ class Server:
             except (BrokenPipeError, OSError):
                 os._exit(0)
 
+    def write_now(self, data: bytes) -> bool:
+        """Writes a small answer from the event loop when that cannot block it: the writer
+        thread is not writing and the pipe has room (a host that stops reading never stops
+        the loop, which must still see stdin close). False: left to the writer thread."""
+        if not self.out_lock.acquire(blocking=False):
+            return False
+        try:
+            try:
+                if not select.select([], [self.out], [], 0)[1]:
+                    return False
+            except (OSError, ValueError):  # no select on this pipe (Windows)
+                return False
+            try:
+                self.out.write(data)
+                self.out.write(b"\n")
+                self.out.flush()
+            except (BrokenPipeError, OSError):
+                os._exit(0)
+            return True
+        finally:
+            self.out_lock.release()
+
     def writer(self) -> None:
         while True:
             data = self.out_queue.get()
@@ -195,14 +219,12 @@ class Server:
             data = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
         except (ValueError, TypeError) as e:
             data = self.encode_error(message["id"], "Storage", f"the saver's answer cannot be written as JSON: {describe(e)}")
-        if len(data) < DIRECT_ANSWER:
-            # Written at once: handed to the writer thread, a small answer waited for that
-            # thread to get the interpreter lock (a bridged python:memory run: 1.62 -> 1.48 s;
-            # 8 calls in flight: 23,800 -> 27,600 calls/s).
-            self.write_line(data)
-        else:
-            # A large answer is written by the writer thread, so the event loop goes on
-            # while the host reads it (the line is ended there, without copying it).
+        # A small answer is written at once: handed to the writer thread, it waited for
+        # that thread to get the interpreter lock (a bridged python:memory run: 1.62 ->
+        # 1.48 s; 8 calls in flight: 23,800 -> 27,600 calls/s). Any other goes to the writer
+        # thread, so the event loop goes on while the host reads it (the line is ended
+        # there, without copying it).
+        if len(data) >= DIRECT_ANSWER or not self.write_now(data):
             self.out_queue.put(data)
 
     def encode_error(self, rid: Any, kind: str, message: str) -> bytes:

@@ -16,6 +16,7 @@ mod chaos;
 mod handshake;
 mod js_savers;
 mod own_savers;
+mod transport;
 mod values;
 
 use std::path::PathBuf;
@@ -156,6 +157,10 @@ fn main() -> ExitCode {
                 values::roundtrip(&python("memory"), values::Fidelity::LangGraph)
             }),
             trial("python_memory_catalog_completes", || python_catalog("memory")),
+            trial(
+                "a_python_child_whose_host_stops_reading_still_ends",
+                transport::a_python_child_whose_host_stops_reading_still_ends,
+            ),
             trial("a_users_environment_serves_module_factory", a_users_environment_serves_module_factory),
             trial("python_sqlite_catalog_completes", || python_catalog("sqlite")),
             trial("python_one_process_storage_passes_the_crash_test", python_one_process_storage_passes_the_crash_test),
