@@ -17,8 +17,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use conformance_backends::bridge::{python_registration, PythonOptions};
-use conformance_core::{CheckpointConfig, Registration};
+use conformance_backends::bridge::{python_registration, BridgeRegistration, PythonOptions};
+use conformance_core::CheckpointConfig;
 use conformance_spec::data::{large_value, Step, LARGE_VALUE_LEN};
 use serde_json::{json, Value};
 
@@ -26,10 +26,10 @@ use crate::{figure, workload, Saver};
 
 /// The bridged registration measured: `python:memory` in the managed environment under
 /// `dir` (made on first use; `cargo xtask bench` has made it already).
-fn registration(dir: &Path) -> Registration {
+fn registration(dir: &Path) -> BridgeRegistration {
     let options = PythonOptions { base_dir: dir.to_path_buf(), python_env: None, postgres_url: None };
     match python_registration("python:memory", None, &options) {
-        Ok(b) => b.registration().clone(),
+        Ok(b) => b,
         Err(e) => {
             eprintln!("cannot start the bridge: {e}");
             std::process::exit(2)
@@ -81,8 +81,10 @@ pub async fn measure(dir: &Path, reps: usize, min: Duration) -> Value {
     let (mut start, mut setup, mut trip, mut flight, mut put, mut large) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     for rep in 0..reps {
-        // A fresh registration: its first fixture starts a child (dropped with it).
-        let reg = registration(dir);
+        // A fresh registration: its first fixture starts a child, stopped by its teardown
+        // (which also removes the child's run directory).
+        let bridged = registration(dir);
+        let reg = bridged.registration().clone();
         let began = Instant::now();
         let (saver, close) = crate::open_with_close(&reg).await;
         start.push(began.elapsed().as_secs_f64() * 1e3);
@@ -96,6 +98,9 @@ pub async fn measure(dir: &Path, reps: usize, min: Duration) -> Value {
         drop(saver);
         crate::close(close.0).await;
         crate::close(close.1).await;
+        if let Err(e) = bridged.teardown().await {
+            eprintln!("warning: the bridge child's teardown: {e}");
+        }
     }
     json!({
         "child_start_ms": figure("ms", start),

@@ -16,7 +16,7 @@ use std::process::{Command, ExitCode, Stdio};
 use conformance_backends::Backend;
 use serde_json::{json, Value};
 
-use crate::bench_targets::{fmt, median, targets, BRIDGE_ROWS, COLUMNS, ROWS};
+use crate::bench_targets::{fmt, median, targets, BRIDGE_ROWS, COLUMNS, ROWS, WHOLE_ROWS};
 use crate::USAGE;
 
 /// `cargo xtask bench` options.
@@ -71,11 +71,21 @@ fn measure_python(target: &str, args: &Args, postgres_url: Option<&str>) -> Resu
     serde_json::from_slice(&out.stdout).map_err(|e| format!("the Python benchmark of {target} printed no JSON: {e}"))
 }
 
+/// The 1-minute load average (`/proc/loadavg`), where there is one.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}
+
 /// `--table PATH`: the markdown table of an earlier run.
 fn print_table(path: &Path) -> ExitCode {
     let doc = std::fs::read(path)
         .map_err(|e| e.to_string())
         .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()));
+    // The --json of a bench run: figures and targets (not a conformance report, say).
+    let doc = doc.and_then(|d| match (d.get("figures").and_then(Value::as_object), d.get("targets")) {
+        (Some(_), Some(Value::Array(_))) => Ok(d),
+        _ => Err("it is not the --json of a cargo xtask bench run (no \"figures\" object and \"targets\" list)".into()),
+    });
     match doc {
         Ok(doc) => {
             print!("{}", crate::bench_targets::markdown(&doc));
@@ -129,6 +139,11 @@ pub fn run(args: Args) -> ExitCode {
             Ok(url) => postgres_url = Some(url),
             Err(code) => return code,
         }
+    }
+    // A busy machine moves every figure: said at the start, and kept in the JSON.
+    let load = load_average();
+    if let Some(l) = load.filter(|l| *l > 0.5) {
+        eprintln!("warning: the machine's load average is {l:.2} as the bench starts: its figures will vary more");
     }
     let mut all = serde_json::Map::new();
     for target in std::iter::once("disk").chain(args.backends.iter().map(|b| b.name())) {
@@ -208,6 +223,13 @@ pub fn run(args: Args) -> ExitCode {
             println!("  bridge: {label:<64} {:>12} {unit}", fmt(v));
         }
     }
+    for (label, ours, theirs) in WHOLE_ROWS {
+        if let Some(v) = median(&all, "whole", ours) {
+            let them = if theirs.is_empty() { None } else { median(&all, "whole", theirs) };
+            let them = them.map(|t| format!(", the official kit {} ms", fmt(t))).unwrap_or_default();
+            println!("  whole run: {label}: ours {} ms{them}", fmt(v));
+        }
+    }
     let ts = targets(&all);
     println!("\n  targets");
     for t in &ts {
@@ -230,7 +252,9 @@ pub fn run(args: Args) -> ExitCode {
             .iter()
             .map(|t| json!({"target": t.what, "measured": t.measured, "bound": t.bound, "met": t.met, "why": t.why}))
             .collect();
-        let doc = json!({"figures": all, "targets": table, "reps": args.reps, "min_ms": args.min_ms});
+        let doc = json!({
+            "figures": all, "targets": table, "reps": args.reps, "min_ms": args.min_ms, "load_average_at_start": load,
+        });
         if let Err(e) = conformance_core::output_file::write_replacing(
             p,
             serde_json::to_string_pretty(&doc).unwrap_or_default().as_bytes(),

@@ -460,6 +460,17 @@ impl BridgeRegistration {
         &self.registration
     }
 
+    /// The lifespan's teardown, for a front end that makes this registration's fixtures
+    /// outside a run (`conformance-bench --target bridge`): sends `teardown`, stops the
+    /// child (within its grace time) and removes its run directory. A run's session does
+    /// this itself.
+    ///
+    /// # Errors
+    /// The child's answer to `teardown` was an error, or the child was gone.
+    pub async fn teardown(&self) -> Result<(), BoxError> {
+        self.supervisor.teardown().await
+    }
+
     /// The pid of the run's child while one is running (for tests that kill it).
     pub fn child_pid(&self) -> Option<u32> {
         self.supervisor.current.try_lock().ok()?.as_ref().filter(|c| c.is_alive()).map(|c| c.pid())

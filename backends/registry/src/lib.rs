@@ -106,12 +106,13 @@ macro_rules! backends {
 }
 
 backends! {
-    /// `checkpoint_memory`: in-process, nothing persisted.
+    /// In-process, nothing persisted (`checkpoint_memory`).
     Memory = "memory", postgres: false, |n| checkpoint_memory::registration();
-    /// `checkpoint_sqlite`: a fresh database file per case, in the temporary directory or
-    /// beside [`Needs::sqlite_path`].
+    /// A fresh database file per case, in the temporary directory or beside the path of
+    /// `--sqlite-path` (`checkpoint_sqlite`).
     Sqlite = "sqlite", postgres: false, |n| n.sqlite()?;
-    /// `checkpoint_postgres`: a schema per case on the server of [`Needs::postgres_url`].
+    /// A schema per case on the PostgreSQL server of `--postgres-url` or
+    /// `$CHECKPOINT_POSTGRES_URL` (`checkpoint_postgres`).
     Postgres = "postgres", postgres: true, |n| checkpoint_postgres::registration(n.postgres("postgres")?);
 }
 
