@@ -332,6 +332,10 @@ fn main() -> std::process::ExitCode {
             return code;
         }
     }
+    if args.bridge_dir.is_some() && args.target != Target::Bridge {
+        eprintln!("error: --bridge-dir is for --target bridge only");
+        return std::process::ExitCode::from(2);
+    }
     let tmp = tempfile::tempdir().expect("temporary directory");
     let dir = args.dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
     let value = match args.target {

@@ -43,8 +43,9 @@ pub struct Args {
     /// the same workloads in this run (the bridge's managed Python environment).
     #[arg(long)]
     python: bool,
-    /// Print the README's speed table (markdown) from the JSON of an earlier run, and exit.
-    #[arg(long, value_name = "PATH")]
+    /// Print the README's speed table (markdown) from the JSON of an earlier run, and exit
+    /// (it measures nothing, so it takes no measuring option).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["json", "reps", "min_ms", "fuzz_cases", "backends", "python", "strict"])]
     table: Option<PathBuf>,
     /// Exit 1 when a target is missed (default: report only).
     #[arg(long)]

@@ -301,9 +301,11 @@ fn whole_runs(t: &mut Targets) {
     t.at_least("whole run python:sqlite (bridged): acknowledged calls its crash test checks", acknowledged, 200.0, "");
 }
 
-/// A number for a table: no decimals from 1,000, one from 10, else three.
+/// A number for a table: no decimals from 1,000 or for a whole number, one from 10, else
+/// three.
 pub fn fmt(v: f64) -> String {
-    if v >= 1000.0 {
+    // A count (acknowledged calls, sequences, runs) is a whole number: no decimals.
+    if v >= 1000.0 || (v.fract() == 0.0 && v.abs() < 1e15) {
         format!("{v:.0}")
     } else if v >= 10.0 {
         format!("{v:.1}")
