@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+use crate::bench_whole::OFFICIAL_CASES;
+
 /// The median of figure `key` of `backend` (`"python.memory"` for a Python saver).
 pub fn median(all: &Value, backend: &str, key: &str) -> Option<f64> {
     let mut v = all;
@@ -142,16 +144,8 @@ pub fn targets(all: &Value) -> Vec<Target> {
     t.at_most("memory get_tuple 1 vs 10,000 checkpoints (either way)", ratio, 2.0, "x");
     t.at_most("memory list 1,000 checkpoints", t.m("memory", "list_1000_ms"), 2.0, "ms");
     let slowest = |t: &Targets, backend: &str| {
-        let cases = t.all.get(backend).and_then(|b| b.get("conformance_slowest_cases")).and_then(Value::as_array);
-        let named: Vec<String> = cases
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                let ms = c.get("ms").and_then(Value::as_f64).unwrap_or(0.0);
-                format!("{} {ms:.0} ms", c.get("case").and_then(Value::as_str).unwrap_or("?"))
-            })
-            .collect();
-        format!("its slowest cases in this run: {}", named.join(", "))
+        let cases = named_cases(t.all.get(backend).and_then(|b| b.get("conformance_slowest_cases")));
+        format!("its slowest cases in this run: {cases}")
     };
     let cause = slowest(&t, "memory");
     t.at_most_because("memory whole conformance run", t.m("memory", "conformance_run_ms"), 100.0, "ms", cause);
@@ -204,21 +198,7 @@ pub fn targets(all: &Value) -> Vec<Target> {
 fn whole_runs(t: &mut Targets) {
     let w = |t: &Targets, k: &str| t.m("whole", k);
     let ratio = |t: &Targets, a: &str, b: &str| Some(w(t, a)? / w(t, b)?);
-    let large = |t: &Targets, k: &str| {
-        let list = t.all.get("whole").and_then(|x| x.get(k)).and_then(Value::as_array).cloned().unwrap_or_default();
-        let named: Vec<String> = list
-            .iter()
-            .map(|c| {
-                let ms = c.get("ms").and_then(Value::as_f64).unwrap_or(0.0);
-                format!("{} {ms:.0} ms", c.get("case").and_then(Value::as_str).unwrap_or("?"))
-            })
-            .collect();
-        if named.is_empty() {
-            "none".to_owned()
-        } else {
-            named.join(", ")
-        }
-    };
+    let large = |t: &Targets, k: &str| named_cases(t.all.get("whole").and_then(|x| x.get(k)));
     let count = |t: &Targets, k: &str| t.all.get("whole").and_then(|x| x.get(k)).and_then(Value::as_u64).unwrap_or(0);
     let ms = |v: Option<f64>| v.map_or_else(|| "?".to_owned(), |v| format!("{v:.0} ms"));
     // `{n} cases at a median of {m} ms each; the cases over 100 ms: ...` of run `r`.
@@ -240,11 +220,11 @@ fn whole_runs(t: &mut Targets) {
         let n = ours_n(t, r);
         format!(
             "per case beyond the fixed cost, ours {} (the run less a one-case run, over the other {} cases), the \
-             official kit's {} (its run less the interpreter importing the kit and the saver, over its 58 cases; a \
+             official kit's {} (its run less the interpreter importing the kit and the saver, over its {OFFICIAL_CASES} cases; a \
              difference of two medians, within their min-max)",
             per_case(t, whole, one, n - 1.0).unwrap_or_else(|| "?".to_owned()),
             n - 1.0,
-            per_case(t, official, fixed, 58.0).unwrap_or_else(|| "?".to_owned()),
+            per_case(t, official, fixed, f64::from(OFFICIAL_CASES)).unwrap_or_else(|| "?".to_owned()),
         )
     };
     let b = |k: &str| t.m("bridge", k);
@@ -254,7 +234,7 @@ fn whole_runs(t: &mut Targets) {
     };
     let cause = format!(
         "the interpreter importing langgraph.checkpoint.memory and exiting takes {} alone, {share} of the official \
-         kit's whole run of {} (58 cases), and our child makes the same import; a bridged run of one case takes {} \
+         kit's whole run of {} ({OFFICIAL_CASES} cases), and our child makes the same import; a bridged run of one case takes {} \
          (our process, the child's start and that import), then over the pipe {} (two cases at a time, so a case \
          beside a 16 MiB one waits for the child); in the bridge section, a call's \
          round trip is {} µs, a case's open and close {} ms, and a 16 MiB value's put and get {}; {}",
@@ -277,7 +257,7 @@ fn whole_runs(t: &mut Targets) {
     let bridged = ratio(t, "bridge_python_memory_ms", "official_memory_ms");
     t.at_most_because("whole run python:memory (bridged) / official kit on InMemorySaver", bridged, 1.0, "x", cause);
     let cause = format!(
-        "the official kit's whole run is {} for 58 cases, {} of it the interpreter importing the kit and \
+        "the official kit's whole run is {} for {OFFICIAL_CASES} cases, {} of it the interpreter importing the kit and \
          AsyncSqliteSaver; a run of ours of one case takes {}, and ours runs {}; {}",
         ms(w(t, "official_sqlite_ms")),
         ms(w(t, "official_sqlite_fixed_ms")),
@@ -299,6 +279,24 @@ fn whole_runs(t: &mut Targets) {
     t.at_most("whole run python:sqlite (bridged): its crash test", w(t, "bridge_crash_ms"), 5000.0, "ms");
     let acknowledged = w(t, "bridge_crash_acknowledged");
     t.at_least("whole run python:sqlite (bridged): acknowledged calls its crash test checks", acknowledged, 200.0, "");
+}
+
+/// A list of `{case, ms}` objects as `id 12 ms, id 3 ms`, or `none`.
+fn named_cases(list: Option<&Value>) -> String {
+    let named: Vec<String> = list
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let ms = c.get("ms").and_then(Value::as_f64).unwrap_or(0.0);
+            format!("{} {ms:.0} ms", c.get("case").and_then(Value::as_str).unwrap_or("?"))
+        })
+        .collect();
+    if named.is_empty() {
+        "none".to_owned()
+    } else {
+        named.join(", ")
+    }
 }
 
 /// A number for a table: no decimals from 1,000 or for a whole number, one from 10, else

@@ -39,6 +39,9 @@ use serde_json::{json, Value};
 /// The official kit's version the bench measures (the only one on PyPI with 58 base tests).
 const OFFICIAL_KIT: &str = "langgraph-checkpoint-conformance==0.0.2";
 
+/// The cases of [`OFFICIAL_KIT`]'s whole run (its base tests).
+pub const OFFICIAL_CASES: u32 = 58;
+
 /// Builds the release `checkpoint-conformance` and returns its path.
 fn release_binary() -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());

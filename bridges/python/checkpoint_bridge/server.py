@@ -144,16 +144,16 @@ class Server:
 
     # ---- transport ---------------------------------------------------------------
 
-    def write_line(self, data: bytes) -> None:
-        """Writes one answer line, whole: lines from the event loop and the writer thread
-        never interleave."""
-        with self.out_lock:
-            try:
-                self.out.write(data)
-                self.out.write(b"\n")
-                self.out.flush()
-            except (BrokenPipeError, OSError):
-                os._exit(0)
+    def _write_locked(self, data: bytes) -> None:
+        """Writes one answer line, whole; the caller holds ``out_lock``, so lines from the
+        event loop and the writer thread never interleave. A host that is gone ends the
+        child."""
+        try:
+            self.out.write(data)
+            self.out.write(b"\n")
+            self.out.flush()
+        except (BrokenPipeError, OSError):
+            os._exit(0)
 
     def write_now(self, data: bytes) -> bool:
         """Writes a small answer from the event loop when that cannot block it: the writer
@@ -167,12 +167,7 @@ class Server:
                     return False
             except (OSError, ValueError):  # no select on this pipe (Windows)
                 return False
-            try:
-                self.out.write(data)
-                self.out.write(b"\n")
-                self.out.flush()
-            except (BrokenPipeError, OSError):
-                os._exit(0)
+            self._write_locked(data)
             return True
         finally:
             self.out_lock.release()
@@ -182,7 +177,8 @@ class Server:
             data = self.out_queue.get()
             if data is None:
                 return
-            self.write_line(data)
+            with self.out_lock:
+                self._write_locked(data)
 
     def reader(self, stdin: BinaryIO) -> None:
         for line in stdin:

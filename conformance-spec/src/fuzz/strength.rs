@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::exec::compare;
 use super::trace::{Op, Outcome};
-use crate::model::filter::{without_nul, Looser};
+use crate::model::filter::{metadata_without_nul, Looser};
 use crate::model::Model;
 
 /// [`Strength::Should`] when every difference between `expected` and `got` at `op` is one
@@ -108,7 +108,7 @@ fn normalised(o: &Outcome, model: &Model, across: bool, got: Option<&Outcome>) -
 /// value, a value outside `channel_versions`: MUST).
 fn tuple(t: &CheckpointTuple, model: &Model, read: Option<&CheckpointTuple>) -> CheckpointTuple {
     let mut t = t.clone();
-    t.metadata = t.metadata.iter().map(|(k, v)| (k.replace('\0', ""), without_nul(v))).collect();
+    t.metadata = metadata_without_nul(&t.metadata);
     let cfg = &t.config;
     let key = (cfg.thread_id.clone(), cfg.checkpoint_ns.clone(), cfg.checkpoint_id.clone().unwrap_or_default());
     if let (Some(stored), Some(read)) = (model.checkpoints.get(&key), read) {

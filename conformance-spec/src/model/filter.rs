@@ -41,7 +41,7 @@ impl Looser {
 }
 
 /// `v` without NUL characters in its strings and object keys, at any depth.
-pub fn without_nul(v: &Value) -> Value {
+fn without_nul(v: &Value) -> Value {
     match v {
         Value::String(s) => Value::String(s.replace('\0', "")),
         Value::Array(a) => Value::Array(a.iter().map(without_nul).collect()),
@@ -50,11 +50,16 @@ pub fn without_nul(v: &Value) -> Value {
     }
 }
 
+/// `metadata` without NUL characters in its keys and strings, at any depth: how LangGraph's
+/// savers store it.
+pub fn metadata_without_nul(metadata: &CheckpointMetadata) -> CheckpointMetadata {
+    metadata.iter().map(|(k, v)| (k.replace('\0', ""), without_nul(v))).collect()
+}
+
 /// [`matches()`] the way `looser` says.
 pub fn matches_with(metadata: &CheckpointMetadata, filter: &CheckpointMetadata, looser: Looser) -> bool {
     if looser.nul_dropped {
-        let stored: CheckpointMetadata = metadata.iter().map(|(k, v)| (k.replace('\0', ""), without_nul(v))).collect();
-        return matches_with(&stored, filter, Looser { nul_dropped: false, ..looser });
+        return matches_with(&metadata_without_nul(metadata), filter, Looser { nul_dropped: false, ..looser });
     }
     filter.iter().all(|(k, want)| match metadata.get(k) {
         None => want.is_null() && !looser.null_needs_key,
